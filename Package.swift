@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers, bottom to top: CDBus (libdbus headers) -> DBusKit (D-Bus, knows nothing of
+// Bluetooth) -> BlueZKit (org.bluez model, async operations) -> BlectlCLI (arguments,
+// output, exit status) -> blectl (main.swift).
+let package = Package(
+    name: "blectl",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "blectl", targets: ["blectl"]),
+        .library(name: "BlueZKit", targets: ["BlueZKit"]),
+        .library(name: "DBusKit", targets: ["DBusKit"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .target(name: "DBusKit", dependencies: ["CDBus"]),
+        .target(name: "BlueZKit", dependencies: ["DBusKit"]),
+        .target(name: "BlectlCLI", dependencies: ["BlueZKit", "DBusKit"]),
+        .executableTarget(name: "blectl", dependencies: ["BlectlCLI"]),
+
+        // Test support: starts a private dbus-daemon with the simulated BlueZ (sim/).
+        .target(name: "SimulatorHarness", path: "Tests/SimulatorHarness"),
+        .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "SimulatorHarness"]),
+        .testTarget(name: "BlueZKitTests", dependencies: ["BlueZKit", "DBusKit", "SimulatorHarness"]),
+        .testTarget(name: "BlectlCLITests", dependencies: ["BlectlCLI", "BlueZKit"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["SimulatorHarness"]),
+    ]
+)

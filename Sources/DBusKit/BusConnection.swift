@@ -1,0 +1,501 @@
+import Dispatch
+import Synchronization
+internal import CDBus
+
+/// A private connection to a D-Bus bus, driven by libdbus on one serial Dispatch queue.
+///
+/// Every libdbus call happens on ``queue``: watches and timeouts are Dispatch sources on it,
+/// incoming messages are dispatched on it, and reply handlers and signal handlers run on it
+/// in the order the messages arrived. A signal handler therefore always sees a signal before
+/// any reply that arrived after it. No Swift concurrency thread ever blocks in libdbus.
+///
+/// This is the one `@unchecked Sendable` type of the library: its mutable state is confined
+/// to ``queue``.
+public final class BusConnection: @unchecked Sendable {
+    /// The queue every libdbus call, reply handler and signal handler runs on.
+    public let queue: DispatchQueue
+    /// The unique bus name the daemon gave this connection (`:1.42`).
+    public let uniqueName: String
+
+    // All of the following are confined to `queue`.
+    private let raw: OpaquePointer
+    private var isOpen = true
+    private var replyHandlers: [UInt32: @Sendable (Result<Message, BusError>) -> Void] = [:]
+    private var routes: [UInt64: SignalRoute] = [:]
+    private var lostHandlers: [UInt64: @Sendable () -> Void] = [:]
+    private var nextToken: UInt64 = 0
+    private var watches: [OpaquePointer: WatchSources] = [:]
+    private var timeouts: [OpaquePointer: any DispatchSourceTimer] = [:]
+    private var drainScheduled = false
+
+    /// The default system bus address when `DBUS_SYSTEM_BUS_ADDRESS` is not set (D-Bus specification).
+    public static let defaultSystemBusAddress = "unix:path=/var/run/dbus/system_bus_socket"
+
+    /// The system bus address as libdbus finds it: `DBUS_SYSTEM_BUS_ADDRESS`, else the default.
+    public static var systemBusAddress: String {
+        if let env = getenv("DBUS_SYSTEM_BUS_ADDRESS"), env.pointee != 0 { return String(cString: env) }
+        return defaultSystemBusAddress
+    }
+
+    /// Connects to the system bus (honouring `DBUS_SYSTEM_BUS_ADDRESS`) and registers with the daemon.
+    /// - Throws: ``BusError/connectionFailed(name:message:)`` when the bus cannot be reached or
+    ///   refuses us.
+    public static func system() async throws -> BusConnection {
+        try await connect(to: systemBusAddress)
+    }
+
+    /// Connects to the bus at `address` (`unix:path=...`, `tcp:host=...,port=...`) and
+    /// registers with the daemon (`Hello`). The blocking connect runs on the connection's own
+    /// queue, not on a concurrency thread.
+    public static func connect(to address: String) async throws -> BusConnection {
+        let queue = DispatchQueue(label: "blectl.dbus")
+        let box = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedBox<OpaquePointer>, any Error>) in
+            queue.async {
+                dbus_threads_init_default()
+                var error = DBusError()
+                dbus_error_init(&error)
+                defer { dbus_error_free(&error) }
+                guard let raw = dbus_connection_open_private(address, &error) else {
+                    continuation.resume(throwing: BusError.connectionFailed(name: Self.name(of: error), message: Self.message(of: error)))
+                    return
+                }
+                guard dbus_bus_register(raw, &error) != 0 else {
+                    let failure = BusError.connectionFailed(name: Self.name(of: error), message: Self.message(of: error))
+                    dbus_connection_close(raw)
+                    dbus_connection_unref(raw)
+                    continuation.resume(throwing: failure)
+                    return
+                }
+                dbus_connection_set_exit_on_disconnect(raw, 0)
+                continuation.resume(returning: UncheckedBox(raw))
+            }
+        }
+        let connection = queue.sync { BusConnection(raw: box.value, queue: queue) }
+        return connection
+    }
+
+    /// Runs on `queue`.
+    private init(raw: OpaquePointer, queue: DispatchQueue) {
+        self.raw = raw
+        self.queue = queue
+        self.uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        dbus_connection_add_filter(raw, { _, message, context in
+            guard let message, let context else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            return Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue().filter(message)
+        }, context, nil)
+        dbus_connection_set_watch_functions(raw, { watch, context in
+            guard let watch, let context else { return 0 }
+            Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue().addWatch(watch)
+            return 1
+        }, { watch, context in
+            guard let watch, let context else { return }
+            Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue().removeWatch(watch)
+        }, { watch, context in
+            guard let watch, let context else { return }
+            Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue().toggleWatch(watch)
+        }, context, nil)
+        dbus_connection_set_timeout_functions(raw, { timeout, context in
+            guard let timeout, let context else { return 0 }
+            Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue().addTimeout(timeout)
+            return 1
+        }, { timeout, context in
+            guard let timeout, let context else { return }
+            Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue().removeTimeout(timeout)
+        }, { timeout, context in
+            guard let timeout, let context else { return }
+            Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue().toggleTimeout(timeout)
+        }, context, nil)
+        dbus_connection_set_dispatch_status_function(raw, { _, status, context in
+            guard let context, status == DBUS_DISPATCH_DATA_REMAINS else { return }
+            Unmanaged<BusConnection>.fromOpaque(context).takeUnretainedValue().scheduleDrain()
+        }, context, nil)
+        scheduleDrain()
+    }
+
+    deinit {
+        // The last reference is gone, so nothing else can be using the connection.
+        if isOpen { teardown() }
+    }
+
+    /// Closes the connection: pending calls fail with ``BusError/disconnected``; handlers are dropped.
+    public func close() {
+        queue.sync {
+            guard isOpen else { return }
+            failPending(with: .disconnected)
+            teardown()
+        }
+    }
+
+    private func teardown() {
+        isOpen = false
+        routes.removeAll()
+        lostHandlers.removeAll()
+        dbus_connection_set_dispatch_status_function(raw, nil, nil, nil)
+        dbus_connection_close(raw)
+        dbus_connection_set_watch_functions(raw, nil, nil, nil, nil, nil)
+        dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
+        for (_, sources) in watches { sources.cancel() }
+        watches.removeAll()
+        for (_, timer) in timeouts { timer.cancel() }
+        timeouts.removeAll()
+        dbus_connection_unref(raw)
+    }
+
+    // MARK: - Method calls
+
+    /// Sends a method call; `replyHandler` runs once on ``queue`` with the reply, the error
+    /// reply as ``BusError/errorReply(name:message:)``, or ``BusError/disconnected`` — unless
+    /// the returned ``PendingReply`` is cancelled first.
+    @discardableResult
+    public func send(_ call: MethodCall, replyHandler: @escaping @Sendable (Result<Message, BusError>) -> Void) -> PendingReply {
+        let pending = PendingReply(connection: self)
+        queue.async { [self] in
+            guard isOpen else { replyHandler(.failure(.disconnected)); return }
+            let message: OpaquePointer
+            do throws(BusError) { message = try MessageEncoder.methodCall(call) } catch { replyHandler(.failure(error)); return }
+            defer { dbus_message_unref(message) }
+            var serial: UInt32 = 0
+            guard dbus_connection_send(raw, message, &serial) != 0 else { replyHandler(.failure(.outOfMemory)); return }
+            pending.serial = serial
+            replyHandlers[serial] = replyHandler
+        }
+        return pending
+    }
+
+    /// Sends a method call flagged no-reply-expected (fire and forget).
+    public func sendNoReply(_ call: MethodCall) {
+        queue.async { [self] in
+            guard isOpen, let message = try? MessageEncoder.methodCall(call) else { return }
+            defer { dbus_message_unref(message) }
+            dbus_message_set_no_reply(message, 1)
+            dbus_connection_send(raw, message, nil)
+        }
+    }
+
+    /// Calls a method and waits for its reply.
+    /// - Parameter timeout: how long to wait for the reply; nil waits until the reply, the
+    ///   cancellation of the task or the loss of the connection.
+    /// - Returns: the method return message.
+    /// - Throws: ``BusError`` (`errorReply`, `timedOut`, `disconnected`, `invalidArgument`), or
+    ///   `CancellationError`. A late reply after a timeout or cancellation is dropped.
+    public func call(_ call: MethodCall, timeout: Duration? = nil) async throws -> Message {
+        try await withOneShot(timeout: timeout) { (shot: OneShot<Message>) in
+            let pending = send(call) { result in shot.resolve(result.mapError { $0 }) }
+            shot.onFinish { pending.cancel() }
+        }
+    }
+
+    /// Writes out everything queued for sending (blocking the connection's queue only).
+    public func flush() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { [self] in
+                if isOpen { dbus_connection_flush(raw) }
+                continuation.resume()
+            }
+        }
+    }
+
+    fileprivate func cancelReply(serial: UInt32) {
+        replyHandlers.removeValue(forKey: serial)
+    }
+
+    // MARK: - Signals
+
+    /// Routes received signals matching any of `rules` to `handler`, on ``queue``, in arrival
+    /// order, in batches (one call per dispatch pass, and always before a later reply is
+    /// delivered). Local routing only: ask the bus for the signals with ``addMatch(_:)``.
+    /// - Returns: a token for ``removeSignalHandler(_:)``.
+    public func addSignalHandler(matching rules: [MatchRule], _ handler: @escaping @Sendable ([Message]) -> Void) -> HandlerToken {
+        let token = queue.sync { () -> UInt64 in
+            nextToken += 1
+            routes[nextToken] = SignalRoute(rules: rules, handler: handler)
+            return nextToken
+        }
+        return HandlerToken(id: token)
+    }
+
+    public func removeSignalHandler(_ token: HandlerToken) {
+        queue.async { [self] in routes.removeValue(forKey: token.id) }
+    }
+
+    /// Runs `handler` on ``queue`` once if the connection to the bus is lost.
+    public func onConnectionLost(_ handler: @escaping @Sendable () -> Void) -> HandlerToken {
+        let token = queue.sync { () -> UInt64 in
+            nextToken += 1
+            lostHandlers[nextToken] = handler
+            return nextToken
+        }
+        return HandlerToken(id: token)
+    }
+
+    /// Asks the bus daemon to route signals matching `rule` to this connection (`AddMatch`).
+    public func addMatch(_ rule: MatchRule, timeout: Duration? = nil) async throws {
+        _ = try await call(Self.busCall("AddMatch", [.string(rule.description)]), timeout: timeout)
+    }
+
+    /// `RemoveMatch`.
+    public func removeMatch(_ rule: MatchRule, timeout: Duration? = nil) async throws {
+        _ = try await call(Self.busCall("RemoveMatch", [.string(rule.description)]), timeout: timeout)
+    }
+
+    /// The unique name owning `name`, or nil when nobody owns it (`GetNameOwner`).
+    public func nameOwner(of name: String, timeout: Duration? = nil) async throws -> String? {
+        do {
+            let reply = try await call(Self.busCall("GetNameOwner", [.string(name)]), timeout: timeout)
+            return reply.body.first?.string
+        } catch BusError.errorReply(DBusErrorName.nameHasNoOwner, _) {
+            return nil
+        }
+    }
+
+    /// A method call to the bus daemon itself (`org.freedesktop.DBus`).
+    public static func busCall(_ member: String, _ arguments: [DBusValue]) -> MethodCall {
+        MethodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                   interface: "org.freedesktop.DBus", member: member, arguments: arguments)
+    }
+
+    // MARK: - Introspection for tests
+
+    /// Reply handlers still registered (calls sent and neither answered nor cancelled).
+    package var registeredReplyHandlerCount: Int { queue.sync { replyHandlers.count } }
+    /// Signal handlers registered.
+    package var signalHandlerCount: Int { queue.sync { routes.count } }
+
+    // MARK: - Dispatching (queue only)
+
+    private func scheduleDrain() {
+        guard !drainScheduled else { return }
+        drainScheduled = true
+        queue.async { [weak self] in
+            guard let self else { return }
+            drainScheduled = false
+            guard isOpen else { return }
+            while isOpen && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+            flushSignalBatches()
+        }
+    }
+
+    private func flushSignalBatches() {
+        for (_, route) in routes where !route.batch.isEmpty {
+            let batch = route.batch
+            route.batch.removeAll(keepingCapacity: true)
+            route.handler(batch)
+        }
+    }
+
+    private func filter(_ message: OpaquePointer) -> DBusHandlerResult {
+        switch Int32(dbus_message_get_type(message)) {
+        case CDBUS_MESSAGE_TYPE_METHOD_RETURN, CDBUS_MESSAGE_TYPE_ERROR:
+            guard let handler = replyHandlers.removeValue(forKey: dbus_message_get_reply_serial(message)) else {
+                return DBUS_HANDLER_RESULT_HANDLED  // a late reply to a call given up on
+            }
+            flushSignalBatches()
+            let decoded = MessageDecoder.decode(message)
+            if decoded.kind == .error {
+                handler(.failure(.errorReply(name: decoded.errorName ?? "", message: decoded.errorMessage)))
+            } else {
+                handler(.success(decoded))
+            }
+            return DBUS_HANDLER_RESULT_HANDLED
+        case CDBUS_MESSAGE_TYPE_SIGNAL:
+            if dbus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
+                connectionLost()
+                return DBUS_HANDLER_RESULT_HANDLED
+            }
+            routeSignal(message)
+            return DBUS_HANDLER_RESULT_HANDLED
+        default:
+            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        }
+    }
+
+    private func routeSignal(_ raw: OpaquePointer) {
+        guard !routes.isEmpty else { return }
+        var header = MessageDecoder.header(raw)
+        var decoded: Message?
+        for (_, route) in routes {
+            var matched = false
+            for rule in route.rules {
+                if rule.arg0 == nil {
+                    if rule.matches(header) { matched = true; break }
+                } else {
+                    if decoded == nil { decoded = MessageDecoder.decode(raw) }
+                    if rule.matches(decoded!) { matched = true; break }
+                }
+            }
+            guard matched else { continue }
+            if decoded == nil { decoded = MessageDecoder.decode(raw) }
+            route.batch.append(decoded!)
+        }
+        header.body = []
+    }
+
+    private func connectionLost() {
+        guard isOpen else { return }
+        failPending(with: .disconnected)
+        flushSignalBatches()
+        let handlers = lostHandlers.values
+        lostHandlers.removeAll()
+        for handler in handlers { handler() }
+    }
+
+    private func failPending(with error: BusError) {
+        let handlers = replyHandlers.values
+        replyHandlers.removeAll()
+        for handler in handlers { handler(.failure(error)) }
+    }
+
+    // MARK: - Watches and timeouts (queue only; called by libdbus)
+
+    private func addWatch(_ watch: OpaquePointer) {
+        let fd = dbus_watch_get_unix_fd(watch)
+        let flags = dbus_watch_get_flags(watch)
+        let sources = WatchSources()
+        let box = UncheckedBox(watch)
+        if flags & CDBUS_WATCH_READABLE != 0 {
+            sources.read = Self.makeSource(read: true, fd: fd, queue: queue) { [weak self] in
+                self?.handleWatch(box.value, flags: CDBUS_WATCH_READABLE)
+            }
+        }
+        if flags & CDBUS_WATCH_WRITABLE != 0 {
+            sources.write = Self.makeSource(read: false, fd: fd, queue: queue) { [weak self] in
+                self?.handleWatch(box.value, flags: CDBUS_WATCH_WRITABLE)
+            }
+        }
+        watches[watch] = sources
+        sources.setEnabled(dbus_watch_get_enabled(watch) != 0)
+    }
+
+    private static func makeSource(read: Bool, fd: Int32, queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any DispatchSourceProtocol {
+        let source: any DispatchSourceProtocol = read
+            ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        source.setEventHandler(handler: handler)
+        return source
+    }
+
+    private func handleWatch(_ watch: OpaquePointer, flags: UInt32) {
+        guard isOpen, watches[watch] != nil else { return }
+        dbus_watch_handle(watch, flags)
+        scheduleDrain()
+    }
+
+    private func removeWatch(_ watch: OpaquePointer) {
+        watches.removeValue(forKey: watch)?.cancel()
+    }
+
+    private func toggleWatch(_ watch: OpaquePointer) {
+        watches[watch]?.setEnabled(dbus_watch_get_enabled(watch) != 0)
+    }
+
+    private func addTimeout(_ timeout: OpaquePointer) {
+        guard dbus_timeout_get_enabled(timeout) != 0 else { return }
+        let interval = max(1, Int(dbus_timeout_get_interval(timeout)))
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let box = UncheckedBox(timeout)
+        timer.schedule(deadline: .now() + .milliseconds(interval), repeating: .milliseconds(interval))
+        timer.setEventHandler { [weak self] in
+            guard let self, isOpen, timeouts[box.value] != nil else { return }
+            dbus_timeout_handle(box.value)
+            scheduleDrain()
+        }
+        timeouts[timeout] = timer
+        timer.activate()
+    }
+
+    private func removeTimeout(_ timeout: OpaquePointer) {
+        timeouts.removeValue(forKey: timeout)?.cancel()
+    }
+
+    private func toggleTimeout(_ timeout: OpaquePointer) {
+        removeTimeout(timeout)
+        addTimeout(timeout)
+    }
+
+    private static func name(of error: DBusError) -> String {
+        error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
+    }
+
+    private static func message(of error: DBusError) -> String {
+        error.message.map { String(cString: $0) } ?? "unknown error"
+    }
+}
+
+/// A call sent with ``BusConnection/send(_:replyHandler:)``; cancelling it drops the reply
+/// handler (D-Bus has no cancel on the wire: the peer still runs the call).
+public final class PendingReply: @unchecked Sendable {
+    private weak var connection: BusConnection?
+    /// Set on the connection's queue by the send; read there by `cancel`.
+    fileprivate var serial: UInt32 = 0
+
+    fileprivate init(connection: BusConnection) { self.connection = connection }
+
+    public func cancel() {
+        guard let connection else { return }
+        connection.queue.async { [self] in
+            if serial != 0 { connection.cancelReply(serial: serial) }
+        }
+    }
+}
+
+/// Identifies a handler registered on a ``BusConnection``.
+public struct HandlerToken: Hashable, Sendable {
+    let id: UInt64
+}
+
+/// A signal route: rules and a handler, with the batch collected during one dispatch pass.
+private final class SignalRoute {
+    let rules: [MatchRule]
+    let handler: @Sendable ([Message]) -> Void
+    var batch: [Message] = []
+
+    init(rules: [MatchRule], handler: @escaping @Sendable ([Message]) -> Void) {
+        self.rules = rules
+        self.handler = handler
+    }
+}
+
+/// The Dispatch sources of one libdbus watch; tracks suspension so resume/suspend stay balanced.
+private final class WatchSources {
+    var read: (any DispatchSourceProtocol)?
+    var write: (any DispatchSourceProtocol)?
+    private var enabled = false
+    private var activated = false
+
+    func setEnabled(_ on: Bool) {
+        guard on != enabled else { return }
+        enabled = on
+        for source in [read, write].compactMap({ $0 }) {
+            if on {
+                if activated { source.resume() } else { source.activate() }
+            } else {
+                source.suspend()
+            }
+        }
+        activated = activated || on
+    }
+
+    /// Cancels the sources; a suspended or never-activated source is resumed first (releasing
+    /// one in that state traps).
+    func cancel() {
+        for source in [read, write].compactMap({ $0 }) {
+            if !activated { source.activate() } else if !enabled { source.resume() }
+            source.cancel()
+        }
+        read = nil
+        write = nil
+    }
+}
+
+/// Carries a non-Sendable value (a libdbus pointer) to the queue it is confined to.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif

@@ -1,0 +1,64 @@
+/// A D-Bus match rule (D-Bus specification, "Match Rules"): which signals a connection asks
+/// the bus to route to it, and which of the received signals a local handler gets.
+public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
+    /// `sender=`: a well-known or unique bus name. Locally only a unique name (`:1.42`) is
+    /// compared; a well-known name is resolved by the bus daemon, which only routes matching
+    /// signals.
+    public var sender: String?
+    public var interface: String?
+    public var member: String?
+    public var path: ObjectPath?
+    public var pathNamespace: ObjectPath?
+    /// `arg0=`: the first body argument, when it is a string.
+    public var arg0: String?
+
+    public init(sender: String? = nil, interface: String? = nil, member: String? = nil,
+                path: ObjectPath? = nil, pathNamespace: ObjectPath? = nil, arg0: String? = nil) {
+        self.sender = sender
+        self.interface = interface
+        self.member = member
+        self.path = path
+        self.pathNamespace = pathNamespace
+        self.arg0 = arg0
+    }
+
+    /// The rule string for `org.freedesktop.DBus.AddMatch` (`type='signal',sender='org.bluez',...`).
+    public var description: String {
+        var parts = ["type='signal'"]
+        func add(_ key: String, _ value: String?) {
+            guard let value else { return }
+            // Single quotes cannot be escaped inside quotes in match rules: close, escape, reopen.
+            parts.append("\(key)='\(value.replacingAll("'", with: "'\\''"))'")
+        }
+        add("sender", sender)
+        add("interface", interface)
+        add("member", member)
+        add("path", path?.rawValue)
+        add("path_namespace", pathNamespace?.rawValue)
+        add("arg0", arg0)
+        return parts.joined(separator: ",")
+    }
+
+    /// Whether a received signal matches this rule (see ``sender`` for how senders compare).
+    public func matches(_ message: Message) -> Bool {
+        guard message.kind == .signal else { return false }
+        if let interface, message.interface != interface { return false }
+        if let member, message.member != member { return false }
+        if let path, message.path != path { return false }
+        if let pathNamespace {
+            guard let messagePath = message.path, messagePath.isDescendant(ofOrEqualTo: pathNamespace) else { return false }
+        }
+        if let sender, sender.hasPrefix(":"), message.sender != sender { return false }
+        if let arg0, message.body.first?.string != arg0 { return false }
+        return true
+    }
+}
+
+extension String {
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        guard contains(target) else { return self }
+        var out = ""
+        for c in self { if c == target { out += replacement } else { out.append(c) } }
+        return out
+    }
+}

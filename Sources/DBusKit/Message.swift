@@ -1,0 +1,62 @@
+/// A received D-Bus message, decoded on the connection's queue into plain values.
+public struct Message: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case methodCall, methodReturn, error, signal
+    }
+
+    public var kind: Kind
+    public var serial: UInt32
+    /// For method returns and errors: the serial of the call answered.
+    public var replySerial: UInt32?
+    public var sender: String?
+    public var destination: String?
+    public var path: ObjectPath?
+    public var interface: String?
+    public var member: String?
+    /// For errors: the error name (`org.bluez.Error.Failed`).
+    public var errorName: String?
+    /// The body's signature (`oa{sa{sv}}`).
+    public var signature: String
+    /// The body, one value per top-level type in ``signature``.
+    public var body: [DBusValue]
+
+    public init(kind: Kind, serial: UInt32 = 0, replySerial: UInt32? = nil, sender: String? = nil,
+                destination: String? = nil, path: ObjectPath? = nil, interface: String? = nil,
+                member: String? = nil, errorName: String? = nil, signature: String = "",
+                body: [DBusValue] = []) {
+        self.kind = kind
+        self.serial = serial
+        self.replySerial = replySerial
+        self.sender = sender
+        self.destination = destination
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.errorName = errorName
+        self.signature = signature
+        self.body = body
+    }
+
+    /// The error's message text: the first body argument when it is a string (D-Bus convention).
+    public var errorMessage: String {
+        body.first?.string ?? ""
+    }
+}
+
+/// A method call to send: destination bus name, object path, interface, member and arguments.
+public struct MethodCall: Sendable {
+    public var destination: String
+    public var path: ObjectPath
+    public var interface: String
+    public var member: String
+    public var arguments: [DBusValue]
+
+    public init(destination: String, path: ObjectPath, interface: String, member: String,
+                arguments: [DBusValue] = []) {
+        self.destination = destination
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.arguments = arguments
+    }
+}

@@ -1,0 +1,38 @@
+/// A D-Bus object path (`/org/bluez/hci0/dev_C0_FF_EE_00_00_01`).
+///
+/// The string is not validated on construction; ``BusConnection`` validates every path it
+/// puts on the wire (libdbus aborts on an invalid one) and throws ``BusError/invalidArgument(_:)``.
+public struct ObjectPath: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let rawValue: String
+
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: ObjectPath, rhs: ObjectPath) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// The path with `component` appended (`/a` + `b` = `/a/b`).
+    public func appending(_ component: String) -> ObjectPath {
+        rawValue == "/" ? ObjectPath("/" + component) : ObjectPath(rawValue + "/" + component)
+    }
+
+    /// The parent path, or nil for `/`.
+    public var parent: ObjectPath? {
+        guard rawValue != "/", let slash = rawValue.lastIndex(of: "/") else { return nil }
+        return slash == rawValue.startIndex ? ObjectPath("/") : ObjectPath(String(rawValue[..<slash]))
+    }
+
+    /// The last component (`dev_C0_FF_EE_00_00_01`).
+    public var lastComponent: Substring {
+        guard let slash = rawValue.lastIndex(of: "/") else { return rawValue[...] }
+        return rawValue[rawValue.index(after: slash)...]
+    }
+
+    /// True when `self` is `ancestor` or lies below it (D-Bus `path_namespace` semantics).
+    public func isDescendant(ofOrEqualTo ancestor: ObjectPath) -> Bool {
+        if ancestor.rawValue == "/" || ancestor == self { return true }
+        return rawValue.hasPrefix(ancestor.rawValue)
+            && rawValue.utf8.dropFirst(ancestor.rawValue.utf8.count).first == UInt8(ascii: "/")
+    }
+}
