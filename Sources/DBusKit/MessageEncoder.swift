@@ -53,7 +53,8 @@ enum MessageEncoder {
         var sub = DBusMessageIter()
         let opened: dbus_bool_t
         if let signature {
-            guard dbus_signature_validate(signature, nil) != 0 else { throw .invalidArgument("signature '\(signature)'") }
+            let complete = type == CDBUS_TYPE_ARRAY ? "a" + signature : signature
+            guard dbus_signature_validate_single(complete, nil) != 0 else { throw .invalidArgument("signature '\(complete)'") }
             opened = dbus_message_iter_open_container(&iter, type, signature, &sub)
         } else {
             opened = dbus_message_iter_open_container(&iter, type, nil, &sub)

@@ -1,0 +1,80 @@
+/// Parses blectl's command line.
+///
+/// - Parameter arguments: the arguments without the program name
+///   (`CommandLine.arguments.dropFirst()`).
+/// - Returns: `.help` for `-h`/`--help` anywhere before `--`, `help [<subcommand>]`
+///   and `<subcommand> --help`; `.version` for `--version` before the subcommand;
+///   else `.run` with the typed options. On failure, a `UsageError` naming the
+///   offending input and the subcommand concerned: print `renderUsageError(_:)` to
+///   stderr and exit 64. Never traps, whatever the input.
+public func parseCommandLine(_ arguments: [String]) -> Result<Invocation, UsageError> {
+    do throws(UsageError) {
+        return .success(try invocation(for: arguments))
+    } catch {
+        return .failure(error)
+    }
+}
+
+/// The text to print on stderr for a usage error, ending with a newline:
+///
+///     Error: Unknown option '--frobnicate'
+///     Usage: blectl scan [--timeout <seconds>] …
+///       See 'blectl scan --help' for more information.
+public func renderUsageError(_ error: UsageError) -> String {
+    let path = BlectlCommands.path(forSubcommand: error.subcommand)
+    let helpCommand = path.map(\.name).joined(separator: " ")
+    return """
+        Error: \(error.message)
+        \(HelpFormatter.usage(for: path, prefix: "Usage: "))
+          See '\(helpCommand) --help' for more information.
+
+        """
+}
+
+private func invocation(for arguments: [String]) throws(UsageError) -> Invocation {
+    let root = BlectlCommands.root
+    switch try ArgumentParser(root: root).parse(arguments) {
+    case .help(let path):
+        return .help(HelpFormatter.help(for: path))
+
+    case .parsed(let path, let values):
+        if values.isSet(BlectlCommands.Global.version) { return .version }
+        guard path.count > 1 else {
+            let names = root.subcommands.map(\.name).joinedAsList(conjunction: "or")
+            throw UsageError("Missing subcommand: expected \(names)")
+        }
+        let leaf = path[path.count - 1]
+
+        if leaf.name == BlectlCommands.Help.command.name {
+            guard let name = try values.value(of: BlectlCommands.Help.subcommand) else {
+                return .help(HelpFormatter.help(for: [root]))
+            }
+            guard let subcommand = root.subcommand(named: name) else {
+                throw UsageError("Unknown subcommand \(name.quotedForMessage)", subcommand: leaf.name)
+            }
+            return .help(HelpFormatter.help(for: [root, subcommand]))
+        }
+
+        let globals = try BlectlCommands.Global.options(from: values)
+        switch leaf.name {
+        case BlectlCommands.Scan.command.name:
+            return .run(globals, .scan(try BlectlCommands.Scan.options(from: values)))
+        case BlectlCommands.connect.name:
+            return .run(globals, .connect(try BlectlCommands.Device.options(from: values)))
+        case BlectlCommands.getVersion.name:
+            return .run(globals, .getVersion(
+                try BlectlCommands.Device.options(from: values),
+                try BlectlCommands.Vendor.options(from: values)
+            ))
+        case BlectlCommands.getBattery.name:
+            return .run(globals, .getBattery(
+                try BlectlCommands.Device.options(from: values),
+                try BlectlCommands.Vendor.options(from: values)
+            ))
+        default:
+            // Declared in `root` but not handled above: a programming error, reported
+            // without trapping.
+            throw UsageError("Unknown subcommand \(leaf.name.quotedForMessage)")
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// Typed declarations of options, flags and arguments. Each one is written once and
+/// carries both what the parser matches (`spec`) and how the string becomes a value
+/// (`parser`), so the help text and the parsing cannot drift apart; the default shown
+/// in help is rendered from the default used.
+
+/// An option taking a value: `--timeout <seconds>` / `--timeout=<seconds>`.
+struct Option<Value: Sendable>: Sendable {
+    let spec: OptionSpec
+    let parser: ValueParser<Value>
+    /// Used when the option is absent; shown in help as `(default: …)`.
+    let defaultValue: Value?
+
+    /// - Parameters:
+    ///   - long: the name without dashes, `"timeout"`.
+    ///   - valueName: shown as `<seconds>`.
+    ///   - help: one or more sentences, without the default.
+    ///   - parser: converts and validates the value.
+    ///   - default: the value when the option is absent; `nil` for none.
+    ///   - repeatable: may be given more than once; read with `ParsedValues.values(of:)`.
+    ///   - global: accepted before and after the subcommand (root options only).
+    init(
+        _ long: String, valueName: String, help: String, parser: ValueParser<Value>,
+        default defaultValue: Value? = nil, repeatable: Bool = false, global: Bool = false
+    ) {
+        self.spec = OptionSpec(
+            long: long, short: nil, kind: .value(valueName: valueName), help: help,
+            defaultDescription: defaultValue.map(parser.describe),
+            isRepeatable: repeatable, isGlobal: global
+        )
+        self.parser = parser
+        self.defaultValue = defaultValue
+    }
+}
+
+/// An option without a value: `--updates`. Absent means false.
+struct Flag: Sendable {
+    let spec: OptionSpec
+
+    init(_ long: String, short: Character? = nil, help: String, global: Bool = false) {
+        spec = OptionSpec(
+            long: long, short: short, kind: .flag, help: help,
+            defaultDescription: nil, isGlobal: global
+        )
+    }
+}
+
+/// A positional argument: `<address>`.
+struct Argument<Value: Sendable>: Sendable {
+    let spec: ArgumentSpec
+    let parser: ValueParser<Value>
+
+    init(_ valueName: String, help: String, parser: ValueParser<Value>, optional: Bool = false) {
+        spec = ArgumentSpec(valueName: valueName, help: help, isOptional: optional)
+        self.parser = parser
+    }
+}

@@ -1,0 +1,198 @@
+import Testing
+@testable import BlectlCLI
+
+@Suite("Help text")
+struct HelpTextTests {
+    /// Every way to ask for one subcommand's help, which must all print the same text.
+    static let helpRequests: [(command: String, requests: [[String]])] = [
+        ("scan", [["scan", "--help"], ["scan", "-h"], ["help", "scan"], ["--help", "scan"]]),
+        ("connect", [["connect", "--help"], ["connect", "-h"], ["help", "connect"]]),
+        ("get-version", [["get-version", "--help"], ["version", "-h"], ["help", "get-version"], ["help", "version"]]),
+        ("get-battery", [["get-battery", "--help"], ["battery", "-h"], ["help", "get-battery"], ["help", "battery"]]),
+        ("help", [["help", "--help"], ["help", "help"]]),
+    ]
+
+    /// The options each subcommand must document, written out by hand so that
+    /// dropping an option from a declaration makes this test fail.
+    static let expectedOptions: [String: [String]] = [
+        "blectl": ["--adapter <adapter>", "--format <format>", "--version", "-h, --help"],
+        "scan": [
+            "--timeout <seconds>", "--name <substring>", "--service <uuid>", "--rssi-min <dbm>", "--updates",
+            "--adapter <adapter>", "--format <format>", "-h, --help",
+        ],
+        "connect": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "get-version": [
+            "--timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
+            "--adapter <adapter>", "--format <format>", "-h, --help",
+        ],
+        "get-battery": [
+            "--timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
+            "--adapter <adapter>", "--format <format>", "-h, --help",
+        ],
+        "help": ["-h, --help"],
+    ]
+
+    static let expectedArguments: [String: [String]] = [
+        "blectl": [], "scan": [], "connect": ["<address>"], "get-version": ["<address>"],
+        "get-battery": ["<address>"], "help": ["<subcommand>"],
+    ]
+
+    static var allCommands: [String] { ["blectl", "scan", "connect", "get-version", "get-battery", "help"] }
+
+    static func path(for command: String) -> [CommandSpec] {
+        command == "blectl" ? [BlectlCommands.root] : BlectlCommands.path(forSubcommand: command)
+    }
+
+    @Test("every way to ask for a subcommand's help prints the same text", arguments: helpRequests.map(\.command))
+    func sameTextEverywhere(command: String) throws {
+        let requests = try #require(Self.helpRequests.first { $0.command == command }).requests
+        let texts = requests.compactMap { helpText($0) }
+        #expect(texts.count == requests.count)
+        #expect(Set(texts).count == 1)
+        #expect(texts.first == HelpFormatter.help(for: Self.path(for: command)))
+    }
+
+    @Test("top-level help for every way of asking", arguments: [["--help"], ["-h"], ["help"]])
+    func topLevelHelp(arguments: [String]) {
+        #expect(helpText(arguments) == HelpFormatter.help(for: [BlectlCommands.root]))
+    }
+
+    @Test("the declarations accept exactly the options listed here", arguments: allCommands)
+    func declaredOptionsMatchExpectation(command: String) {
+        let declared = ArgumentParser.acceptedOptions(along: Self.path(for: command)).map(\.helpLabel)
+        #expect(declared == Self.expectedOptions[command])
+        let arguments = Self.path(for: command).last?.arguments.map(\.displayName)
+        #expect(arguments == Self.expectedArguments[command])
+    }
+
+    @Test("help lists every declared option and argument with its help text", arguments: allCommands)
+    func helpMentionsEveryOption(command: String) throws {
+        let path = Self.path(for: command)
+        let text = HelpFormatter.help(for: path)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for option in ArgumentParser.acceptedOptions(along: path) {
+            #expect(lines.contains { $0.hasPrefix("  " + option.helpLabel + " ") || $0 == "  " + option.helpLabel },
+                    "\(command) help lacks \(option.helpLabel)")
+            let firstWords = option.help.split(separator: " ").prefix(3).joined(separator: " ")
+            #expect(text.contains(firstWords), "\(command) help lacks the text of \(option.helpLabel)")
+        }
+        for label in Self.expectedOptions[command] ?? [] {
+            #expect(lines.contains { $0.hasPrefix("  " + label) }, "\(command) help lacks \(label)")
+        }
+        for argument in Self.expectedArguments[command] ?? [] {
+            #expect(lines.contains { $0.hasPrefix("  " + argument + " ") }, "\(command) help lacks \(argument)")
+        }
+    }
+
+    @Test("every help line stays under 80 columns", arguments: allCommands)
+    func linesUnder80Columns(command: String) {
+        let text = HelpFormatter.help(for: Self.path(for: command))
+        for line in text.split(separator: "\n") {
+            #expect(line.count < 80, "too long: \(line)")
+            #expect(!line.hasSuffix(" "), "trailing space: \(line)")
+        }
+        #expect(text.hasSuffix("\n") && !text.hasSuffix("\n\n"))
+    }
+
+    @Test("usage lines in errors stay under 80 columns", arguments: allCommands)
+    func usageUnder80Columns(command: String) {
+        let subcommand = command == "blectl" ? nil : command
+        for line in renderUsageError(UsageError("x", subcommand: subcommand)).split(separator: "\n") {
+            #expect(line.count < 80, "too long: \(line)")
+        }
+    }
+
+    @Test func scanHelpExactly() throws {
+        let text = try #require(helpText(["scan", "--help"]))
+        #expect(text == """
+            OVERVIEW: Scan for Bluetooth LE devices and print each one found.
+
+            Prints one line per device as it is first seen, until the timeout. A device
+            must pass every kind of filter given.
+
+            USAGE: blectl scan [--timeout <seconds>] [--name <substring> ...]
+                               [--service <uuid> ...] [--rssi-min <dbm>] [--updates]
+                               [--adapter <adapter>] [--format <format>]
+
+            OPTIONS:
+              --timeout <seconds>     Stop scanning after this many seconds; decimals
+                                      allowed. (default: 10)
+              --name <substring>      Only report devices whose name contains this text,
+                                      ignoring case. Repeat to accept any of several.
+              --service <uuid>        Only report devices advertising this service UUID,
+                                      such as 180f. Repeat to accept any of several.
+              --rssi-min <dbm>        Only report devices heard at this signal strength or
+                                      stronger, in dBm from -127 to 20.
+              --updates               Print a line for every advertisement update, not just
+                                      the first sighting of each device.
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      system's default adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func defaultsAreShown() throws {
+        let scan = try #require(helpText(["help", "scan"]))
+        #expect(scan.contains("(default: 10)"))
+        #expect(scan.contains("(default: json)"))
+        let connect = try #require(helpText(["help", "connect"]))
+        #expect(connect.contains("(default: 20)"))
+        #expect(!connect.contains("(default: 10)"))
+    }
+
+    @Test func topLevelHelpSections() throws {
+        let text = try #require(helpText(["--help"]))
+        #expect(text.hasPrefix("OVERVIEW: Probe Bluetooth LE devices through BlueZ.\n\nUSAGE: blectl [--adapter <adapter>] [--format <format>] <subcommand>\n"))
+        for header in ["OPTIONS:", "SUBCOMMANDS:", "EXIT STATUS:"] {
+            #expect(text.contains("\n\(header)\n"), "missing \(header)")
+        }
+        #expect(text.contains("\n  See 'blectl help <subcommand>' for detailed help.\n"))
+        for line in [
+            "  scan                    Scan for Bluetooth LE devices and print each one",
+            "  connect                 Connect to a device and wait until its GATT services",
+            "  get-version, version    Read a device's firmware version.",
+            "  get-battery, battery    Read a device's battery level.",
+            "  help                    Show subcommand help information.",
+            "  --version               Show the version.",
+        ] {
+            #expect(text.contains(line + "\n"), "missing line: \(line)")
+        }
+    }
+
+    @Test("exit statuses in the top-level help", arguments: [
+        ("0", "Success."),
+        ("1", "BlueZ reported a failure."),
+        ("2", "Device not found."),
+        ("3", "Not supported by the device."),
+        ("4", "Disconnected."),
+        ("5", "Busy: an operation is already in progress."),
+        ("64", "Usage error."),
+        ("69", "Bluetooth unavailable."),
+        ("70", "Internal error."),
+        ("77", "Permission denied."),
+        ("124", "Timed out."),
+        ("130", "Interrupted by SIGINT."),
+        ("143", "Interrupted by SIGTERM."),
+    ])
+    func exitStatus(code: String, meaning: String) throws {
+        let text = try #require(helpText(["--help"]))
+        let padded = code + String(repeating: " ", count: 6 - code.count)
+        #expect(text.contains("\n  \(padded)\(meaning)\n"))
+    }
+
+    @Test func subcommandHelpDoesNotListExitStatusOrVersion() throws {
+        let text = try #require(helpText(["scan", "--help"]))
+        #expect(!text.contains("EXIT STATUS"))
+        #expect(!text.contains("--version"))
+        #expect(!text.contains("SUBCOMMANDS"))
+    }
+
+    @Test func deviceHelpDescribesTheArgument() throws {
+        let text = try #require(helpText(["help", "get-battery"]))
+        #expect(text.contains("\nARGUMENTS:\n  <address>               The device's address, like C0:FF:EE:00:00:01.\n"))
+        #expect(text.contains("USAGE: blectl get-battery <address> [--timeout <seconds>]\n"))
+        #expect(text.contains("[--vendor-service <uuid> --vendor-write <uuid>\n"))
+    }
+}

@@ -1,0 +1,203 @@
+import Testing
+@testable import BlectlCLI
+import BlueZKit
+
+@Suite("parseCommandLine: successful parses")
+struct ParseCommandLineTests {
+    // MARK: scan
+
+    @Test func scanDefaults() {
+        #expect(invocation(["scan"]) == .run(
+            GlobalOptions(adapter: nil, format: .json),
+            .scan(ScanOptions(timeout: .seconds(10), names: [], services: [], rssiMin: nil, updates: false))
+        ))
+    }
+
+    @Test func scanWithEveryOption() {
+        let arguments = [
+            "scan", "--timeout", "2.5", "--name", "Sensor", "--name=Tag", "--service", "180f",
+            "--service=0000180A-0000-1000-8000-00805F9B34FB", "--rssi-min", "-70", "--updates",
+        ]
+        #expect(invocation(arguments) == .run(
+            GlobalOptions(),
+            .scan(ScanOptions(
+                timeout: .milliseconds(2500), names: ["Sensor", "Tag"],
+                services: [.batteryService, .deviceInformation], rssiMin: -70, updates: true
+            ))
+        ))
+    }
+
+    @Test("--timeout value forms", arguments: [
+        (["--timeout", "5"], Duration.seconds(5)),
+        (["--timeout=5"], .seconds(5)),
+        (["--timeout", "0"], .zero),
+        (["--timeout", "0.1"], .milliseconds(100)),
+        (["--timeout", ".5"], .milliseconds(500)),
+        (["--timeout", "5."], .seconds(5)),
+        (["--timeout", "007"], .seconds(7)),
+        (["--timeout", "86400"], .seconds(86_400)),
+        (["--timeout", "86400.000"], .seconds(86_400)),
+        (["--timeout", "0.000000000000000001"], Duration(secondsComponent: 0, attosecondsComponent: 1)),
+        (["--timeout", "1.0000000000000000019"], Duration(secondsComponent: 1, attosecondsComponent: 1)),
+    ])
+    func timeoutForms(arguments: [String], expected: Duration) {
+        #expect(invocation(["scan"] + arguments) == .run(GlobalOptions(), .scan(ScanOptions(timeout: expected))))
+    }
+
+    static let rssiCases: [([String], Int16)] = [
+        (["--rssi-min", "-127"], -127),
+        (["--rssi-min=-127"], -127),
+        (["--rssi-min", "20"], 20),
+        (["--rssi-min", "0"], 0),
+        (["--rssi-min", "-0"], 0),
+    ]
+
+    @Test("--rssi-min accepts -127...20, negative values as a separate word", arguments: rssiCases)
+    func rssiForms(arguments: [String], expected: Int16) {
+        #expect(invocation(["scan"] + arguments) == .run(GlobalOptions(), .scan(ScanOptions(rssiMin: expected))))
+    }
+
+    @Test func repeatableOptionsKeepOrderAndDuplicates() {
+        let result = invocation(["scan", "--service", "180a", "--name", "b", "--service", "180f", "--name", "a", "--service", "180a"])
+        #expect(result == .run(GlobalOptions(), .scan(ScanOptions(
+            names: ["b", "a"], services: [.deviceInformation, .batteryService, .deviceInformation]
+        ))))
+    }
+
+    @Test func nameValuesAreKeptVerbatim() {
+        let result = invocation(["scan", "--name", "My Sensor ☃", "--name=a=b", "--name=-dash"])
+        #expect(result == .run(GlobalOptions(), .scan(ScanOptions(names: ["My Sensor ☃", "a=b", "-dash"]))))
+    }
+
+    @Test func optionsInAnyOrder() {
+        let a = invocation(["scan", "--updates", "--timeout", "3", "--name", "x"])
+        let b = invocation(["scan", "--name", "x", "--updates", "--timeout", "3"])
+        #expect(a == b)
+        #expect(a == .run(GlobalOptions(), .scan(ScanOptions(timeout: .seconds(3), names: ["x"], updates: true))))
+    }
+
+    // MARK: device subcommands
+
+    @Test func connectDefaults() {
+        #expect(invocation(["connect", "c0:ff:ee:00:00:01"]) == .run(
+            GlobalOptions(), .connect(DeviceOptions(address: address(sampleAddress), timeout: .seconds(20)))
+        ))
+    }
+
+    @Test func connectWithTimeoutBeforeOrAfterAddress() {
+        let expected = Invocation.run(GlobalOptions(), .connect(DeviceOptions(address: address(sampleAddress), timeout: .seconds(3))))
+        #expect(invocation(["connect", sampleAddress, "--timeout", "3"]) == expected)
+        #expect(invocation(["connect", "--timeout", "3", sampleAddress]) == expected)
+        #expect(invocation(["connect", "--timeout=3", sampleAddress]) == expected)
+    }
+
+    @Test("get-version and its alias", arguments: ["get-version", "version"])
+    func getVersion(name: String) {
+        #expect(invocation([name, sampleAddress]) == .run(
+            GlobalOptions(), .getVersion(DeviceOptions(address: address(sampleAddress), timeout: .seconds(20)), nil)
+        ))
+    }
+
+    @Test("get-battery and its alias", arguments: ["get-battery", "battery"])
+    func getBattery(name: String) {
+        #expect(invocation([name, sampleAddress, "--timeout", "1.5"]) == .run(
+            GlobalOptions(), .getBattery(DeviceOptions(address: address(sampleAddress), timeout: .milliseconds(1500)), nil)
+        ))
+    }
+
+    @Test("vendor protocol options, all three", arguments: ["get-version", "version", "get-battery", "battery"])
+    func vendorProtocol(name: String) {
+        let vendorService = "6e400001-b5a3-f393-e0a9-e50e24dcca9e"
+        let arguments = [
+            name, "--vendor-notify", "6E400003-B5A3-F393-E0A9-E50E24DCCA9E", sampleAddress,
+            "--vendor-service=\(vendorService)", "--vendor-write", "6e400002-b5a3-f393-e0a9-e50e24dcca9e",
+        ]
+        let device = DeviceOptions(address: address(sampleAddress), timeout: .seconds(20))
+        let vendor = VendorProtocolOptions(
+            service: uuid(vendorService),
+            writeCharacteristic: uuid("6e400002-b5a3-f393-e0a9-e50e24dcca9e"),
+            notifyCharacteristic: uuid("6e400003-b5a3-f393-e0a9-e50e24dcca9e")
+        )
+        let expected: Subcommand = name.contains("version") ? .getVersion(device, vendor) : .getBattery(device, vendor)
+        #expect(invocation(arguments) == .run(GlobalOptions(), expected))
+    }
+
+    // MARK: global options
+
+    @Test("global options before and after the subcommand", arguments: [
+        ["--adapter", "hci1", "--format", "text", "scan"],
+        ["scan", "--adapter", "hci1", "--format", "text"],
+        ["--adapter=hci1", "scan", "--format=text"],
+        ["--format", "text", "scan", "--adapter", "hci1"],
+    ])
+    func globalOptionsAnywhere(arguments: [String]) {
+        #expect(invocation(arguments) == .run(GlobalOptions(adapter: "hci1", format: .text), .scan(ScanOptions())))
+    }
+
+    @Test func globalOptionsWithDeviceSubcommand() {
+        #expect(invocation(["--adapter", "hci12", "battery", sampleAddress, "--format", "json"]) == .run(
+            GlobalOptions(adapter: "hci12", format: .json),
+            .getBattery(DeviceOptions(address: address(sampleAddress)), nil)
+        ))
+    }
+
+    @Test("--format values", arguments: [("json", OutputFormat.json), ("text", .text)])
+    func formats(value: String, format: OutputFormat) {
+        #expect(invocation(["scan", "--format", value]) == .run(GlobalOptions(format: format), .scan(ScanOptions())))
+    }
+
+    // MARK: --
+
+    @Test func doubleDashEndsOptions() {
+        let expected = Invocation.run(GlobalOptions(), .connect(DeviceOptions(address: address(sampleAddress))))
+        #expect(invocation(["connect", "--", sampleAddress]) == expected)
+        #expect(invocation(["--", "connect", sampleAddress]) == expected)
+        #expect(invocation(["connect", "--timeout", "20", "--", sampleAddress]) == expected)
+    }
+
+    @Test func helpAfterDoubleDashIsAnArgument() {
+        #expect(usageError(["connect", "--", "--help"])?.message == "Invalid address '--help': expected six hex pairs like C0:FF:EE:00:00:01")
+        #expect(usageError(["scan", "--", "-h"])?.message == "Unexpected argument '-h'")
+    }
+
+    // MARK: version and help
+
+    @Test("--version", arguments: [["--version"], ["--version", "scan"], ["--format", "text", "--version"]])
+    func version(arguments: [String]) {
+        #expect(invocation(arguments) == .version)
+    }
+
+    @Test("-h and --help anywhere before --", arguments: [
+        (["-h"], "blectl"),
+        (["--help"], "blectl"),
+        (["--help", "scan"], "blectl scan"),
+        (["scan", "-h"], "blectl scan"),
+        (["scan", "--timeout", "5", "--help"], "blectl scan"),
+        (["connect", "--help", sampleAddress], "blectl connect"),
+        (["version", "-h"], "blectl get-version"),
+        (["battery", sampleAddress, "--help"], "blectl get-battery"),
+        (["help"], "blectl"),
+        (["help", "scan"], "blectl scan"),
+        (["help", "version"], "blectl get-version"),
+        (["help", "get-battery"], "blectl get-battery"),
+        (["help", "help"], "blectl help"),
+        (["help", "--help"], "blectl help"),
+    ])
+    func help(arguments: [String], command: String) throws {
+        let text = try #require(helpText(arguments))
+        #expect(text.contains("USAGE: \(command) ") || text.contains("USAGE: \(command)\n"))
+    }
+
+    @Test("help wins over errors on the same line", arguments: [
+        ["scan", "--frobnicate", "--help"],
+        ["scan", "--timeout", "--help"],
+        ["scan", "--timeout", "xyz", "-h"],
+        ["connect", "-h"],
+        ["scan", "foo", "--help"],
+        ["get-version", sampleAddress, "--vendor-service", "180f", "-h"],
+    ])
+    func helpWinsOverErrors(arguments: [String]) throws {
+        let text = try #require(helpText(arguments))
+        #expect(text.hasPrefix("OVERVIEW: "))
+    }
+}

@@ -1,0 +1,223 @@
+import Testing
+@testable import BlectlCLI
+
+@Suite("parseCommandLine: usage errors")
+struct UsageErrorTests {
+    static let timeoutExpectation = "expected a number of seconds (decimals allowed), 0 or more"
+    static let uuidExpectation =
+        "expected 16-bit (180f, 0x180F), 32-bit (0000180f) or 128-bit (0000180f-0000-1000-8000-00805f9b34fb) form"
+    static let addressExpectation = "expected six hex pairs like C0:FF:EE:00:00:01"
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        var arguments: [String]
+        var message: String
+        var subcommand: String?
+        var testDescription: String { arguments.description }
+    }
+
+    @Test("exact messages", arguments: [
+        // Unknown options, subcommands and arguments
+        Case(arguments: ["scan", "--frobnicate"], message: "Unknown option '--frobnicate'", subcommand: "scan"),
+        Case(arguments: ["scan", "--frobnicate=3"], message: "Unknown option '--frobnicate'", subcommand: "scan"),
+        Case(arguments: ["--frobnicate"], message: "Unknown option '--frobnicate'", subcommand: nil),
+        Case(arguments: ["scan", "-x"], message: "Unknown option '-x'", subcommand: "scan"),
+        Case(arguments: ["scan", "-hx"], message: "Unknown option '-hx'", subcommand: "scan"),
+        Case(arguments: ["scan", "---timeout", "5"], message: "Unknown option '---timeout'", subcommand: "scan"),
+        Case(arguments: ["--timeout", "5", "scan"], message: "Unknown option '--timeout'", subcommand: nil),
+        Case(arguments: ["connect", sampleAddress, "--updates"], message: "Unknown option '--updates'", subcommand: "connect"),
+        Case(arguments: ["scan", "--vendor-service", "180f"], message: "Unknown option '--vendor-service'", subcommand: "scan"),
+        Case(arguments: ["scan", "--version"], message: "Unknown option '--version'", subcommand: "scan"),
+        Case(arguments: ["scan", "--Timeout", "5"], message: "Unknown option '--Timeout'", subcommand: "scan"),
+        Case(arguments: ["help", "--format", "text"], message: "Unknown option '--format'", subcommand: "help"),
+        Case(arguments: ["frob"], message: "Unknown subcommand 'frob'", subcommand: nil),
+        Case(arguments: ["Scan"], message: "Unknown subcommand 'Scan'", subcommand: nil),
+        Case(arguments: [""], message: "Unknown subcommand ''", subcommand: nil),
+        Case(arguments: ["help", "frob"], message: "Unknown subcommand 'frob'", subcommand: "help"),
+        Case(arguments: ["scan", "foo"], message: "Unexpected argument 'foo'", subcommand: "scan"),
+        Case(arguments: ["scan", "--", "--updates"], message: "Unexpected argument '--updates'", subcommand: "scan"),
+        Case(arguments: ["connect", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "connect"),
+        Case(arguments: ["help", "scan", "extra"], message: "Unexpected argument 'extra'", subcommand: "help"),
+        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery or help", subcommand: nil),
+        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery or help", subcommand: nil),
+
+        // Missing values and arguments
+        Case(arguments: ["scan", "--timeout"], message: "Missing value for '--timeout'", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "--updates"], message: "Missing value for '--timeout'", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "--", "5"], message: "Missing value for '--timeout'", subcommand: "scan"),
+        Case(arguments: ["scan", "--name", "-x"], message: "Missing value for '--name'", subcommand: "scan"),
+        Case(arguments: ["scan", "--adapter"], message: "Missing value for '--adapter'", subcommand: "scan"),
+        Case(arguments: ["--format"], message: "Missing value for '--format'", subcommand: nil),
+        Case(arguments: ["connect"], message: "Missing expected argument '<address>'", subcommand: "connect"),
+        Case(arguments: ["version", "--timeout", "5"], message: "Missing expected argument '<address>'", subcommand: "get-version"),
+        Case(arguments: ["battery"], message: "Missing expected argument '<address>'", subcommand: "get-battery"),
+
+        // Repeated or misused options
+        Case(arguments: ["scan", "--timeout", "1", "--timeout", "2"], message: "Option '--timeout' cannot be repeated", subcommand: "scan"),
+        Case(arguments: ["scan", "--updates", "--updates"], message: "Option '--updates' cannot be repeated", subcommand: "scan"),
+        Case(arguments: ["scan", "--rssi-min", "-70", "--rssi-min=-60"], message: "Option '--rssi-min' cannot be repeated", subcommand: "scan"),
+        Case(arguments: ["--format", "json", "scan", "--format", "text"], message: "Option '--format' cannot be repeated", subcommand: "scan"),
+        Case(arguments: ["--adapter", "hci0", "--adapter", "hci1", "scan"], message: "Option '--adapter' cannot be repeated", subcommand: nil),
+        Case(arguments: ["connect", sampleAddress, "--timeout=1", "--timeout=1"], message: "Option '--timeout' cannot be repeated", subcommand: "connect"),
+        Case(arguments: ["scan", "--updates=yes"], message: "Option '--updates' takes no value", subcommand: "scan"),
+        Case(arguments: ["scan", "--updates="], message: "Option '--updates' takes no value", subcommand: "scan"),
+        Case(arguments: ["--version=1"], message: "Option '--version' takes no value", subcommand: nil),
+
+        // Timeouts
+        Case(arguments: ["scan", "--timeout", "xyz"], message: "Invalid value 'xyz' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "-1"], message: "Invalid value '-1' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout=-0.5"], message: "Invalid value '-0.5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "-.5"], message: "Invalid value '-.5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "NaN"], message: "Invalid value 'NaN' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "nan"], message: "Invalid value 'nan' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "inf"], message: "Invalid value 'inf' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "infinity"], message: "Invalid value 'infinity' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1e999"], message: "Invalid value '1e999' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1e3"], message: "Invalid value '1e3' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "0x10"], message: "Invalid value '0x10' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "+5"], message: "Invalid value '+5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", " 5"], message: "Invalid value ' 5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "5s"], message: "Invalid value '5s' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1,5"], message: "Invalid value '1,5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1.2.3"], message: "Invalid value '1.2.3' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "."], message: "Invalid value '.' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "٣"], message: "Invalid value '٣' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", ""], message: "Invalid value '' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout="], message: "Invalid value '' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "86400.000000000000000001"], message: "Invalid value '86400.000000000000000001' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "86401"], message: "Invalid value '86401' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "scan"),
+        Case(arguments: ["connect", sampleAddress, "--timeout", "99999999999999999999999"], message: "Invalid value '99999999999999999999999' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "connect"),
+
+        // Addresses
+        Case(arguments: ["connect", "xx"], message: "Invalid address 'xx': \(addressExpectation)", subcommand: "connect"),
+        Case(arguments: ["connect", ""], message: "Invalid address '': \(addressExpectation)", subcommand: "connect"),
+        Case(arguments: ["connect", "C0-FF-EE-00-00-01"], message: "Invalid address 'C0-FF-EE-00-00-01': \(addressExpectation)", subcommand: "connect"),
+        Case(arguments: ["version", "C0:FF:EE:00:00"], message: "Invalid address 'C0:FF:EE:00:00': \(addressExpectation)", subcommand: "get-version"),
+        Case(arguments: ["battery", "C0:FF:EE:00:00:0G"], message: "Invalid address 'C0:FF:EE:00:00:0G': \(addressExpectation)", subcommand: "get-battery"),
+        Case(arguments: ["connect", "-"], message: "Invalid address '-': \(addressExpectation)", subcommand: "connect"),
+        Case(arguments: ["connect", "-5"], message: "Invalid address '-5': \(addressExpectation)", subcommand: "connect"),
+        Case(arguments: ["connect", "a\nb"], message: "Invalid address 'a\\nb': \(addressExpectation)", subcommand: "connect"),
+
+        // UUIDs
+        Case(arguments: ["scan", "--service", "zz"], message: "Invalid UUID 'zz' for '--service': \(uuidExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--service", ""], message: "Invalid UUID '' for '--service': \(uuidExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--service", "180f", "--service", "18f"], message: "Invalid UUID '18f' for '--service': \(uuidExpectation)", subcommand: "scan"),
+        Case(arguments: ["version", sampleAddress, "--vendor-service", "x", "--vendor-write", "1", "--vendor-notify", "2"],
+             message: "Invalid UUID 'x' for '--vendor-service': \(uuidExpectation)", subcommand: "get-version"),
+        Case(arguments: ["battery", sampleAddress, "--vendor-service", "180f", "--vendor-write", "2a19", "--vendor-notify", "0000180f00001000800000805f9b34fb"],
+             message: "Invalid UUID '0000180f00001000800000805f9b34fb' for '--vendor-notify': \(uuidExpectation)", subcommand: "get-battery"),
+
+        // Vendor options: all three or none
+        Case(arguments: ["get-version", sampleAddress, "--vendor-service", "180f"],
+             message: "Missing '--vendor-write' and '--vendor-notify': give all of '--vendor-service', '--vendor-write' and '--vendor-notify', or none",
+             subcommand: "get-version"),
+        Case(arguments: ["battery", sampleAddress, "--vendor-write", "1234", "--vendor-notify", "1235"],
+             message: "Missing '--vendor-service': give all of '--vendor-service', '--vendor-write' and '--vendor-notify', or none",
+             subcommand: "get-battery"),
+        Case(arguments: ["version", sampleAddress, "--vendor-notify", "1235"],
+             message: "Missing '--vendor-service' and '--vendor-write': give all of '--vendor-service', '--vendor-write' and '--vendor-notify', or none",
+             subcommand: "get-version"),
+
+        // Other values
+        Case(arguments: ["scan", "--name", ""], message: "Invalid value '' for '--name': expected a non-empty part of a device name", subcommand: "scan"),
+        Case(arguments: ["scan", "--name", "ok", "--name="], message: "Invalid value '' for '--name': expected a non-empty part of a device name", subcommand: "scan"),
+        Case(arguments: ["scan", "--rssi-min", "-128"], message: "Invalid value '-128' for '--rssi-min': expected a whole number of dBm from -127 to 20", subcommand: "scan"),
+        Case(arguments: ["scan", "--rssi-min", "21"], message: "Invalid value '21' for '--rssi-min': expected a whole number of dBm from -127 to 20", subcommand: "scan"),
+        Case(arguments: ["scan", "--rssi-min", "-70.5"], message: "Invalid value '-70.5' for '--rssi-min': expected a whole number of dBm from -127 to 20", subcommand: "scan"),
+        Case(arguments: ["scan", "--rssi-min", "99999"], message: "Invalid value '99999' for '--rssi-min': expected a whole number of dBm from -127 to 20", subcommand: "scan"),
+        Case(arguments: ["scan", "--rssi-min", ""], message: "Invalid value '' for '--rssi-min': expected a whole number of dBm from -127 to 20", subcommand: "scan"),
+        Case(arguments: ["--format", "xml", "scan"], message: "Invalid value 'xml' for '--format': expected json or text", subcommand: "scan"),
+        Case(arguments: ["scan", "--format", "JSON"], message: "Invalid value 'JSON' for '--format': expected json or text", subcommand: "scan"),
+        Case(arguments: ["scan", "--format="], message: "Invalid value '' for '--format': expected json or text", subcommand: "scan"),
+        Case(arguments: ["--adapter", "foo", "scan"], message: "Invalid value 'foo' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
+        Case(arguments: ["scan", "--adapter", "hci"], message: "Invalid value 'hci' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
+        Case(arguments: ["scan", "--adapter", "HCI0"], message: "Invalid value 'HCI0' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
+        Case(arguments: ["scan", "--adapter", "hci0 "], message: "Invalid value 'hci0 ' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
+        Case(arguments: ["scan", "--adapter", "hci-1"], message: "Invalid value 'hci-1' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
+        Case(arguments: ["scan", "--adapter", "/org/bluez/hci0"], message: "Invalid value '/org/bluez/hci0' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
+        Case(arguments: ["scan", "--adapter="], message: "Invalid value '' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
+    ])
+    func exactMessage(testCase: Case) throws {
+        let error = try #require(usageError(testCase.arguments))
+        #expect(error.message == testCase.message)
+        #expect(error.subcommand == testCase.subcommand)
+    }
+
+    @Test func firstProblemOnTheLineIsReported() {
+        #expect(usageError(["scan", "--frobnicate", "--timeout"])?.message == "Unknown option '--frobnicate'")
+        #expect(usageError(["scan", "--timeout", "1", "--timeout", "x", "--bogus"])?.message == "Option '--timeout' cannot be repeated")
+    }
+
+    @Test func renderForSubcommand() throws {
+        let error = try #require(usageError(["connect", "--frobnicate"]))
+        #expect(renderUsageError(error) == """
+            Error: Unknown option '--frobnicate'
+            Usage: blectl connect <address> [--timeout <seconds>] [--adapter <adapter>]
+                                  [--format <format>]
+              See 'blectl connect --help' for more information.
+
+            """)
+    }
+
+    @Test func renderForAlias() throws {
+        let error = try #require(usageError(["version"]))
+        #expect(renderUsageError(error) == """
+            Error: Missing expected argument '<address>'
+            Usage: blectl get-version <address> [--timeout <seconds>]
+                                      [--vendor-service <uuid> --vendor-write <uuid>
+                                      --vendor-notify <uuid>] [--adapter <adapter>]
+                                      [--format <format>]
+              See 'blectl get-version --help' for more information.
+
+            """)
+    }
+
+    @Test func renderForTopLevel() throws {
+        let error = try #require(usageError([]))
+        #expect(renderUsageError(error) == """
+            Error: Missing subcommand: expected scan, connect, get-version, get-battery or help
+            Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>
+              See 'blectl --help' for more information.
+
+            """)
+    }
+
+    @Test func renderForHelpSubcommand() {
+        #expect(renderUsageError(UsageError("Unknown subcommand 'frob'", subcommand: "help")) == """
+            Error: Unknown subcommand 'frob'
+            Usage: blectl help [<subcommand>]
+              See 'blectl help --help' for more information.
+
+            """)
+    }
+
+    @Test func renderWithUnknownSubcommandFallsBackToTopLevel() {
+        let rendered = renderUsageError(UsageError("Something", subcommand: "nonexistent"))
+        #expect(rendered.contains("Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>\n"))
+        #expect(rendered.hasSuffix("  See 'blectl --help' for more information.\n"))
+    }
+
+    @Test("hostile input never traps and always gives help or a usage error", arguments: [
+        ["-"], ["--"], ["--", "--"], ["-", "-"], ["="], ["--="], ["--=x"], ["-="], ["-h="],
+        ["scan", "="], ["scan", "--="], ["scan", "--timeout=="], ["scan", "--name", "--"],
+        [String(repeating: "a", count: 100_000)], ["scan", "--timeout", String(repeating: "9", count: 10_000)],
+        ["scan", "--timeout", "0." + String(repeating: "1", count: 10_000) + "x"],
+        ["connect", String(repeating: ":", count: 17)], ["connect", "\u{0}"], ["\u{0}"],
+        ["scan", "--rssi-min", "-"], ["scan", "--rssi-min", "--"], ["scan", "--service", "0x"],
+        ["connect", "C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02"], ["help", "help", "help"],
+        ["--help=yes"], ["-hh"], ["--h"], ["-help"], ["scan", "--timeout", "١٢"],
+    ])
+    func neverTraps(arguments: [String]) {
+        switch parseCommandLine(arguments) {
+        case .success(.help), .failure:
+            break
+        case .success(let other):
+            Issue.record("unexpectedly parsed \(arguments) as \(other)")
+        }
+    }
+
+    @Test func controlCharactersAreEscapedInMessages() throws {
+        let error = try #require(usageError(["scan", "--name", "ok", "\u{1b}[31mred\r"]))
+        #expect(error.message == "Unexpected argument '\\u{1b}[31mred\\r'")
+        #expect(!renderUsageError(error).contains("\u{1b}"))
+    }
+}

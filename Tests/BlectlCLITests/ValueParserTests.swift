@@ -1,0 +1,76 @@
+import Testing
+@testable import BlectlCLI
+import BlueZKit
+
+@Suite("Value parsers")
+struct ValueParserTests {
+    @Test("seconds: exact decimal conversion", arguments: [
+        ("0", Duration.zero),
+        ("10", .seconds(10)),
+        ("0.25", .milliseconds(250)),
+        ("1.000001", .microseconds(1_000_001)),
+        ("86399.999999999999999999", Duration(secondsComponent: 86_399, attosecondsComponent: 999_999_999_999_999_999)),
+        ("00000000000000000000001", .seconds(1)),
+    ])
+    func seconds(text: String, expected: Duration) throws {
+        #expect(try ValueParser<Duration>.seconds.parse(text) == expected)
+    }
+
+    @Test("seconds: describe renders what a user would type", arguments: [
+        (Duration.seconds(10), "10"),
+        (.zero, "0"),
+        (.milliseconds(2500), "2.5"),
+        (.milliseconds(100), "0.1"),
+        (Duration(secondsComponent: 0, attosecondsComponent: 1), "0.000000000000000001"),
+    ])
+    func describeSeconds(duration: Duration, text: String) throws {
+        #expect(ValueParser<Duration>.seconds.describe(duration) == text)
+        #expect(try ValueParser<Duration>.seconds.parse(text) == duration)
+    }
+
+    @Test func digitsPastTheAttosecondAreDropped() throws {
+        let text = "0." + String(repeating: "1", count: 10_000)
+        #expect(try ValueParser<Duration>.seconds.parse(text) == Duration(secondsComponent: 0, attosecondsComponent: 111_111_111_111_111_111))
+    }
+
+    @Test func secondsRejections() {
+        #expect(throws: ExpectedValue("at most 86400 seconds (one day)")) {
+            _ = try ValueParser<Duration>.seconds.parse("86400.5")
+        }
+        #expect(throws: ExpectedValue("a number of seconds (decimals allowed), 0 or more")) {
+            _ = try ValueParser<Duration>.seconds.parse("-0")
+        }
+    }
+
+    @Test("adapter names", arguments: [
+        ("hci0", true), ("hci1", true), ("hci42", true), ("hci007", true),
+        ("hci", false), ("", false), ("hci0a", false), ("hcia", false), ("xhci0", false), ("Hci0", false), ("hci０", false),
+    ])
+    func adapterNames(text: String, valid: Bool) {
+        #expect((try? ValueParser<String>.adapterName.parse(text)) == (valid ? text : nil))
+    }
+
+    @Test func choiceListsEveryCase() throws {
+        #expect(OutputFormat.choicesList == "json or text")
+        #expect(try ValueParser<OutputFormat>.choice.parse("text") == .text)
+        #expect(ValueParser<OutputFormat>.choice.describe(.json) == "json")
+    }
+
+    @Test func uuidDescribesShortForm() throws {
+        #expect(ValueParser<BluetoothUUID>.uuid.describe(.batteryService) == "180f")
+        #expect(try ValueParser<BluetoothUUID>.uuid.parse("0x2A19") == .batteryLevel)
+    }
+
+    @Test func listJoining() {
+        #expect([String]().joinedAsList() == "")
+        #expect(["a"].joinedAsList() == "a")
+        #expect(["a", "b"].joinedAsList() == "a and b")
+        #expect(["a", "b", "c"].joinedAsList(conjunction: "or") == "a, b or c")
+    }
+
+    @Test func quoting() {
+        #expect("plain".quotedForMessage == "'plain'")
+        #expect("tab\there".quotedForMessage == "'tab\\there'")
+        #expect("\u{7f}\u{85}é".quotedForMessage == "'\\u{7f}\\u{85}é'")
+    }
+}

@@ -1,0 +1,241 @@
+// Child processes for the tests: posix_spawn with every signal at its default
+// disposition and an empty signal mask (so SIGINT works even when the test runner
+// ignores it), close-on-exec pipes (so one child's pipe never leaks into another),
+// both output pipes drained on background threads (no deadlock on big outputs),
+// and the real exit status, with death by signal reported as 128 + signal like a shell.
+
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+public struct ProcessResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+    /// True when the harness killed the process because it ran past its timeout.
+    public let timedOut: Bool
+}
+
+public enum HarnessError: Error, CustomStringConvertible {
+    case spawnFailed(String, Int32)
+    case simulatorDidNotStart(String)
+    case simctlFailed(String)
+    case badJSON(String)
+
+    public var description: String {
+        switch self {
+        case .spawnFailed(let what, let err): return "cannot start \(what): \(String(cString: strerror(err)))"
+        case .simulatorDidNotStart(let why): return "simulator did not start: \(why)"
+        case .simctlFailed(let why): return "simctl failed: \(why)"
+        case .badJSON(let why): return "bad JSON from simulator: \(why)"
+        }
+    }
+}
+
+/// A running child process. Sendable: all mutable state is behind a lock.
+public final class RunningProcess: @unchecked Sendable {
+    public let pid: Int32
+    private let cond = NSCondition()
+    private var out = Data()
+    private var err = Data()
+    private var openReaders = 0
+    private var exitStatus: Int32?
+    private var stdinFD: Int32
+    private var killedByTimeout = false
+
+    fileprivate init(pid: Int32, stdinFD: Int32, stdoutFD: Int32?, stderrFD: Int32?) {
+        self.pid = pid
+        self.stdinFD = stdinFD
+        if let fd = stdoutFD { startReader(fd, isErr: false) }
+        if let fd = stderrFD { startReader(fd, isErr: true) }
+    }
+
+    private func startReader(_ fd: Int32, isErr: Bool) {
+        cond.lock(); openReaders += 1; cond.unlock()
+        Thread.detachNewThread { [self] in
+            var buf = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                cond.lock()
+                if isErr { err.append(contentsOf: buf[0..<n]) } else { out.append(contentsOf: buf[0..<n]) }
+                cond.broadcast()
+                cond.unlock()
+            }
+            close(fd)
+            cond.lock(); openReaders -= 1; cond.broadcast(); cond.unlock()
+        }
+    }
+
+    /// What the process has written to stdout so far.
+    public var currentStdout: String { cond.lock(); defer { cond.unlock() }; return String(decoding: out, as: UTF8.self) }
+    /// What the process has written to stderr so far.
+    public var currentStderr: String { cond.lock(); defer { cond.unlock() }; return String(decoding: err, as: UTF8.self) }
+
+    /// Raw stdout bytes so far (used to read the simulator's ADDRESS line).
+    func stdoutData() -> Data { cond.lock(); defer { cond.unlock() }; return out }
+
+    /// Waits until stdout contains `needle` or the timeout passes; true if found.
+    public func waitForStdout(containing needle: String, timeout: Duration) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
+        cond.lock(); defer { cond.unlock() }
+        while true {
+            if String(decoding: out, as: UTF8.self).contains(needle) { return true }
+            if openReaders == 0 || Date() >= deadline { return false }
+            _ = cond.wait(until: min(deadline, Date().addingTimeInterval(0.05)))
+        }
+    }
+
+    public func sendSignal(_ signal: Int32) {
+        cond.lock(); let done = exitStatus != nil; cond.unlock()
+        if !done { kill(pid, signal) }
+    }
+
+    /// Closes the child's stdin (when it has a pipe there).
+    public func closeStdin() {
+        cond.lock(); let fd = stdinFD; stdinFD = -1; cond.unlock()
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Writes to the child's stdin pipe (when it has one).
+    public func writeStdin(_ s: String) {
+        cond.lock(); let fd = stdinFD; cond.unlock()
+        guard fd >= 0 else { return }
+        var bytes = Array(s.utf8)
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            off += n
+        }
+    }
+
+    /// Non-blocking: the shell-style status if the process has ended.
+    public func poll() -> Int32? {
+        cond.lock(); defer { cond.unlock() }
+        if let s = exitStatus { return s }
+        var st: Int32 = 0
+        let r = waitpid(pid, &st, WNOHANG)
+        if r == pid { exitStatus = shellStatus(st) }
+        return exitStatus
+    }
+
+    /// Waits for the end (killing it with SIGKILL at the timeout), then for both pipes
+    /// to reach EOF (at most 2 s more, in case a grandchild holds them open).
+    public func wait(timeout: Duration? = nil) -> ProcessResult {
+        let deadline = timeout.map { Date().addingTimeInterval($0.seconds) }
+        while poll() == nil {
+            if let d = deadline, Date() >= d {
+                kill(pid, SIGKILL)
+                cond.lock(); killedByTimeout = true; cond.unlock()
+                var st: Int32 = 0
+                while true {
+                    let r = waitpid(pid, &st, 0)
+                    if r == pid { cond.lock(); exitStatus = shellStatus(st); cond.unlock(); break }
+                    if r < 0 && errno != EINTR { cond.lock(); if exitStatus == nil { exitStatus = 137 }; cond.unlock(); break }
+                }
+                break
+            }
+            usleep(2000)
+        }
+        closeStdin()
+        let drainDeadline = Date().addingTimeInterval(2)
+        cond.lock()
+        while openReaders > 0 && Date() < drainDeadline { _ = cond.wait(until: drainDeadline) }
+        let result = ProcessResult(status: exitStatus ?? -1,
+                                   stdout: String(decoding: out, as: UTF8.self),
+                                   stderr: String(decoding: err, as: UTF8.self),
+                                   timedOut: killedByTimeout)
+        cond.unlock()
+        return result
+    }
+}
+
+func shellStatus(_ st: Int32) -> Int32 {
+    let sig = st & 0x7f
+    if sig == 0 { return (st >> 8) & 0xff }     // exited
+    return 128 + sig                             // killed by a signal
+}
+
+extension Duration {
+    var seconds: TimeInterval {
+        let c = components
+        return TimeInterval(c.seconds) + TimeInterval(c.attoseconds) / 1e18
+    }
+}
+
+/// Starts `executable` (a path, or a name looked up in PATH) with `args`.
+/// stdin: a pipe when `stdinPipe`, else /dev/null. stdout/stderr: pipes, or the
+/// parent's stderr for stderr when `inheritStderr`.
+func spawnChild(_ executable: String, _ args: [String], environment: [String: String],
+                stdinPipe: Bool, inheritStderr: Bool = false) throws -> RunningProcess {
+    func makePipe() throws -> (r: Int32, w: Int32) {
+        var fds: [Int32] = [-1, -1]
+        // Close-on-exec at once, so no other child (of this or another thread) keeps
+        // e.g. the simulator's stdin open.
+        let rc = pipe(&fds)
+        if rc == 0 { _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC); _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC) }
+        if rc != 0 { throw HarnessError.spawnFailed(executable, errno) }
+        return (fds[0], fds[1])
+    }
+    let inP = stdinPipe ? try makePipe() : nil
+    let outP = try makePipe()
+    let errP = inheritStderr ? nil : try makePipe()
+
+    #if canImport(Glibc)
+    var fa = posix_spawn_file_actions_t()
+    var attr = posix_spawnattr_t()
+    #else
+    var fa: posix_spawn_file_actions_t? = nil
+    var attr: posix_spawnattr_t? = nil
+    #endif
+    posix_spawn_file_actions_init(&fa)
+    posix_spawnattr_init(&attr)
+    defer { posix_spawn_file_actions_destroy(&fa); posix_spawnattr_destroy(&attr) }
+    if let p = inP { posix_spawn_file_actions_adddup2(&fa, p.r, 0) } else {
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)
+    }
+    posix_spawn_file_actions_adddup2(&fa, outP.w, 1)
+    if let p = errP { posix_spawn_file_actions_adddup2(&fa, p.w, 2) }
+    // Every signal back to its default disposition, nothing blocked.
+    var all = sigset_t(); sigfillset(&all)
+    var none = sigset_t(); sigemptyset(&none)
+    posix_spawnattr_setsigdefault(&attr, &all)
+    posix_spawnattr_setsigmask(&attr, &none)
+    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + args).map { strdup($0) } + [nil]
+    let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { argv.forEach { free($0) }; envp.forEach { free($0) } }
+
+    var pid: pid_t = 0
+    let rc: Int32
+    if executable.contains("/") {
+        rc = posix_spawn(&pid, executable, &fa, &attr, argv, envp)
+    } else {
+        // Look the name up in the child's PATH (not the parent's).
+        let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        var resolved = executable
+        for dir in path.split(separator: ":") {
+            let candidate = "\(dir)/\(executable)"
+            if access(candidate, X_OK) == 0 { resolved = candidate; break }
+        }
+        rc = posix_spawn(&pid, resolved, &fa, &attr, argv, envp)
+    }
+    // The parent keeps only its ends.
+    if let p = inP { close(p.r) }
+    close(outP.w)
+    if let p = errP { close(p.w) }
+    if rc != 0 {
+        if let p = inP { close(p.w) }
+        close(outP.r)
+        if let p = errP { close(p.r) }
+        throw HarnessError.spawnFailed(executable, rc)
+    }
+    return RunningProcess(pid: pid, stdinFD: inP?.w ?? -1, stdoutFD: outP.r, stderrFD: errP?.r)
+}

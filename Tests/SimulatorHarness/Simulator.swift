@@ -1,0 +1,230 @@
+// Test harness for the simulated BlueZ (sim/bluez-sim): one private dbus-daemon and
+// simulator per Simulator instance, torn down by stop() or deinit (and, should the
+// test process die, by the simulator seeing EOF on its stdin).
+
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One org.bluez method call the simulator received.
+public struct SimCall: Sendable, Decodable, Equatable {
+    public let member: String
+    public let interface: String?
+    public let path: String
+    public let sender: String
+    /// "reply", "error:<name>" or "pending".
+    public let outcome: String
+}
+
+/// The simulator's State() JSON, decoded.
+public struct SimState: Sendable, Decodable {
+    public struct Session: Sendable, Decodable {
+        public let client: String
+        public let filter: [String: JSONValue]
+    }
+    public struct Connection: Sendable, Decodable {
+        public let address: String
+        public let connectedBy: String?
+        public let preconnected: Bool
+        public let disconnecting: Bool
+        enum CodingKeys: String, CodingKey {
+            case address, preconnected, disconnecting
+            case connectedBy = "connected_by"
+        }
+    }
+    public struct PendingGATT: Sendable, Decodable {
+        public let op: String
+        public let path: String
+        public let client: String
+    }
+    public struct NotifySession: Sendable, Decodable {
+        public let path: String
+        public let client: String
+    }
+    public let bluezRunning: Bool
+    public let adapter: Bool
+    public let powered: Bool
+    public let discovering: Bool
+    public let discoverySessions: [Session]
+    public let connections: [Connection]
+    public let pendingConnects: [String]
+    public let pendingGATT: [PendingGATT]
+    public let notifySessions: [NotifySession]
+    /// Addresses of the devices in the object tree.
+    public let devices: [String]
+    public let faults: [String: JSONValue]
+
+    enum CodingKeys: String, CodingKey {
+        case adapter, powered, discovering, connections, devices, faults
+        case bluezRunning = "bluez_running"
+        case discoverySessions = "discovery_sessions"
+        case pendingConnects = "pending_connects"
+        case pendingGATT = "pending_gatt"
+        case notifySessions = "notify_sessions"
+    }
+
+    public var discoveryClients: [String] { discoverySessions.map(\.client) }
+}
+
+/// Any JSON value (filters and faults in the state).
+public enum JSONValue: Sendable, Decodable, Equatable {
+    case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let n = try? c.decode(Double.self) { self = .number(n) }
+        else if let s = try? c.decode(String.self) { self = .string(s) }
+        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
+        else { self = .object(try c.decode([String: JSONValue].self)) }
+    }
+}
+
+public final class Simulator: Sendable {
+    /// The private bus address (what DBUS_SYSTEM_BUS_ADDRESS must be for clients).
+    public let address: String
+    /// The repository root (found from this file's path).
+    public let repoRoot: URL
+    private let process: RunningProcess
+
+    public static let defaultRepoRoot: URL = {
+        if let env = ProcessInfo.processInfo.environment["BLESIM_REPO_ROOT"] {
+            return URL(fileURLWithPath: env)
+        }
+        // <root>/Tests/SimulatorHarness/Simulator.swift
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+    }()
+
+    private init(address: String, repoRoot: URL, process: RunningProcess) {
+        self.address = address
+        self.repoRoot = repoRoot
+        self.process = process
+    }
+
+    /// Spawns `sim/bluez-sim --spawn-bus [--set NAME=VALUE ...]` and waits (10 s at most)
+    /// for its ADDRESS line.
+    public static func start(faults: [String: String] = [:]) throws -> Simulator {
+        let root = defaultRepoRoot
+        let exe = root.appendingPathComponent("sim/bluez-sim").path
+        var args = ["--spawn-bus"]
+        for (k, v) in faults.sorted(by: { $0.key < $1.key }) { args += ["--set", "\(k)=\(v)"] }
+        let proc = try spawnChild(exe, args, environment: ProcessInfo.processInfo.environment,
+                                  stdinPipe: true, inheritStderr: true)
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            let text = String(decoding: proc.stdoutData(), as: UTF8.self)
+            if let line = text.split(separator: "\n", omittingEmptySubsequences: true).first(where: { $0.hasPrefix("ADDRESS=") }),
+               text.contains("\n") {
+                return Simulator(address: String(line.dropFirst("ADDRESS=".count)), repoRoot: root, process: proc)
+            }
+            if let status = proc.poll() {
+                throw HarnessError.simulatorDidNotStart("bluez-sim exited with status \(status): \(text)")
+            }
+            if Date() >= deadline {
+                proc.sendSignal(SIGKILL)
+                _ = proc.wait(timeout: .seconds(2))
+                throw HarnessError.simulatorDidNotStart("no ADDRESS line within 10 s")
+            }
+            usleep(2000)
+        }
+    }
+
+    deinit { stop() }
+
+    /// Ends the simulator and its bus: closes its stdin, SIGTERM, SIGKILL after 3 s.
+    public func stop() {
+        guard process.poll() == nil else { return }
+        process.closeStdin()
+        process.sendSignal(SIGTERM)
+        let r = process.wait(timeout: .seconds(3))
+        _ = r
+    }
+
+    /// Process id of bluez-sim.
+    public var pid: Int32 { process.pid }
+
+    // MARK: control interface (through sim/simctl)
+
+    private func simctl(_ args: [String]) throws -> String {
+        let r = run(repoRoot.appendingPathComponent("sim/simctl").path, ["--address", address] + args,
+                    environment: [:], timeout: .seconds(10))
+        if r.status != 0 {
+            throw HarnessError.simctlFailed("simctl \(args.joined(separator: " ")): status \(r.status): \(r.stderr)")
+        }
+        return r.stdout
+    }
+
+    /// State() as decoded JSON.
+    public func state() throws -> SimState {
+        let text = try simctl(["state"])
+        do { return try JSONDecoder().decode(SimState.self, from: Data(text.utf8)) }
+        catch { throw HarnessError.badJSON("\(error): \(text)") }
+    }
+
+    /// State() as a plain dictionary.
+    public func stateDictionary() throws -> [String: Any] {
+        let text = try simctl(["state"])
+        guard let obj = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw HarnessError.badJSON(text)
+        }
+        return obj
+    }
+
+    /// Every org.bluez method call received so far, in order.
+    public func calls() throws -> [SimCall] {
+        let text = try simctl(["calls"])
+        do { return try JSONDecoder().decode([SimCall].self, from: Data(text.utf8)) }
+        catch { throw HarnessError.badJSON("\(error): \(text)") }
+    }
+
+    /// Sets a fault at run time (value parsed like `--set NAME=VALUE`).
+    public func setFault(_ name: String, _ value: String) throws { _ = try simctl(["fault", name, value]) }
+    public func clearFaults() throws { _ = try simctl(["clear"]) }
+    /// Back to the start-up world and faults, call log emptied.
+    public func reset() throws { _ = try simctl(["reset"]) }
+
+    /// Polls `condition` on the state until it holds or the timeout passes.
+    public func waitForState(timeout: Duration = .seconds(5), _ condition: (SimState) -> Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
+        while true {
+            if condition(try state()) { return true }
+            if Date() >= deadline { return false }
+            usleep(20_000)
+        }
+    }
+
+    // MARK: running clients against this simulator
+
+    private func childEnvironment(_ extra: [String: String]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        for (k, v) in extra { env[k] = v }
+        return env
+    }
+
+    /// Runs a process with DBUS_SYSTEM_BUS_ADDRESS set to this simulator (plus
+    /// `environment`, merged over the test's own), stdin /dev/null, both pipes read in
+    /// full; killed (SIGKILL) at the timeout. status: exit code, or 128+signal.
+    public func run(_ executable: String, _ args: [String], environment: [String: String] = [:],
+                    timeout: Duration = .seconds(30)) -> (status: Int32, stdout: String, stderr: String) {
+        do {
+            let p = try spawnChild(executable, args, environment: childEnvironment(environment), stdinPipe: false)
+            let r = p.wait(timeout: timeout)
+            return (r.status, r.stdout, r.stderr)
+        } catch {
+            return (127, "", "\(error)")
+        }
+    }
+
+    /// Starts a process like run() but returns at once: use `pid`, `sendSignal(SIGINT)`,
+    /// `waitForStdout(containing:timeout:)`, then `wait(timeout:)` for status and output.
+    public func launch(_ executable: String, _ args: [String], environment: [String: String] = [:],
+                       stdinPipe: Bool = false) throws -> RunningProcess {
+        try spawnChild(executable, args, environment: childEnvironment(environment), stdinPipe: stdinPipe)
+    }
+}

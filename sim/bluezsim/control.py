@@ -1,0 +1,56 @@
+"""org.blectl.Simulator1 at /org/blectl/Simulator on its own connection: state,
+call log, faults and reset for tests and humans (sim/simctl)."""
+
+import json
+
+import dbus
+import dbus.service
+
+from .faults import parse_value, FaultError, FAULTS
+
+IFACE = "org.blectl.Simulator1"
+ERRNS = "org.blectl.Simulator.Error."
+
+
+class ControlError(dbus.DBusException):
+    def __init__(self, kind, text):
+        super().__init__(text, name=ERRNS + kind)
+
+
+class Control(dbus.service.Object):
+    def __init__(self, conn, sim):
+        super().__init__(conn, "/org/blectl/Simulator")
+        self.sim = sim
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="s")
+    def State(self):
+        return self.sim.state_json()
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="s")
+    def Calls(self):
+        return json.dumps(self.sim.calls)
+
+    @dbus.service.method(IFACE, in_signature="ss", out_signature="")
+    def SetFault(self, name, value):
+        try:
+            v = parse_value(str(name), str(value))
+        except FaultError as e:
+            raise ControlError("InvalidArguments", str(e)) from None
+        try:
+            self.sim.set_fault(str(name), v)
+        except Exception as e:
+            raise ControlError("Failed", str(e)) from None
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="")
+    def ClearFaults(self):
+        for name in list(self.sim.faults.values):
+            self.sim.set_fault(name, FAULTS[name][1])
+        self.sim.start_discovery_busy_left = 0
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="")
+    def Reset(self):
+        self.sim.reset()
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="s")
+    def Faults(self):
+        return json.dumps({k: {"default": d, "help": h, "type": t.__name__} for k, (t, d, h) in FAULTS.items()})

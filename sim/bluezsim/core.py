@@ -1,0 +1,278 @@
+"""The simulator's state container: object tree, timers, faults, clients, call log,
+and the reset/build of the world. Components (adapter, discovery, devices, GATT)
+hang off it."""
+
+import json
+
+from gi.repository import GLib
+import dbus
+
+from .bus import Bus, DBusError, Obj
+from .ifaces import IFACES
+from .faults import Faults, FAULTS
+from . import world
+from .adapter import Adapter, BluezRoot
+from .discovery import Discovery
+from .device import Device
+
+ADAPTER_PATH = "/org/bluez/hci0"
+
+
+class Sim:
+    def __init__(self, startup_faults):
+        self.startup_faults = dict(startup_faults)
+        self.calls = []
+        self.bus = Bus(IFACES, self.calls.append)
+        self.bus.intercept = self._intercept
+        self.faults = Faults()
+        self.timers = set()
+        self.devices = {}          # address -> Device (in the object tree)
+        self.adapter = None
+        self.root = None
+        self.discovery = Discovery(self)
+        self.conn_factory = None
+        self.start_discovery_busy_left = 0
+
+    # ------------------------------------------------------------ timers
+    def later(self, ms, fn, *args):
+        holder = {}
+
+        def fire():
+            self.timers.discard(holder["id"])
+            try:
+                fn(*args)
+            except Exception:
+                import traceback
+                traceback.print_exc()
+            return False
+        holder["id"] = GLib.timeout_add(max(0, int(ms)), fire)
+        self.timers.add(holder["id"])
+        return holder["id"]
+
+    def every(self, ms, fn):
+        holder = {}
+
+        def fire():
+            try:
+                keep = fn()
+            except Exception:
+                import traceback
+                traceback.print_exc()
+                keep = False
+            if not keep:
+                self.timers.discard(holder["id"])
+            return bool(keep)
+        holder["id"] = GLib.timeout_add(int(ms), fire)
+        self.timers.add(holder["id"])
+        return holder["id"]
+
+    def cancel(self, tid):
+        if tid is not None and tid in self.timers:
+            self.timers.discard(tid)
+            GLib.source_remove(tid)
+
+    def cancel_all(self):
+        for tid in list(self.timers):
+            GLib.source_remove(tid)
+        self.timers.clear()
+
+    # ------------------------------------------------------------ lifecycle
+    def attach(self, conn):
+        self.bus.attach(conn)
+        conn.add_signal_receiver(self._name_owner_changed, "NameOwnerChanged",
+                                 dbus_interface="org.freedesktop.DBus",
+                                 path="/org/freedesktop/DBus", bus_name="org.freedesktop.DBus")
+        self.build_world()
+
+    def apply_startup_faults(self):
+        self.faults.clear()
+        for k, v in self.startup_faults.items():
+            self.faults.set(k, v)
+        self.start_discovery_busy_left = self.faults.get("start_discovery_in_progress")
+
+    def build_world(self):
+        self.bus.objects.clear()
+        self.devices.clear()
+        self.discovery.clear()
+        self.root = BluezRoot(self)
+        self.bus.export(self.root.obj)
+        self.adapter = None
+        if not self.faults.get("no_adapter"):
+            self.create_adapter()
+
+    def create_adapter(self):
+        self.adapter = Adapter(self, powered=not self.faults.get("adapter_powered_off"))
+        self.bus.export(self.adapter.obj)
+        if self.faults.get("cached_devices"):
+            self.add_cached_devices()
+        pre = self.faults.get("preconnected")
+        if pre:
+            self.preconnect(pre)
+
+    def remove_adapter(self):
+        if self.adapter is None:
+            return
+        self.discovery.clear()
+        for dev in list(self.devices.values()):
+            dev.abort_everything()
+            self.remove_device(dev)
+        self.bus.unexport(ADAPTER_PATH)
+        self.adapter = None
+
+    def add_cached_devices(self):
+        for spec in world.cached_devices():
+            if spec.address not in self.devices:
+                self.ensure_device(spec)
+
+    def preconnect(self, address):
+        address = address.upper()
+        spec = self.find_spec(address)
+        if spec is None:
+            raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"unknown device {address}")
+        dev = self.ensure_device(spec)
+        dev.preconnect()
+
+    def reset(self):
+        """Back to the start-up state: faults from the command line, fresh world, empty log."""
+        self.cancel_all()
+        self.apply_startup_faults()
+        if not self.bus.alive and self.conn_factory is not None:
+            self.attach(self.conn_factory())
+        else:
+            for path in sorted(self.bus.objects, key=len, reverse=True):
+                self.bus.unexport(path)
+            self.build_world()
+        self.calls.clear()
+
+    def exit_bluez(self):
+        """Like bluetoothd crashing: the org.bluez connection goes away, nothing is answered."""
+        self.cancel_all()
+        self.discovery.clear()
+        for dev in self.devices.values():
+            dev.forget_calls()
+        GLib.idle_add(lambda: (self.bus.detach(), False)[1], priority=GLib.PRIORITY_HIGH)
+        self.bus.alive = False
+
+    # ------------------------------------------------------------ devices
+    def all_specs(self):
+        specs = world.default_devices() + world.filler_devices() + world.cached_devices()
+        specs += world.foreign_devices() + world.weird_devices()
+        return specs
+
+    def find_spec(self, address):
+        for s in self.all_specs():
+            if s.address == address:
+                return s
+        n = self.faults.get("advertisers")
+        for s in world.bench_devices(n, False):
+            if s.address == address:
+                return s
+        return None
+
+    def advertisers(self):
+        specs = world.default_devices() + world.filler_devices()
+        if self.faults.get("foreign_filter"):
+            specs += world.foreign_devices()
+        if self.faults.get("weird_names"):
+            specs += world.weird_devices()
+        return specs
+
+    def ensure_device(self, spec, rssi=None):
+        dev = self.devices.get(spec.address)
+        if dev is None:
+            dev = Device(self, spec, rssi)
+            self.devices[spec.address] = dev
+            self.bus.export(dev.obj)
+        return dev
+
+    def device_by_path(self, path):
+        for d in self.devices.values():
+            if d.path == path:
+                return d
+        return None
+
+    def remove_device(self, dev):
+        self.devices.pop(dev.spec.address, None)
+        dev.removed = True
+        self.bus.unexport_tree(dev.path)
+
+    def is_advertising(self, address):
+        if any(s.address == address for s in self.advertisers()):
+            return True
+        n = self.faults.get("advertisers")
+        return address.startswith("D0:00:") and n > 0 and any(s.address == address for s in world.bench_devices(n, False))
+
+    # ------------------------------------------------------------ clients
+    def _name_owner_changed(self, name, old, new):
+        if name.startswith(":") and old and not new:
+            self.discovery.client_left(name)
+            for dev in list(self.devices.values()):
+                dev.client_left(name)
+
+    # ------------------------------------------------------------ faults at run time
+    def set_fault(self, name, value):
+        if name not in FAULTS:
+            raise KeyError(name)
+        old = self.faults.get(name)
+        self.faults.set(name, value)
+        if name == "start_discovery_in_progress":
+            self.start_discovery_busy_left = value
+        if not self.bus.alive:
+            return
+        if name == "adapter_powered_off" and self.adapter is not None and old != value:
+            self.adapter.set_powered(not value)
+        elif name == "no_adapter" and old != value:
+            if value:
+                self.remove_adapter()
+            else:
+                self.create_adapter()
+        elif name == "cached_devices" and value and self.adapter is not None:
+            self.add_cached_devices()
+        elif name == "preconnected" and value and self.adapter is not None:
+            self.preconnect(value)
+
+    # ------------------------------------------------------------ interception
+    def _intercept(self, call):
+        if self.faults.get("access_denied"):
+            call.error("org.freedesktop.DBus.Error.AccessDenied",
+                       'Rejected send message, 1 matched rules; type="method_call", sender="%s" '
+                       '(uid=1000 pid=0 comm="") interface="%s" member="%s" error name="(unset)" '
+                       'requested_reply="0" destination="org.bluez" (uid=0 pid=0 comm="/usr/libexec/bluetooth/bluetoothd ")'
+                       % (call.sender, call.interface, call.member))
+            return True
+        target = self.faults.get("bluez_exit_on")
+        if target and call.member == target:
+            self.exit_bluez()
+            return True
+        return False
+
+    # ------------------------------------------------------------ state
+    def state(self):
+        conns, pend, gatt, notif = [], [], [], []
+        for dev in self.devices.values():
+            if dev.connected:
+                conns.append({"address": dev.spec.address, "connected_by": dev.connected_by,
+                              "preconnected": dev.preconnected, "disconnecting": dev.disconnecting})
+            if dev.connect_call is not None:
+                pend.append(dev.spec.address)
+            for ch in dev.chars():
+                if ch.busy is not None:
+                    gatt.append({"op": ch.busy.member, "path": ch.path, "client": ch.busy.sender})
+                for c in sorted(ch.notify_clients):
+                    notif.append({"path": ch.path, "client": c})
+        return {
+            "bluez_running": self.bus.alive,
+            "adapter": self.adapter is not None,
+            "powered": bool(self.adapter and self.adapter.powered),
+            "discovering": bool(self.adapter and self.adapter.discovering),
+            "discovery_sessions": [{"client": c, "filter": f} for c, f in self.discovery.sessions.items()],
+            "connections": conns,
+            "pending_connects": pend,
+            "pending_gatt": gatt,
+            "notify_sessions": notif,
+            "devices": sorted(self.devices),
+            "faults": self.faults.as_json(),
+        }
+
+    def state_json(self):
+        return json.dumps(self.state())

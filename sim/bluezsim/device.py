@@ -1,0 +1,350 @@
+"""org.bluez.Device1 objects: advertising data, the LE connection life cycle
+(Connect, service resolution, Battery1, Disconnect with BlueZ's timer) and faults."""
+
+from .bus import Obj, DBusError
+from .ifaces import ERR
+from .gatt import GattTree
+
+CONNECT_MS = 100
+GATT_EXPORT_MS = 50
+RESOLVE_MS = 150
+BATTERY_MS = 300
+ABORT_MS = 60
+
+
+def alias_for(spec):
+    return spec.name if spec.name else spec.address.replace(":", "-")
+
+
+class Device:
+    def __init__(self, sim, spec, rssi=None):
+        self.sim = sim
+        self.spec = spec
+        self.path = "/org/bluez/hci0/dev_" + spec.address.replace(":", "_")
+        self.rssi = rssi
+        self.connected = False
+        self.services_resolved = False
+        self.connected_by = None
+        self.preconnected = False
+        self.connect_call = None
+        self.connect_timers = []
+        self.link_timers = []
+        self.disconnecting = False
+        self.disconnect_waiters = []     # Call or callable
+        self.disconnect_timer = None
+        self.paired = False
+        self.trusted = False
+        self.removed = False
+        self.gatt = GattTree(sim, self)
+        self.gatt_exported = False
+        self.battery_exported = False
+        adv = rssi is not None
+        self.obj = o = Obj(self.path)
+        o.ifaces["org.bluez.Device1"] = {
+            "Address": ["s", spec.address],
+            "AddressType": ["s", spec.address_type],
+            "Name": ["s", spec.name],
+            "Alias": ["s", alias_for(spec)],
+            "Appearance": ["q", spec.appearance],
+            "Paired": ["b", False],
+            "Trusted": ["b", False],
+            "Blocked": ["b", False],
+            "LegacyPairing": ["b", False],
+            "RSSI": ["n", rssi],
+            "TxPower": ["n", spec.tx_power if adv else None],
+            "Connected": ["b", False],
+            "UUIDs": ["as", list(spec.uuids)],
+            "Adapter": ["o", "/org/bluez/hci0"],
+            "ManufacturerData": ["a{qv}", dict(spec.manufacturer_data) if (adv and spec.manufacturer_data) else None],
+            "ServiceData": ["a{sv}", dict(spec.service_data) if (adv and spec.service_data) else None],
+            "ServicesResolved": ["b", False],
+            "AdvertisingFlags": ["ay", spec.adv_flags if adv else None],
+        }
+        o.handlers["org.bluez.Device1"] = self
+        o.writable["org.bluez.Device1"] = {"Trusted": self._set_trusted, "Blocked": self._set_blocked,
+                                           "Alias": self._set_alias}
+
+    # ------------------------------------------------------------ helpers
+    def set(self, **kw):
+        if not self.removed:
+            self.sim.bus.set_props(self.obj, "org.bluez.Device1", kw)
+
+    def chars(self):
+        return self.gatt.chars
+
+    def _later(self, bucket, ms, fn, *args):
+        tid = self.sim.later(ms, fn, *args)
+        bucket.append(tid)
+        return tid
+
+    def _cancel(self, bucket):
+        for t in bucket:
+            self.sim.cancel(t)
+        bucket.clear()
+
+    def is_temporary(self):
+        return not (self.paired or self.trusted or self.connected or self.connect_call is not None
+                    or self.preconnected or self.spec.group == "cached")
+
+    # ------------------------------------------------------------ advertising
+    def advertised(self, rssi, force=False):
+        if self.removed:
+            return
+        if self.rssi is None:
+            self.rssi = rssi
+            ch = {"RSSI": rssi}
+            if self.spec.tx_power is not None:
+                ch["TxPower"] = self.spec.tx_power
+            if self.spec.manufacturer_data:
+                ch["ManufacturerData"] = dict(self.spec.manufacturer_data)
+            if self.spec.service_data:
+                ch["ServiceData"] = dict(self.spec.service_data)
+            ch["AdvertisingFlags"] = self.spec.adv_flags
+            self.set(**ch)
+        elif rssi != self.rssi and (force or abs(rssi - self.rssi) >= 8):
+            self.rssi = rssi
+            self.set(RSSI=rssi)
+
+    def invalidate_rssi(self):
+        if self.rssi is None:
+            return
+        self.rssi = None
+        ch = {"RSSI": None}
+        if self.obj.get("org.bluez.Device1", "TxPower") is not None:
+            ch["TxPower"] = None
+        self.set(**ch)
+
+    # ------------------------------------------------------------ properties
+    def _set_trusted(self, call, value):
+        call.reply()
+        self.trusted = bool(value)
+        self.set(Trusted=bool(value))
+
+    def _set_blocked(self, call, value):
+        call.reply()
+        self.set(Blocked=bool(value))
+        if value and self.connected:
+            self.link_lost()
+
+    def _set_alias(self, call, value):
+        call.reply()
+        self.set(Alias=value or alias_for(self.spec))
+
+    # ------------------------------------------------------------ Connect
+    def m_Connect(self, call):
+        f = self.sim.faults
+        ad = self.sim.adapter
+        if ad is None or not ad.powered:
+            raise DBusError(ERR + "NotReady", "Resource Not Ready")
+        if self.connected:
+            call.reply()     # BlueZ 5.66 dev_connect: LE already connected -> plain reply
+            return
+        if self.connect_call is not None:
+            raise DBusError(ERR + "Failed", "Operation already in progress")   # -EALREADY
+        if f.get("connect_in_progress"):
+            raise DBusError(ERR + "InProgress", "In Progress")
+        self.connect_call = call
+        if f.get("connect_never_answers"):
+            return
+        msg = f.get("connect_fail")
+        if msg:
+            self._later(self.connect_timers, CONNECT_MS, self._connect_failed, msg)
+            return
+        if not self.spec.connectable or not self.sim.is_advertising(self.spec.address):
+            self._later(self.connect_timers, f.get("connect_timeout_ms"), self._connect_failed,
+                        "le-connection-abort-by-local")
+            return
+        if f.consume_once("connect_abort_once"):
+            self._later(self.connect_timers, CONNECT_MS, self._abort_up)
+            return
+        self._later(self.connect_timers, CONNECT_MS, self._link_up)
+
+    def _connect_failed(self, msg):
+        self._cancel(self.connect_timers)
+        call, self.connect_call = self.connect_call, None
+        if call is not None:
+            call.error(ERR + "Failed", msg)
+
+    def _abort_up(self):
+        self.connected = True
+        self.connected_by = self.connect_call.sender if self.connect_call else None
+        self.set(Connected=True)
+        self._later(self.connect_timers, ABORT_MS, self._abort_down)
+
+    def _abort_down(self):
+        self.connected = False
+        self.connected_by = None
+        self.set(Connected=False)
+        self._connect_failed("le-connection-abort-by-local")
+
+    def _link_up(self):
+        self.connect_timers.clear()
+        call, self.connect_call = self.connect_call, None
+        self.connected = True
+        self.connected_by = call.sender if call else None
+        self.set(Connected=True)
+        if call is not None:
+            call.reply()
+        if self.sim.faults.get("remove_device_during_resolve"):
+            self._later(self.link_timers, 30, self._vanish)
+            return
+        self._resolve()
+
+    def _vanish(self):
+        self.abort_everything()
+        self.sim.remove_device(self)
+
+    def _resolve(self):
+        f = self.sim.faults
+        if self.gatt_exported:
+            self._later(self.link_timers, RESOLVE_MS, self._resolved)
+            return
+        if f.get("services_resolved_never"):
+            return
+        late = f.get("services_resolved_before_gatt_ms")
+        if late > 0:
+            self._later(self.link_timers, RESOLVE_MS, self._resolved)
+            self._later(self.link_timers, RESOLVE_MS + late, self._export_gatt)
+            return
+        self._later(self.link_timers, GATT_EXPORT_MS, self._export_gatt)
+        self._later(self.link_timers, RESOLVE_MS, self._resolved)
+
+    def _export_gatt(self):
+        if self.gatt_exported or self.removed:
+            return
+        self.gatt_exported = True
+        self.sim.bus.export_many(self.gatt.objects())
+
+    def _resolved(self):
+        if not self.connected or self.removed:
+            return
+        self.services_resolved = True
+        uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
+        self.set(UUIDs=uuids, ServicesResolved=True)
+        if self.spec.battery1 is not None:
+            self._later(self.link_timers, BATTERY_MS, self._add_battery)
+
+    def _add_battery(self):
+        if not self.connected or self.battery_exported or self.removed:
+            return
+        self.battery_exported = True
+        self.sim.bus.add_iface(self.obj, "org.bluez.Battery1",
+                               {"Percentage": ["y", self.spec.battery1], "Source": ["s", self.spec.battery1_source]})
+
+    def preconnect(self):
+        if self.connected:
+            self.preconnected = True
+            return
+        self.connected = True
+        self.preconnected = True
+        self.connected_by = None
+        self._export_gatt()
+        self.set(Connected=True)
+        self.services_resolved = True
+        uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
+        self.set(UUIDs=uuids, ServicesResolved=True)
+        if self.spec.battery1 is not None:
+            self._add_battery()
+
+    # ------------------------------------------------------------ Disconnect
+    def m_Disconnect(self, call):
+        if self.connect_call is not None:
+            self._cancel(self.connect_timers)
+            pending, self.connect_call = self.connect_call, None
+            pending.error(ERR + "Failed", "br-connection-canceled")
+            if self.connected:      # connect_abort_once window: link is up briefly
+                self.connected = False
+                self.connected_by = None
+                self.set(Connected=False)
+        if not self.connected:
+            call.reply()
+            return
+        self.request_disconnect(call)
+
+    def request_disconnect(self, waiter, on_done=None):
+        if waiter is not None:
+            self.disconnect_waiters.append(waiter)
+        if on_done is not None:
+            self.disconnect_waiters.append(on_done)
+        if self.disconnecting:
+            return
+        self.disconnecting = True
+        self._cancel(self.link_timers)
+        if self.services_resolved:
+            self.services_resolved = False
+            self.set(ServicesResolved=False)
+        self.disconnect_timer = self.sim.later(self.sim.faults.get("disconnect_delay_ms"), self._disconnect_done)
+
+    def _disconnect_done(self):
+        self.disconnect_timer = None
+        self.link_lost()
+
+    def link_lost(self, reason="local"):
+        """The LE link is gone: fail GATT operations, end notify sessions,
+        ServicesResolved=false, Connected=false, drop Battery1, answer Disconnect."""
+        self._cancel(self.link_timers)
+        self.sim.cancel(self.disconnect_timer)
+        self.disconnect_timer = None
+        if reason == "power" and self.connect_call is not None:
+            self._connect_failed("le-connection-abort-by-local")
+        self.gatt.link_lost()
+        if self.services_resolved:
+            self.services_resolved = False
+            self.set(ServicesResolved=False)
+        was = self.connected
+        self.connected = False
+        self.connected_by = None
+        self.preconnected = False
+        self.disconnecting = False
+        if was:
+            self.set(Connected=False)
+        if self.battery_exported:
+            self.battery_exported = False
+            if not self.removed:
+                self.sim.bus.remove_iface(self.obj, "org.bluez.Battery1")
+        waiters, self.disconnect_waiters = self.disconnect_waiters, []
+        for w in waiters:
+            if callable(w):
+                w()
+            else:
+                w.reply()
+
+    def abort_everything(self):
+        """The device object is going away (RemoveDevice, adapter removed, vanish)."""
+        self._cancel(self.connect_timers)
+        self._cancel(self.link_timers)
+        self.sim.cancel(self.disconnect_timer)
+        if self.connect_call is not None:
+            c, self.connect_call = self.connect_call, None
+            c.error(ERR + "Failed", "le-connection-abort-by-local")
+        self.gatt.link_lost()
+        self.connected = False
+        self.disconnecting = False
+
+    def forget_calls(self):
+        self.connect_call = None
+        self.disconnect_waiters = []
+        self.gatt.forget_calls()
+
+    def client_left(self, sender):
+        self.gatt.client_left(sender)
+
+    # ------------------------------------------------------------ pairing & profiles
+    def m_Pair(self, call):
+        if self.paired:
+            raise DBusError(ERR + "AlreadyExists", "Already Exists")
+
+        def done():
+            self.paired = True
+            self.set(Paired=True)
+            call.reply()
+        self._later(self.link_timers, 200, done)
+
+    def m_CancelPairing(self, call):
+        raise DBusError(ERR + "DoesNotExist", "Does Not Exist")
+
+    def m_ConnectProfile(self, call, uuid):
+        raise DBusError(ERR + "InvalidArguments", "Invalid arguments in method call")
+
+    def m_DisconnectProfile(self, call, uuid):
+        raise DBusError(ERR + "InvalidArguments", "Invalid arguments in method call")

@@ -1,0 +1,215 @@
+"""Discovery sessions (one per D-Bus client, like BlueZ's discovery_list), filters,
+advertising reports and RSSI updates."""
+
+import random
+
+from .bus import DBusError
+from .ifaces import ERR
+from . import world
+
+RSSI_THRESHOLD = 8
+REPORT_DELAY_MS = 60
+TICK_MS = 700
+CHURN_MS = 200
+BATCH = 250
+
+
+class Discovery:
+    def __init__(self, sim):
+        self.sim = sim
+        self.sessions = {}       # sender -> filter (plain dict)
+        self.report_timer = None
+        self.tick_timer = None
+        self.churn_timer = None
+        self.power_timer = None
+        self.bench = []          # pending bench specs to report
+        self.bench_timer = None
+        self.rng = random.Random(0x5A1E)
+
+    # ------------------------------------------------------------ helpers
+    @property
+    def adapter(self):
+        return self.sim.adapter
+
+    def active(self):
+        return bool(self.sessions) and self.adapter is not None and self.adapter.discovering
+
+    def no_threshold(self):
+        return any("RSSI" in f or "Pathloss" in f for f in self.sessions.values())
+
+    def passes(self, spec):
+        if spec.group == "foreign":
+            return True
+        return any(match(f, spec) for f in self.sessions.values())
+
+    def _cancel_timers(self):
+        for t in (self.report_timer, self.tick_timer, self.churn_timer, self.power_timer, self.bench_timer):
+            self.sim.cancel(t)
+        self.report_timer = self.tick_timer = self.churn_timer = self.power_timer = self.bench_timer = None
+        self.bench = []
+
+    def clear(self, emit=False):
+        """Drop every session (adapter power-off, reset). With emit, signal like BlueZ."""
+        had = bool(self.sessions)
+        self.sessions.clear()
+        self._cancel_timers()
+        if emit and self.adapter is not None and (had or self.adapter.discovering):
+            self._end_sequence()
+
+    # ------------------------------------------------------------ methods
+    def start(self, call):
+        ad = self.adapter
+        if not ad.powered:
+            raise DBusError(ERR + "NotReady", "Resource Not Ready")
+        if self.sim.start_discovery_busy_left != 0:
+            if self.sim.start_discovery_busy_left > 0:
+                self.sim.start_discovery_busy_left -= 1
+            raise DBusError(ERR + "InProgress", "Operation already in progress")
+        if call.sender in self.sessions:
+            raise DBusError(ERR + "InProgress", "Operation already in progress")
+        delay = self.sim.faults.get("start_discovery_delay_ms")
+        if delay > 0:
+            self.sim.later(delay, self._start_now, call)
+        else:
+            self._start_now(call)
+
+    def _start_now(self, call):
+        ad = self.adapter
+        if ad is None or not ad.powered:
+            call.error(ERR + "NotReady", "Resource Not Ready")
+            return
+        if call.sender in self.sessions:
+            call.error(ERR + "InProgress", "Operation already in progress")
+            return
+        self.sessions[call.sender] = dict(ad.filters.get(call.sender, {}))
+        call.reply()
+        if not ad.discovering:
+            ad.set(Discovering=True)
+            self.tick_timer = self.sim.every(TICK_MS, self._tick)
+        self._schedule_report()
+        ms = self.sim.faults.get("power_off_mid_scan_ms")
+        if ms > 0 and self.power_timer is None:
+            self.power_timer = self.sim.later(ms, self._power_off)
+
+    def stop(self, call):
+        ad = self.adapter
+        if not ad.powered:
+            raise DBusError(ERR + "NotReady", "Resource Not Ready")
+        if call.sender not in self.sessions:
+            raise DBusError(ERR + "Failed", "No discovery started")
+        del self.sessions[call.sender]
+        call.reply()
+        if not self.sessions:
+            self._cancel_timers()
+            self._end_sequence()
+
+    def client_left(self, sender):
+        if self.adapter is not None:
+            self.adapter.filters.pop(sender, None)
+        if self.sessions.pop(sender, None) is not None and not self.sessions:
+            self._cancel_timers()
+            self._end_sequence()
+
+    def filter_changed(self, sender, flt):
+        if sender in self.sessions:
+            self.sessions[sender] = dict(flt)
+            self._schedule_report()
+
+    def _power_off(self):
+        self.power_timer = None
+        if self.adapter is not None:
+            self.adapter.set_powered(False)
+
+    # ------------------------------------------------------------ reporting
+    def _schedule_report(self):
+        if self.report_timer is None:
+            self.report_timer = self.sim.later(REPORT_DELAY_MS, self._report)
+
+    def _report(self):
+        self.report_timer = None
+        if not self.active():
+            return
+        for spec in self.sim.advertisers():
+            if self.passes(spec):
+                self.seen(spec, spec.rssi + self.rng.randint(-2, 2))
+        n = self.sim.faults.get("advertisers")
+        if n > 0:
+            self.bench = [s for s in world.bench_devices(n, self.sim.faults.get("rssi_churn")) if self.passes(s)]
+            self._bench_batch()
+            if self.sim.faults.get("rssi_churn") and self.churn_timer is None:
+                self.churn_timer = self.sim.every(CHURN_MS, self._churn)
+
+    def _bench_batch(self):
+        self.bench_timer = None
+        if not self.active():
+            self.bench = []
+            return False
+        batch, self.bench = self.bench[:BATCH], self.bench[BATCH:]
+        for spec in batch:
+            self.seen(spec, spec.rssi)
+        if self.bench:
+            self.bench_timer = self.sim.later(0, self._bench_batch)
+        return False
+
+    def seen(self, spec, rssi):
+        dev = self.sim.devices.get(spec.address)
+        if dev is None:
+            dev = self.sim.ensure_device(spec, rssi=rssi)
+        else:
+            dev.advertised(rssi, force=self.no_threshold())
+
+    def _tick(self):
+        if not self.active():
+            self.tick_timer = None
+            return False
+        for spec in self.sim.advertisers():
+            dev = self.sim.devices.get(spec.address)
+            if dev is None or not self.passes(spec):
+                continue
+            swing = 12 if self.rng.random() < 0.15 else 4
+            dev.advertised(spec.rssi + self.rng.randint(-swing, swing), force=self.no_threshold())
+        return True
+
+    def _churn(self):
+        if not self.active() or not self.sim.faults.get("rssi_churn"):
+            self.churn_timer = None
+            return False
+        for dev in list(self.sim.devices.values()):
+            if dev.spec.group == "bench":
+                cur = dev.rssi if dev.rssi is not None else dev.spec.rssi
+                new = dev.spec.rssi - 10 if cur >= dev.spec.rssi else dev.spec.rssi
+                dev.advertised(new, force=True)
+        return True
+
+    def _end_sequence(self):
+        """After the last session ends (reply already sent): invalidate RSSI/TxPower,
+        drop unnamed or non-connectable temporary devices, then Discovering=false."""
+        for dev in list(self.sim.devices.values()):
+            dev.invalidate_rssi()
+        for dev in list(self.sim.devices.values()):
+            if dev.is_temporary() and (dev.spec.name is None or not dev.spec.connectable):
+                self.sim.remove_device(dev)
+        if self.adapter is not None and self.adapter.discovering:
+            self.adapter.set(Discovering=False)
+
+
+def match(flt, spec):
+    if flt.get("Transport") == "bredr":
+        return False
+    uuids = flt.get("UUIDs")
+    if uuids:
+        have = set(spec.uuids) | set(spec.service_data)
+        if not have & set(uuids):
+            return False
+    if "RSSI" in flt and (spec.rssi is None or spec.rssi < flt["RSSI"]):
+        return False
+    if "Pathloss" in flt:
+        if spec.tx_power is None or spec.rssi is None or spec.tx_power - spec.rssi > flt["Pathloss"]:
+            return False
+    pat = flt.get("Pattern")
+    if pat:
+        if not (spec.address.startswith(pat) or (spec.name or "").startswith(pat)):
+            return False
+    if flt.get("Discoverable") and not (spec.adv_flags and spec.adv_flags[0] & 0x03):
+        return False
+    return True

@@ -1,0 +1,93 @@
+"""Fault and scenario switches: names, types, defaults, and parsing of NAME=VALUE."""
+
+import json
+
+# name -> (type, default, help)
+FAULTS = {
+    "connect_never_answers": (bool, False, "Connect is never answered; Disconnect still cancels it (br-connection-canceled)"),
+    "connect_abort_once": (bool, False, "Connected=true briefly, then false; Connect fails Failed le-connection-abort-by-local; next Connect succeeds"),
+    "connect_in_progress": (bool, False, "Connect answers org.bluez.Error.InProgress"),
+    "connect_fail": (str, "", "Connect answers org.bluez.Error.Failed with this message (empty = off)"),
+    "services_resolved_never": (bool, False, "GATT discovery never completes: no GATT objects, ServicesResolved stays false"),
+    "services_resolved_before_gatt_ms": (int, 0, "ServicesResolved=true first, GATT InterfacesAdded this many ms later (0 = off)"),
+    "remove_device_during_resolve": (bool, False, "after the Connect reply the device is removed (InterfacesRemoved), no Connected change"),
+    "read_never_answers": (bool, False, "ReadValue is never answered"),
+    "disconnect_mid_read": (bool, False, "ReadValue stays pending, then the link drops; the read fails Failed 'Operation failed'"),
+    "write_in_progress_once": (bool, False, "the first WriteValue answers org.bluez.Error.InProgress"),
+    "notify_before_write_reply": (bool, False, "the vendor answer notification is emitted before the WriteValue reply"),
+    "no_notification": (bool, False, "vendor commands are never answered"),
+    "adapter_powered_off": (bool, False, "adapter Powered=false"),
+    "no_adapter": (bool, False, "no /org/bluez/hci0 at all"),
+    "power_off_mid_scan_ms": (int, 0, "that long after StartDiscovery the adapter powers off (0 = off)"),
+    "start_discovery_in_progress": (int, 0, "answer InProgress to that many StartDiscovery calls; -1 = always"),
+    "start_discovery_delay_ms": (int, 0, "delay the StartDiscovery reply"),
+    "access_denied": (bool, False, "every org.bluez call answers org.freedesktop.DBus.Error.AccessDenied"),
+    "bluez_exit_on": (str, "", "when this method is called, the org.bluez connection closes without replying"),
+    "cached_devices": (bool, False, "the tree holds stale devices from an earlier scan (no RSSI, not advertising)"),
+    "foreign_filter": (bool, False, "discovery also reports devices another client's filter let through"),
+    "preconnected": (str, "", "this address is connected and resolved at start-up by another client"),
+    "weird_names": (bool, False, "extra advertisers with odd names (none, empty, control chars, U+FFFD)"),
+    "disconnect_delay_ms": (int, 2000, "Disconnect delay (BlueZ DISCONNECT_TIMER = 2 s)"),
+    "advertisers": (int, 0, "N extra advertisers reported as fast as possible on StartDiscovery"),
+    "rssi_churn": (bool, False, "keep changing the extra advertisers' RSSI"),
+    "connect_timeout_ms": (int, 20000, "how long Connect to a device that does not advertise takes to fail"),
+}
+
+
+class FaultError(ValueError):
+    pass
+
+
+def parse_value(name, text):
+    if name not in FAULTS:
+        raise FaultError(f"unknown fault '{name}' (known: {', '.join(sorted(FAULTS))})")
+    typ = FAULTS[name][0]
+    if not isinstance(text, str):
+        text = json.dumps(text) if not isinstance(text, bool) else ("true" if text else "false")
+    t = text.strip()
+    if typ is bool:
+        if t.lower() in ("1", "true", "yes", "on", ""):
+            return True
+        if t.lower() in ("0", "false", "no", "off"):
+            return False
+        raise FaultError(f"fault '{name}' wants a boolean, got '{text}'")
+    if typ is int:
+        try:
+            return int(t, 0)
+        except ValueError:
+            raise FaultError(f"fault '{name}' wants an integer, got '{text}'") from None
+    return text
+
+
+def parse_assignment(arg):
+    if "=" in arg:
+        name, value = arg.split("=", 1)
+    else:
+        name, value = arg, "true"
+    return name.strip(), parse_value(name.strip(), value)
+
+
+class Faults:
+    def __init__(self):
+        self.values = {}
+
+    def get(self, name):
+        return self.values.get(name, FAULTS[name][1])
+
+    def set(self, name, value):
+        if value == FAULTS[name][1]:
+            self.values.pop(name, None)
+        else:
+            self.values[name] = value
+
+    def consume_once(self, name):
+        if self.get(name):
+            self.set(name, FAULTS[name][1])
+            return True
+        return False
+
+    def clear(self):
+        self.values.clear()
+
+    def as_json(self):
+        return dict(self.values)

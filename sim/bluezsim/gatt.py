@@ -1,0 +1,318 @@
+"""GATT client objects (GattService1, GattCharacteristic1, GattDescriptor1) of one
+device, ReadValue/WriteValue/StartNotify/StopNotify, and the vendor command protocol."""
+
+from .bus import Obj, DBusError
+from .ifaces import ERR
+from .world import u16
+
+OP_MS = 15
+NOTIFY_MS = 10
+STATUS_MS = 300
+MTU = 247
+CCC_UUID = u16(0x2902)
+
+
+def not_connected():
+    return DBusError(ERR + "Failed", "Not connected")
+
+
+def in_progress():
+    return DBusError(ERR + "InProgress", "In Progress")
+
+
+class Char:
+    def __init__(self, tree, svc_path, spec, handle):
+        self.tree = tree
+        self.sim = tree.sim
+        self.spec = spec
+        self.role = spec.role
+        self.value = bytes(spec.value)
+        self.path = "%s/char%04x" % (svc_path, handle)
+        self.busy = None              # the Call in flight (ReadValue / WriteValue)
+        self.notify_clients = set()
+        self.status_timer = None
+        self.ops = []                 # timers of operations in flight
+        self.obj = o = Obj(self.path)
+        notifiable = "notify" in spec.flags or "indicate" in spec.flags
+        o.ifaces["org.bluez.GattCharacteristic1"] = {
+            "UUID": ["s", spec.uuid],
+            "Service": ["o", svc_path],
+            "Value": ["ay", b""],
+            "Notifying": ["b", False if notifiable else None],
+            "Flags": ["as", list(spec.flags)],
+            "Handle": ["q", handle + 1],
+            "MTU": ["q", MTU],
+        }
+        o.handlers["org.bluez.GattCharacteristic1"] = self
+        self.desc = None
+        if notifiable:
+            self.desc = Desc(self, handle + 2)
+
+    @property
+    def device(self):
+        return self.tree.device
+
+    def set(self, **kw):
+        if not self.device.removed:
+            self.sim.bus.set_props(self.obj, "org.bluez.GattCharacteristic1", kw, force="Value" in kw)
+
+    def current_value(self):
+        if self.role == "battery_level":
+            return bytes([self.device.spec.battery1 if self.device.spec.battery1 is not None else self.value[0]])
+        return self.value
+
+    def _check(self):
+        if not self.device.connected or self.device.disconnecting:
+            raise not_connected()
+
+    def _later(self, ms, fn, *a):
+        tid = self.sim.later(ms, fn, *a)
+        self.ops.append(tid)
+        return tid
+
+    # ------------------------------------------------------------ ReadValue
+    def m_ReadValue(self, call, options):
+        self._check()
+        if self.busy is not None:
+            raise in_progress()
+        offset = int(options.get("offset", 0))
+        f = self.sim.faults
+        self.busy = call
+        if "read" not in self.spec.flags:
+            self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Read not permitted")
+            return
+        if f.get("read_never_answers"):
+            return
+        if f.get("disconnect_mid_read"):
+            self._later(200, self.device.link_lost, "remote")
+            return
+        self._later(OP_MS, self._finish_read, call, offset)
+
+    def _finish_error(self, call, name, text):
+        if self.busy is call:
+            self.busy = None
+        call.error(name, text)
+
+    def _finish_read(self, call, offset):
+        if self.busy is not call:
+            return
+        self.busy = None
+        value = self.current_value()
+        if offset > len(value):
+            call.error(ERR + "InvalidArguments", "Invalid offset")
+            return
+        self.value = value
+        call.reply("ay", dbus_bytes(value[offset:]))
+        self.set(Value=value)      # BlueZ updates the cached Value after a read
+
+    # ------------------------------------------------------------ WriteValue
+    def m_WriteValue(self, call, value, options):
+        self._check()
+        kind = options.get("type")
+        flags = self.spec.flags
+        if kind is not None and str(kind) not in ("request", "command", "reliable"):
+            raise DBusError(ERR + "InvalidArguments", "Invalid arguments in method call")
+        if kind is None:
+            kind = "request" if "write" in flags else "command"
+        kind = str(kind)
+        if kind in ("request", "reliable") and "write" not in flags:
+            raise DBusError(ERR + "NotSupported", "Operation is not supported")
+        if kind == "command" and "write-without-response" not in flags:
+            raise DBusError(ERR + "NotSupported", "Operation is not supported")
+        if self.busy is not None:
+            raise in_progress()
+        if self.sim.faults.consume_once("write_in_progress_once"):
+            raise in_progress()
+        data = bytes(value)
+        if kind == "command":
+            self._written(call, data)
+        else:
+            self.busy = call
+            self._later(OP_MS, self._finish_write, call, data)
+
+    def _finish_write(self, call, data):
+        if self.busy is not call:
+            return
+        self.busy = None
+        self._written(call, data)
+
+    def _written(self, call, data):
+        self.value = data
+        answer = None
+        if self.role == "vendor_cmd" and data and not self.sim.faults.get("no_notification"):
+            answer = self.tree.vendor_answer(data[0])
+        rsp = self.tree.vendor_rsp()
+        if answer is not None and rsp is not None and self.sim.faults.get("notify_before_write_reply"):
+            rsp.notify(answer)
+            call.reply()
+            return
+        call.reply()
+        if answer is not None and rsp is not None:
+            rsp._later(NOTIFY_MS, rsp.notify, answer)
+
+    # ------------------------------------------------------------ notifications
+    def m_StartNotify(self, call):
+        self._check()
+        if "notify" not in self.spec.flags and "indicate" not in self.spec.flags:
+            raise DBusError(ERR + "NotSupported", "Operation is not supported")
+        if call.sender in self.notify_clients:
+            call.reply()
+            return
+        first = not self.notify_clients
+        self.notify_clients.add(call.sender)
+        if first:
+            self.set(Notifying=True)
+            if self.role == "vendor_rsp" and self.status_timer is None:
+                self.status_timer = self.sim.every(STATUS_MS, self._status)
+        call.reply()
+
+    def m_StopNotify(self, call):
+        if call.sender not in self.notify_clients:
+            raise DBusError(ERR + "Failed", "No notify session started")
+        self.notify_clients.discard(call.sender)
+        call.reply()
+        if not self.notify_clients:
+            self._notify_off()
+
+    def _notify_off(self):
+        self.sim.cancel(self.status_timer)
+        self.status_timer = None
+        if self.obj.get("org.bluez.GattCharacteristic1", "Notifying"):
+            self.set(Notifying=False)
+
+    def _status(self):
+        if not self.notify_clients or not self.device.connected:
+            self.status_timer = None
+            return False
+        self.notify(b"\x90\x00")
+        return True
+
+    def notify(self, data):
+        if self.notify_clients and self.device.connected and not self.device.removed:
+            self.value = bytes(data)
+            self.set(Value=self.value)
+
+    def m_AcquireWrite(self, call, options):
+        raise DBusError(ERR + "NotSupported", "Operation is not supported")
+
+    def m_AcquireNotify(self, call, options):
+        raise DBusError(ERR + "NotSupported", "Operation is not supported")
+
+    # ------------------------------------------------------------ link / clients
+    def link_lost(self):
+        for t in self.ops:
+            self.sim.cancel(t)
+        self.ops.clear()
+        if self.busy is not None:
+            c, self.busy = self.busy, None
+            c.error(ERR + "Failed", "Operation failed")
+        if self.notify_clients:
+            self.notify_clients.clear()
+            self._notify_off()
+
+    def forget_calls(self):
+        self.busy = None
+        self.ops.clear()
+        self.status_timer = None
+        self.notify_clients.clear()
+
+    def client_left(self, sender):
+        if sender in self.notify_clients:
+            self.notify_clients.discard(sender)
+            if not self.notify_clients:
+                self._notify_off()
+
+
+class Desc:
+    def __init__(self, char, handle):
+        self.char = char
+        self.path = "%s/desc%04x" % (char.path, handle)
+        self.obj = o = Obj(self.path)
+        o.ifaces["org.bluez.GattDescriptor1"] = {
+            "UUID": ["s", CCC_UUID],
+            "Characteristic": ["o", char.path],
+            "Value": ["ay", b""],
+            "Handle": ["q", handle],
+        }
+        o.handlers["org.bluez.GattDescriptor1"] = self
+
+    def m_ReadValue(self, call, options):
+        self.char._check()
+        val = b"\x01\x00" if self.char.notify_clients else b"\x00\x00"
+        call.reply("ay", dbus_bytes(val))
+        self.char.sim.bus.set_prop(self.obj, "org.bluez.GattDescriptor1", "Value", val)
+
+    def m_WriteValue(self, call, value, options):
+        self.char._check()
+        raise DBusError(ERR + "NotPermitted", "Write not permitted")
+
+
+class GattTree:
+    FIRST_HANDLE = 0x000A
+
+    def __init__(self, sim, device):
+        self.sim = sim
+        self.device = device
+        self.services = []     # (Obj, [Char])
+        self.chars = []
+        h = self.FIRST_HANDLE
+        for s in device.spec.services:
+            spath = "%s/service%04x" % (device.path, h)
+            so = Obj(spath)
+            so.ifaces["org.bluez.GattService1"] = {
+                "UUID": ["s", s.uuid], "Device": ["o", device.path], "Primary": ["b", True],
+                "Includes": ["ao", []], "Handle": ["q", h]}
+            so.handlers["org.bluez.GattService1"] = self
+            h += 1
+            chars = []
+            for cs in s.chars:
+                ch = Char(self, spath, cs, h)
+                chars.append(ch)
+                h += 3 if ch.desc is not None else 2
+            self.services.append((so, chars))
+            self.chars.extend(chars)
+            h += 1
+
+    def objects(self):
+        out = []
+        for so, chars in self.services:
+            out.append(so)
+            for ch in chars:
+                out.append(ch.obj)
+                if ch.desc is not None:
+                    out.append(ch.desc.obj)
+        return out
+
+    def vendor_rsp(self):
+        for ch in self.chars:
+            if ch.role == "vendor_rsp":
+                return ch
+        return None
+
+    def vendor_answer(self, cmd):
+        v = self.device.spec.vendor
+        if v is None:
+            return None
+        (major, minor, patch), battery = v
+        if cmd == 0x01:
+            return bytes([0x81, major, minor, patch])
+        if cmd == 0x02:
+            return bytes([0x82, battery])
+        return bytes([0xEE, cmd])
+
+    def link_lost(self):
+        for ch in self.chars:
+            ch.link_lost()
+
+    def forget_calls(self):
+        for ch in self.chars:
+            ch.forget_calls()
+
+    def client_left(self, sender):
+        for ch in self.chars:
+            ch.client_left(sender)
+
+
+def dbus_bytes(b):
+    import dbus
+    return dbus.Array([dbus.Byte(x) for x in b], signature="y")

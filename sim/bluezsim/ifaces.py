@@ -1,0 +1,23 @@
+"""Method signatures of the org.bluez interfaces the simulator serves: member -> (in, out)."""
+
+IFACES = {
+    "org.bluez.AgentManager1": {"methods": {
+        "RegisterAgent": ("os", ""), "UnregisterAgent": ("o", ""), "RequestDefaultAgent": ("o", "")}},
+    "org.bluez.ProfileManager1": {"methods": {
+        "RegisterProfile": ("osa{sv}", ""), "UnregisterProfile": ("o", "")}},
+    "org.bluez.Adapter1": {"methods": {
+        "StartDiscovery": ("", ""), "StopDiscovery": ("", ""), "SetDiscoveryFilter": ("a{sv}", ""),
+        "GetDiscoveryFilters": ("", "as"), "RemoveDevice": ("o", "")}},
+    "org.bluez.Device1": {"methods": {
+        "Connect": ("", ""), "Disconnect": ("", ""), "Pair": ("", ""), "CancelPairing": ("", ""),
+        "ConnectProfile": ("s", ""), "DisconnectProfile": ("s", "")}},
+    "org.bluez.GattService1": {"methods": {}},
+    "org.bluez.GattCharacteristic1": {"methods": {
+        "ReadValue": ("a{sv}", "ay"), "WriteValue": ("aya{sv}", ""), "StartNotify": ("", ""),
+        "StopNotify": ("", ""), "AcquireWrite": ("a{sv}", "hq"), "AcquireNotify": ("a{sv}", "hq")}},
+    "org.bluez.GattDescriptor1": {"methods": {
+        "ReadValue": ("a{sv}", "ay"), "WriteValue": ("aya{sv}", "")}},
+    "org.bluez.Battery1": {"methods": {}},
+}
+
+ERR = "org.bluez.Error."
