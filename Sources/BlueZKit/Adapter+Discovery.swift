@@ -1,0 +1,128 @@
+import DBusKit
+
+/// How long clean-up after an interrupted operation (StopDiscovery, Disconnect, StopNotify)
+/// may take of our own time.
+public enum CleanupPolicy {
+    public static let interruptedTimeout: Duration = .milliseconds(400)
+}
+
+extension Adapter {
+    /// The Device1 properties whose change means the device was heard during this scan.
+    static let sightingProperties: Set<String> = ["RSSI", "ManufacturerData", "ServiceData", "TxPower"]
+
+    /// Runs `body` while this adapter discovers LE devices, then stops discovery.
+    ///
+    /// Sets the discovery filter (Transport "le", DuplicateData explicit, UUIDs and RSSI when
+    /// asked), then StartDiscovery (an `org.bluez.Error.InProgress` answer is retried once after
+    /// 200 ms). `body` gets a stream of batches of devices *seen during this scan* (added, or a
+    /// change of RSSI, ManufacturerData, ServiceData or TxPower) that pass `filter`, checked
+    /// again here because BlueZ merges the filters of all clients. Devices only cached from
+    /// earlier are never reported.
+    ///
+    /// The stream ends with an error when the adapter powers off or goes away
+    /// (``BLEError/unavailable(_:)``) or bluetoothd leaves the bus. When `body` returns or
+    /// throws, or the task is cancelled, StopDiscovery is sent, after the StartDiscovery reply if
+    /// that was still pending, under ``CleanupPolicy/interruptedTimeout``; its errors (NotReady,
+    /// "No discovery started", InProgress) are dropped and never replace the result.
+    /// - Parameters:
+    ///   - filter: what to report.
+    ///   - setupTimeout: the limit for SetDiscoveryFilter and StartDiscovery.
+    /// - Throws: ``BLEError/busy(_:message:)`` when discovery stays InProgress,
+    ///   ``BLEError/unavailable(_:)``, ``BLEError/failed(_:dbusError:message:)``,
+    ///   ``BLEError/timedOut(_:)``, what `body` throws, `CancellationError`.
+    public func withDiscovery<T: Sendable>(
+        filter: DiscoveryFilter, setupTimeout: Duration,
+        _ body: (AsyncThrowingStream<[Advertisement], any Error>) async throws -> T
+    ) async throws -> T {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Advertisement].self)
+        let watcher = session.addWatcher(discoveryWatcher(filter: filter, continuation: continuation))
+        let operation = BLEOperation(.discovery)
+        let session = self.session
+        let path = self.path
+        // Not a child of this task: its reply must be seen even when we are cancelled, so that
+        // StopDiscovery follows a StartDiscovery that succeeded.
+        let start = Task<Void, any Error> {
+            _ = try await session.call(BlueZ.call(path, BlueZ.adapterInterface, "SetDiscoveryFilter", [filter.dbusValue]),
+                                       operation: operation, timeout: setupTimeout)
+            do {
+                _ = try await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StartDiscovery"), operation: operation, timeout: setupTimeout)
+            } catch BLEError.busy {
+                try await Task.sleep(for: .milliseconds(200))
+                do {
+                    _ = try await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StartDiscovery"), operation: operation, timeout: setupTimeout)
+                } catch BLEError.busy(let op, let message) {
+                    throw BLEError.busy(op, message: "adapter busy: discovery could not start (\(message))")
+                }
+            }
+        }
+        let result: Result<T, any Error>
+        do {
+            try await awaitCancellable(start)
+            result = .success(try await body(stream))
+        } catch {
+            result = .failure(error)
+        }
+        session.removeWatcher(watcher)
+        continuation.finish()
+        await runCleanup {
+            guard (try? await awaitCancellable(start, timeout: CleanupPolicy.interruptedTimeout)) != nil else { return }
+            _ = try? await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StopDiscovery"), operation: operation,
+                                        timeout: CleanupPolicy.interruptedTimeout)
+        }
+        return try result.get()
+    }
+
+    private func discoveryWatcher(filter: DiscoveryFilter, continuation: AsyncThrowingStream<[Advertisement], any Error>.Continuation) -> Session.Watcher {
+        let adapterPath = path
+        let adapterName = name
+        return { cache, changes in
+            var seen = [ObjectPath]()
+            var failure: BLEError?
+            for change in changes {
+                switch change {
+                case .added(let path, let interfaces):
+                    if interfaces.contains(BlueZ.deviceInterface), path.parent == adapterPath { seen.append(path) }
+                case .changed(let path, BlueZ.deviceInterface, let changed, _):
+                    if path.parent == adapterPath, changed.contains(where: Adapter.sightingProperties.contains) { seen.append(path) }
+                case .changed(adapterPath, BlueZ.adapterInterface, let changed, _):
+                    if changed.contains("Powered"), cache.property("Powered", of: adapterPath, on: BlueZ.adapterInterface)?.bool == false {
+                        failure = .unavailable(.poweredOff(adapterName))
+                    }
+                case .removed(adapterPath, let interfaces) where interfaces.contains(BlueZ.adapterInterface):
+                    failure = .unavailable(.noAdapter(adapterName))
+                case .bluezVanished:
+                    failure = .unavailable(.bluezLeft)
+                case .busLost:
+                    failure = .unavailable(.busUnreachable("the connection to the system bus was lost"))
+                default:
+                    break
+                }
+            }
+            var batch = [Advertisement]()
+            for path in seen {
+                guard let properties = cache[path, BlueZ.deviceInterface],
+                      let advertisement = Advertisement(path: path, properties: properties),
+                      filter.matches(advertisement) else { continue }
+                batch.append(advertisement)
+            }
+            guard !batch.isEmpty || failure != nil else { return nil }
+            return { [batch, failure] in
+                if !batch.isEmpty { continuation.yield(batch) }
+                if let failure { continuation.finish(throwing: failure) }
+            }
+        }
+    }
+}
+
+/// Waits for `task` (which is not cancelled) unless this task is cancelled or `timeout` passes.
+func awaitCancellable<T: Sendable>(_ task: Task<T, any Error>, timeout: Duration? = nil) async throws -> T {
+    try await withOneShot(timeout: timeout) { (shot: OneShot<T>) in
+        Task { shot.resolve(await task.result) }
+    }
+}
+
+/// Runs clean-up in a task of its own, so it completes even when the caller was cancelled
+/// (clean-up awaited inside a cancelled task would fail at once).
+func runCleanup(_ work: @escaping @Sendable () async -> Void) async {
+    await Task { await work() }.value
+}

@@ -1,0 +1,51 @@
+import DBusKit
+
+/// A Bluetooth adapter, org.bluez.Adapter1 (bluez/doc/org.bluez.Adapter.rst): a cheap handle
+/// of (session, object path).
+public struct Adapter: Sendable {
+    public let session: Session
+    /// `/org/bluez/hci0`
+    public let path: ObjectPath
+    /// `hci0`
+    public var name: String { String(path.lastComponent) }
+
+    /// The adapter to use, once BlueZ is ready: the one named, or the first powered one.
+    /// - Parameter name: `hci0`-style name; nil picks the first powered adapter by path.
+    /// - Throws: ``BLEError/unavailable(_:)`` with `.noAdapter` (none, or not the one named) or
+    ///   `.poweredOff`.
+    public static func ready(in session: Session, named name: String?) throws -> Adapter {
+        try session.withCache { cache in
+            let all = cache.paths(with: BlueZ.adapterInterface)
+            let powered = { (path: ObjectPath) in cache.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool == true }
+            if let name {
+                guard let path = all.first(where: { $0.lastComponent == name[...] }) else { throw BLEError.unavailable(.noAdapter(name)) }
+                guard powered(path) else { throw BLEError.unavailable(.poweredOff(name)) }
+                return Adapter(session: session, path: path)
+            }
+            guard let first = all.first else { throw BLEError.unavailable(.noAdapter(nil)) }
+            guard let path = all.first(where: powered) else { throw BLEError.unavailable(.poweredOff(String(first.lastComponent))) }
+            return Adapter(session: session, path: path)
+        }
+    }
+
+    /// The object path BlueZ gives `address` under this adapter.
+    public func devicePath(for address: BluetoothAddress) -> ObjectPath {
+        path.appending(address.devicePathComponent)
+    }
+
+    /// The device if BlueZ knows it (it has a Device1 object), else nil.
+    public func knownDevice(_ address: BluetoothAddress) -> Device? {
+        let path = devicePath(for: address)
+        let known = session.withCache { $0[path, BlueZ.deviceInterface] != nil }
+        return known ? Device(adapter: self, address: address) : nil
+    }
+
+    /// Devices BlueZ has in its object tree under this adapter (cached ones included).
+    public var knownDevices: [Advertisement] {
+        session.withCache { cache in
+            cache.paths(with: BlueZ.deviceInterface, under: path).compactMap { devicePath in
+                cache[devicePath, BlueZ.deviceInterface].flatMap { Advertisement(path: devicePath, properties: $0) }
+            }
+        }
+    }
+}

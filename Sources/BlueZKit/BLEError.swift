@@ -1,0 +1,148 @@
+import DBusKit
+
+/// A stage of a BlueZ operation, named in errors ("timed out during connect to C0:FF:EE:00:00:01").
+public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case bus, adapter, discovery, deviceLookup = "device_lookup", connect
+        case serviceResolution = "service_resolution", serviceLookup = "service_lookup"
+        case read, write, notificationSetup = "notification_setup", response, battery, disconnect
+    }
+
+    public var kind: Kind
+    public var address: BluetoothAddress?
+    public var service: BluetoothUUID?
+    public var characteristic: BluetoothUUID?
+
+    public init(_ kind: Kind, address: BluetoothAddress? = nil, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil) {
+        self.kind = kind
+        self.address = address
+        self.service = service
+        self.characteristic = characteristic
+    }
+
+    public var description: String {
+        var text: String
+        switch kind {
+        case .bus: text = "connecting to the system bus"
+        case .adapter: text = "adapter set-up"
+        case .discovery: text = "discovery"
+        case .deviceLookup: text = "looking for the device"
+        case .connect: text = "connect"
+        case .serviceResolution: text = "service resolution"
+        case .serviceLookup: text = "GATT service lookup"
+        case .read: text = "read"
+        case .write: text = "write"
+        case .notificationSetup: text = "notification setup"
+        case .response: text = "waiting for the response notification"
+        case .battery: text = "battery lookup"
+        case .disconnect: text = "disconnect"
+        }
+        if let characteristic { text += " of characteristic \(characteristic.shortString)" }
+        if let service { text += " in service \(service.shortString)" }
+        if let address { text += " on \(address)" }
+        return text
+    }
+}
+
+/// Why Bluetooth cannot be used at all.
+public enum Unavailability: Sendable, Equatable {
+    /// The system bus cannot be reached.
+    case busUnreachable(String)
+    /// Nobody owns `org.bluez`: bluetoothd is not running.
+    case bluezNotRunning
+    /// bluetoothd left the bus while we were working.
+    case bluezLeft
+    /// No adapter (or not the one asked for: its name).
+    case noAdapter(String?)
+    /// The adapter is powered off (its name).
+    case poweredOff(String)
+}
+
+/// Errors of the BlueZ layer. Timeout, cancellation (`CancellationError`, not a case here)
+/// and disconnection are different outcomes.
+public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Bluetooth is unavailable (no bus, no bluetoothd, no adapter, powered off).
+    case unavailable(Unavailability)
+    /// The D-Bus policy denied us (`org.freedesktop.DBus.Error.AccessDenied`): its message.
+    case permissionDenied(String)
+    /// The device is not known to BlueZ and was not found by scanning before the deadline.
+    case deviceNotFound(BluetoothAddress)
+    /// The device lacks what the operation needs (a GATT service, a characteristic, a battery).
+    case notSupported(String)
+    /// The link dropped (Connected=false or the device object removed) during `operation`.
+    case disconnected(BLEOperation)
+    /// BlueZ answered `org.bluez.Error.InProgress` (another operation or client holds it).
+    case busy(BLEOperation, message: String)
+    /// The operation did not finish before its deadline.
+    case timedOut(BLEOperation)
+    /// BlueZ reported a failure: the D-Bus error name and message as sent.
+    case failed(BLEOperation, dbusError: String, message: String)
+    /// BlueZ answered with something this library does not understand.
+    case protocolError(BLEOperation, String)
+
+    public var description: String {
+        switch self {
+        case .unavailable(.busUnreachable(let why)): "cannot connect to the system bus: \(why)"
+        case .unavailable(.bluezNotRunning): "bluetoothd is not running (org.bluez is not on the system bus)"
+        case .unavailable(.bluezLeft): "bluetoothd left the system bus"
+        case .unavailable(.noAdapter(nil)): "no Bluetooth adapter"
+        case .unavailable(.noAdapter(let name?)): "Bluetooth adapter \(name) not found"
+        case .unavailable(.poweredOff(let name)): "Bluetooth adapter \(name) is powered off"
+        case .permissionDenied(let message): "permission denied by the D-Bus policy: \(message) (is this user allowed to talk to org.bluez? see /etc/dbus-1/system.d/bluetooth.conf; try the 'bluetooth' group)"
+        case .deviceNotFound(let address): "device \(address) not found"
+        case .notSupported(let what): "not supported by the device: \(what)"
+        case .disconnected(let operation): "disconnected during \(operation)"
+        case .busy(let operation, let message): "busy: \(operation): \(message)"
+        case .timedOut(let operation): "timed out during \(operation)"
+        case .failed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
+        case .protocolError(let operation, let what): "unexpected answer from BlueZ during \(operation): \(what)"
+        }
+    }
+
+    /// The operation the error concerns, when there is one.
+    public var operation: BLEOperation? {
+        switch self {
+        case .disconnected(let op), .busy(let op, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _): op
+        default: nil
+        }
+    }
+
+    /// The D-Bus error name behind the error, when there is one.
+    public var dbusError: String? {
+        switch self {
+        case .failed(_, let name, _): name
+        case .busy: BlueZ.Error.inProgress
+        case .permissionDenied: DBusErrorName.accessDenied
+        default: nil
+        }
+    }
+
+    /// Maps a D-Bus layer error met during `operation` to a BlueZ layer error.
+    /// Non-D-Bus errors (`CancellationError`, a `BLEError`) are returned unchanged.
+    public static func from(_ error: any Error, during operation: BLEOperation) -> any Error {
+        guard let bus = error as? BusError else { return error }
+        switch bus {
+        case .timedOut: return BLEError.timedOut(operation)
+        case .disconnected: return BLEError.unavailable(.busUnreachable("the connection to the system bus was lost"))
+        case .connectionFailed(_, let message): return BLEError.unavailable(.busUnreachable(message))
+        case .invalidArgument(let what): return BLEError.protocolError(operation, what)
+        case .outOfMemory: return BLEError.protocolError(operation, "out of memory")
+        case .errorReply(let name, let message):
+            switch name {
+            case DBusErrorName.accessDenied: return BLEError.permissionDenied(message)
+            case DBusErrorName.serviceUnknown, DBusErrorName.nameHasNoOwner: return BLEError.unavailable(.bluezNotRunning)
+            case DBusErrorName.noReply, DBusErrorName.disconnected: return BLEError.unavailable(.bluezLeft)
+            case BlueZ.Error.inProgress: return BLEError.busy(operation, message: message)
+            case BlueZ.Error.notReady: return BLEError.unavailable(.poweredOff(operation.address.map { _ in "adapter" } ?? "adapter"))
+            case BlueZ.Error.notConnected: return BLEError.disconnected(operation)
+            case BlueZ.Error.notSupported: return BLEError.notSupported("\(operation): \(message)")
+            case DBusErrorName.unknownObject, BlueZ.Error.doesNotExist:
+                if let address = operation.address, operation.kind == .connect { return BLEError.deviceNotFound(address) }
+                return BLEError.failed(operation, dbusError: name, message: message)
+            case BlueZ.Error.failed where message == "Not connected":
+                return BLEError.disconnected(operation)
+            default: return BLEError.failed(operation, dbusError: name, message: message)
+            }
+        }
+    }
+}

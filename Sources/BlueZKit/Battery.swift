@@ -1,0 +1,55 @@
+import DBusKit
+
+/// A battery level and where it came from.
+public struct BatteryReading: Sendable, Equatable {
+    public enum Source: String, Sendable {
+        /// org.bluez.Battery1.Percentage (bluez/doc/org.bluez.Battery.rst).
+        case battery1
+        /// GATT Battery Level 0x2A19 in Battery Service 0x180F (SIG assigned numbers).
+        case gatt
+        /// A vendor command protocol (``VendorProtocol``).
+        case vendor
+    }
+    /// 0-100 %.
+    public var percentage: Int
+    public var source: Source
+}
+
+extension ConnectedDevice {
+    /// How long to wait for Battery1 to appear when neither it nor GATT 0x180F is there:
+    /// BlueZ's battery plugin adds it shortly after ServicesResolved.
+    public static let battery1Grace: Duration = .milliseconds(1500)
+
+    /// The battery level: Battery1.Percentage if present; else GATT 0x2A19 in 0x180F; else
+    /// Battery1 if it appears within ``battery1Grace`` (and `timeout`).
+    /// - Throws: ``BLEError/notSupported(_:)`` when the device has neither, the read's errors,
+    ///   ``BLEError/timedOut(_:)``, ``BLEError/disconnected(_:)``, `CancellationError`.
+    public func batteryLevel(timeout: Duration) async throws -> BatteryReading {
+        let deadline = ContinuousClock.now + timeout
+        if let percentage = battery1Percentage { return BatteryReading(percentage: percentage, source: .battery1) }
+        do {
+            let service = try await service(.batteryService, timeout: deadline - .now)
+            let level = try characteristic(.batteryLevel, in: service)
+            let value = try await read(level, timeout: deadline - .now)
+            guard let byte = value.first else {
+                throw BLEError.protocolError(device.operation(.read, service: .batteryService, characteristic: .batteryLevel), "empty Battery Level value")
+            }
+            return BatteryReading(percentage: Int(byte), source: .gatt)
+        } catch BLEError.notSupported {
+            // Fall through: Battery1 may still appear.
+        }
+        let path = device.path
+        let operation = device.operation(.battery)
+        let lost = device.linkLost(during: operation)
+        let grace = min(Self.battery1Grace, deadline - .now)
+        do {
+            let percentage = try await session.wait(for: operation, timeout: grace) { cache, changes -> WaitStep<Int> in
+                if let p = cache.property("Percentage", of: path, on: BlueZ.batteryInterface)?.integer { return .done(p) }
+                return lost(cache, changes).map { .fail($0) } ?? .keepWaiting
+            }
+            return BatteryReading(percentage: percentage, source: .battery1)
+        } catch BLEError.timedOut where deadline - .now > .zero {
+            throw BLEError.notSupported("\(device.address) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
+        }
+    }
+}

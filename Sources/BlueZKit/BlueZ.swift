@@ -1,0 +1,42 @@
+import DBusKit
+
+/// Names from BlueZ's D-Bus API (bluez/doc/org.bluez.*.rst).
+public enum BlueZ {
+    public static let service = "org.bluez"
+    public static let adapterInterface = "org.bluez.Adapter1"
+    public static let deviceInterface = "org.bluez.Device1"
+    public static let gattServiceInterface = "org.bluez.GattService1"
+    public static let gattCharacteristicInterface = "org.bluez.GattCharacteristic1"
+    public static let gattDescriptorInterface = "org.bluez.GattDescriptor1"
+    public static let batteryInterface = "org.bluez.Battery1"
+    public static let objectManager = "org.freedesktop.DBus.ObjectManager"
+    public static let properties = "org.freedesktop.DBus.Properties"
+
+    /// The interfaces the object cache keeps; others (Introspectable, Properties, ...) are skipped.
+    static let cachedInterfaces: Set<String> = [adapterInterface, deviceInterface, gattServiceInterface,
+                                                gattCharacteristicInterface, gattDescriptorInterface, batteryInterface]
+
+    /// Error names (bluez/src/error.c).
+    public enum Error {
+        public static let failed = "org.bluez.Error.Failed"
+        public static let inProgress = "org.bluez.Error.InProgress"
+        public static let notReady = "org.bluez.Error.NotReady"
+        public static let notConnected = "org.bluez.Error.NotConnected"
+        public static let alreadyConnected = "org.bluez.Error.AlreadyConnected"
+        public static let notSupported = "org.bluez.Error.NotSupported"
+        public static let doesNotExist = "org.bluez.Error.DoesNotExist"
+        public static let invalidArguments = "org.bluez.Error.InvalidArguments"
+    }
+
+    /// `org.bluez.Error.Failed` messages with a meaning of their own (bluez/src/device.c).
+    public enum FailureMessage {
+        /// The link was aborted locally, typically a connection that failed to establish: retry.
+        public static let leConnectionAbortByLocal = "le-connection-abort-by-local"
+        /// A pending Connect cancelled by Disconnect.
+        public static let connectionCanceled = "br-connection-canceled"
+    }
+
+    static func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) -> MethodCall {
+        MethodCall(destination: service, path: path, interface: interface, member: member, arguments: arguments)
+    }
+}

@@ -1,0 +1,92 @@
+import DBusKit
+import Synchronization
+
+/// Request/response over two characteristics: a command written to one, the answer taken from
+/// notifications on another, matched by the answer's first byte (the response code).
+///
+/// Notifications are subscribed before anything is written, and a request registers its
+/// matcher before its write, so an answer that arrives before the WriteValue reply is still
+/// matched. Notifications no request waits for are ignored. Several requests may be in flight;
+/// requests waiting for the same response code are answered in order.
+public final class CommandChannel: Sendable {
+    public let device: ConnectedDevice
+    public let writeCharacteristic: GATTCharacteristic
+    public let notifyCharacteristic: GATTCharacteristic
+
+    private struct Matchers {
+        var waiting: [UInt8: [(id: UInt64, shot: OneShot<[UInt8]>)]] = [:]
+        var nextID: UInt64 = 0
+    }
+    private let matchers = Mutex(Matchers())
+
+    private init(device: ConnectedDevice, write: GATTCharacteristic, notify: GATTCharacteristic) {
+        self.device = device
+        self.writeCharacteristic = write
+        self.notifyCharacteristic = notify
+    }
+
+    /// Opens a channel (StartNotify on `notify`), runs `body`, closes it (StopNotify).
+    /// - Throws: the errors of ``ConnectedDevice/withNotifications(_:setupTimeout:onValue:_:)``.
+    public static func with<T: Sendable>(
+        _ device: ConnectedDevice, write: GATTCharacteristic, notify: GATTCharacteristic, setupTimeout: Duration,
+        _ body: (CommandChannel) async throws -> T
+    ) async throws -> T {
+        let channel = CommandChannel(device: device, write: write, notify: notify)
+        return try await device.withNotifications(notify, setupTimeout: setupTimeout, onValue: { channel.deliver($0) }) {
+            try await body(channel)
+        }
+    }
+
+    /// Requests waiting for an answer (for tests: nothing may be left after a request).
+    package var waitingCount: Int { matchers.withLock { $0.waiting.values.reduce(0) { $0 + $1.count } } }
+
+    private func deliver(_ value: [UInt8]) {
+        guard let code = value.first else { return }
+        let shot: OneShot<[UInt8]>? = matchers.withLock { state in
+            guard var queue = state.waiting[code], !queue.isEmpty else { return nil }
+            let first = queue.removeFirst()
+            state.waiting[code] = queue.isEmpty ? nil : queue
+            return first.shot
+        }
+        shot?.succeed(value)
+    }
+
+    private func unregister(code: UInt8, id: UInt64) {
+        matchers.withLock { state in
+            state.waiting[code]?.removeAll { $0.id == id }
+            if state.waiting[code]?.isEmpty == true { state.waiting[code] = nil }
+        }
+    }
+
+    /// Writes `command` and waits for the notification whose first byte is `responseCode`.
+    /// - Parameter timeout: the limit for the write and the answer together.
+    /// - Returns: the whole answer, response code included.
+    /// - Throws: ``BLEError/timedOut(_:)`` (response, naming the notify characteristic),
+    ///   the write's errors, ``BLEError/disconnected(_:)``, `CancellationError`.
+    public func request(_ command: [UInt8], responseCode: UInt8, timeout: Duration) async throws -> [UInt8] {
+        let operation = device.device.operation(.response, service: notifyCharacteristic.service, characteristic: notifyCharacteristic.uuid)
+        let type: ConnectedDevice.WriteType = writeCharacteristic.flags.contains("write") || !writeCharacteristic.flags.contains("write-without-response") ? .request : .command
+        let deadline = ContinuousClock.now + timeout
+        return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<[UInt8]>) in
+            let id = matchers.withLock { state -> UInt64 in
+                state.nextID += 1
+                state.waiting[responseCode, default: []].append((state.nextID, shot))
+                return state.nextID
+            }
+            shot.onFinish { [self] in unregister(code: responseCode, id: id) }
+            let lost = device.device.linkLost(during: operation)
+            device.session.watch(shot) { cache, changes in
+                lost(cache, changes).map { .fail($0) } ?? .keepWaiting
+            }
+            guard !shot.isResolved else { return }
+            let writer = Task { [device, writeCharacteristic] in
+                do {
+                    try await device.write(writeCharacteristic, command, type: type, timeout: deadline - .now)
+                } catch {
+                    shot.fail(error)
+                }
+            }
+            shot.onFinish { writer.cancel() }
+        }
+    }
+}

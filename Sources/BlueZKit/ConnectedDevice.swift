@@ -1,0 +1,152 @@
+import DBusKit
+
+/// A device with its link up and services resolved, inside ``Device/withConnection(timeout:disconnectTimeout:_:)``.
+/// Every operation here has its own timeout and fails at once with ``BLEError/disconnected(_:)``
+/// when the link drops.
+public struct ConnectedDevice: Sendable {
+    public let device: Device
+    public let origin: ConnectionOrigin
+    var session: Session { device.session }
+
+    /// How long the GATT tree must be quiet before a missing service counts as absent. BlueZ
+    /// exports GATT objects in a burst; ServicesResolved may come before the burst.
+    public static let serviceSettleTime: Duration = .milliseconds(500)
+
+    /// The GATT tree BlueZ exports for the device now.
+    public var services: [GATTService] {
+        let path = device.path
+        return session.withCache { $0.gattServices(of: path) }
+    }
+
+    /// org.bluez.Battery1.Percentage (0-100) when BlueZ's battery plugin exports it.
+    public var battery1Percentage: Int? {
+        let path = device.path
+        return session.withCache { $0.property("Percentage", of: path, on: BlueZ.batteryInterface)?.integer }
+    }
+
+    /// The service with `uuid`, waiting for GATT objects that arrive after ServicesResolved.
+    /// - Throws: ``BLEError/notSupported(_:)`` when the tree settles without it,
+    ///   ``BLEError/timedOut(_:)`` (service lookup), ``BLEError/disconnected(_:)``, `CancellationError`.
+    public func service(_ uuid: BluetoothUUID, timeout: Duration) async throws -> GATTService {
+        let deadline = ContinuousClock.now + timeout
+        let devicePath = device.path
+        let operation = device.operation(.serviceLookup, service: uuid)
+        let lost = device.linkLost(during: operation)
+        while true {
+            if let found = services.first(where: { $0.uuid == uuid }) { return found }
+            let hasServices = !services.isEmpty
+            let remaining = deadline - .now
+            let window = hasServices ? min(Self.serviceSettleTime, remaining) : remaining
+            do {
+                try await session.wait(for: operation, timeout: window) { cache, changes -> WaitStep<Void> in
+                    if let error = lost(cache, changes) { return .fail(error) }
+                    for case .added(let path, _) in changes where path.isDescendant(ofOrEqualTo: devicePath) && path != devicePath {
+                        return .done(())
+                    }
+                    return .keepWaiting
+                }
+            } catch BLEError.timedOut where hasServices && remaining > Self.serviceSettleTime {
+                if let found = services.first(where: { $0.uuid == uuid }) { return found }
+                throw BLEError.notSupported("no GATT service \(uuid.shortString) on \(device.address)")
+            }
+        }
+    }
+
+    /// The characteristic `uuid` of `service`.
+    /// - Throws: ``BLEError/notSupported(_:)`` when the service lacks it.
+    public func characteristic(_ uuid: BluetoothUUID, in service: GATTService) throws -> GATTCharacteristic {
+        guard let found = service.characteristic(uuid) else {
+            throw BLEError.notSupported("no characteristic \(uuid.shortString) in service \(service.uuid.shortString) on \(device.address)")
+        }
+        return found
+    }
+
+    /// Reads a characteristic's value (GattCharacteristic1.ReadValue). An InProgress answer
+    /// (another read on it) is retried within `timeout`.
+    /// - Returns: the value bytes.
+    /// - Throws: ``BLEError/timedOut(_:)`` (read, naming service and characteristic),
+    ///   ``BLEError/disconnected(_:)``, ``BLEError/failed(_:dbusError:message:)``, `CancellationError`.
+    public func read(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] {
+        let operation = device.operation(.read, service: characteristic.service, characteristic: characteristic.uuid)
+        let call = BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "ReadValue",
+                              [.stringVariantDictionary([:])])
+        let reply = try await retryingInProgress(operation: operation, timeout: timeout) { remaining in
+            try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation))
+        }
+        guard let value = reply.body.first?.bytes else { throw BLEError.protocolError(operation, "ReadValue did not return bytes") }
+        return value
+    }
+
+    /// How a value is written (GattCharacteristic1.WriteValue option "type").
+    public enum WriteType: String, Sendable {
+        /// Write with response (ATT Write Request).
+        case request
+        /// Write without response (ATT Write Command).
+        case command
+    }
+
+    /// Writes a characteristic's value (GattCharacteristic1.WriteValue). InProgress is retried
+    /// within `timeout`.
+    /// - Throws: ``BLEError/timedOut(_:)`` (write), ``BLEError/disconnected(_:)``,
+    ///   ``BLEError/failed(_:dbusError:message:)``, `CancellationError`.
+    public func write(_ characteristic: GATTCharacteristic, _ value: [UInt8], type: WriteType = .request, timeout: Duration) async throws {
+        let operation = device.operation(.write, service: characteristic.service, characteristic: characteristic.uuid)
+        let call = BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "WriteValue",
+                              [.bytes(value), .stringVariantDictionary(["type": .string(type.rawValue)])])
+        _ = try await retryingInProgress(operation: operation, timeout: timeout) { remaining in
+            try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation))
+        }
+    }
+
+    private func retryingInProgress<T>(operation: BLEOperation, timeout: Duration, _ body: (Duration) async throws -> T) async throws -> T {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                return try await body(deadline - .now)
+            } catch BLEError.busy where deadline - .now > .milliseconds(60) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Runs `body` with notifications of `characteristic` on (StartNotify), delivering each
+    /// value to `onValue` on the connection's queue, in order; StopNotify when done (errors
+    /// dropped). The watcher is in place before StartNotify, so no notification is missed.
+    /// - Throws: ``BLEError/timedOut(_:)`` (notification setup), ``BLEError/disconnected(_:)``,
+    ///   ``BLEError/failed(_:dbusError:message:)``, what `body` throws.
+    public func withNotifications<T: Sendable>(
+        _ characteristic: GATTCharacteristic, setupTimeout: Duration,
+        onValue: @escaping @Sendable ([UInt8]) -> Void,
+        _ body: () async throws -> T
+    ) async throws -> T {
+        let path = characteristic.path
+        let watcher = session.addWatcher { cache, changes in
+            var values = [[UInt8]]()
+            for case .changed(path, BlueZ.gattCharacteristicInterface, let changed, _) in changes where changed.contains("Value") {
+                if let value = cache.property("Value", of: path, on: BlueZ.gattCharacteristicInterface)?.bytes { values.append(value) }
+            }
+            guard !values.isEmpty else { return nil }
+            return { [values] in for value in values { onValue(value) } }
+        }
+        let operation = device.operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
+        let result: Result<T, any Error>
+        var started = false
+        do {
+            _ = try await session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StartNotify"), operation: operation,
+                                       timeout: setupTimeout, abortIf: device.linkLost(during: operation))
+            started = true
+            result = .success(try await body())
+        } catch {
+            result = .failure(error)
+        }
+        session.removeWatcher(watcher)
+        if started {
+            let session = session
+            await runCleanup {
+                _ = try? await session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), operation: operation,
+                                            timeout: CleanupPolicy.interruptedTimeout)
+            }
+        }
+        return try result.get()
+    }
+}

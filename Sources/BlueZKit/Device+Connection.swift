@@ -1,0 +1,117 @@
+import DBusKit
+
+/// How a connection came about: decides whether blectl disconnects at the end.
+public enum ConnectionOrigin: Sendable, Equatable {
+    /// Connected before we asked: never disconnected by us.
+    case alreadyConnected
+    /// We sent Connect: we disconnect it when done.
+    case connectedByUs
+}
+
+extension Device {
+    /// Connects (BlueZ Device1.Connect) unless already connected.
+    ///
+    /// On `org.bluez.Error.Failed` "le-connection-abort-by-local" it waits for Connected=false
+    /// and tries again within the same `timeout` (at most 3 attempts). On timeout or
+    /// cancellation it sends Disconnect, which makes BlueZ cancel the pending Connect (whose late
+    /// error is dropped).
+    /// - Returns: whether the device was already connected.
+    /// - Throws: ``BLEError/timedOut(_:)`` (connect), ``BLEError/busy(_:message:)``
+    ///   (InProgress: another attempt holds the device), ``BLEError/failed(_:dbusError:message:)``,
+    ///   ``BLEError/disconnected(_:)`` (the device object went away), `CancellationError`.
+    public func connect(timeout: Duration) async throws -> ConnectionOrigin {
+        let path = path
+        if session.withCache({ $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool }) == true {
+            return .alreadyConnected
+        }
+        let operation = operation(.connect)
+        let deadline = ContinuousClock.now + timeout
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                _ = try await session.call(BlueZ.call(path, BlueZ.deviceInterface, "Connect"), operation: operation,
+                                           timeout: deadline - .now) { cache, _ in
+                    cache[path, BlueZ.deviceInterface] == nil ? BLEError.disconnected(operation) : nil
+                }
+                return .connectedByUs
+            } catch BLEError.failed(_, BlueZ.Error.failed, BlueZ.FailureMessage.leConnectionAbortByLocal) where attempt < 3 {
+                try await waitUntilDisconnected(timeout: deadline - .now, operation: operation)
+                continue
+            } catch BLEError.failed(_, BlueZ.Error.alreadyConnected, _) {
+                return .alreadyConnected
+            } catch let error as BLEError {
+                if case .timedOut = error { await abandonConnect() }
+                throw error
+            } catch is CancellationError {
+                await abandonConnect()
+                throw CancellationError()
+            }
+        }
+    }
+
+    /// Disconnect after a Connect we gave up on: BlueZ cancels the pending Connect.
+    private func abandonConnect() async {
+        let device = self
+        await runCleanup { _ = try? await device.disconnect(timeout: CleanupPolicy.interruptedTimeout) }
+    }
+
+    private func waitUntilDisconnected(timeout: Duration, operation: BLEOperation) async throws {
+        let path = path
+        try await session.wait(for: operation, timeout: timeout) { cache, _ -> WaitStep<Void> in
+            cache.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool == true ? .keepWaiting : .done(())
+        }
+    }
+
+    /// Waits for ServicesResolved=true (GATT discovery done), racing Connected=false and the
+    /// device object being removed, which fail at once with ``BLEError/disconnected(_:)``.
+    /// - Throws: ``BLEError/timedOut(_:)`` (service resolution), ``BLEError/disconnected(_:)``,
+    ///   `CancellationError`.
+    public func waitForServicesResolved(timeout: Duration) async throws {
+        let path = path
+        let operation = operation(.serviceResolution)
+        try await session.wait(for: operation, timeout: timeout) { cache, _ -> WaitStep<Void> in
+            guard let properties = cache[path, BlueZ.deviceInterface] else { return .fail(BLEError.disconnected(operation)) }
+            if properties["ServicesResolved"]?.bool == true { return .done(()) }
+            if properties["Connected"]?.bool == false { return .fail(BLEError.disconnected(operation)) }
+            return .keepWaiting
+        }
+    }
+
+    /// Device1.Disconnect; BlueZ replies once the link is down (after its 2 s disconnect timer).
+    /// - Throws: ``BLEError/timedOut(_:)`` (disconnect), ``BLEError/failed(_:dbusError:message:)``.
+    public func disconnect(timeout: Duration) async throws {
+        _ = try await session.call(BlueZ.call(path, BlueZ.deviceInterface, "Disconnect"), operation: operation(.disconnect), timeout: timeout)
+    }
+
+    /// Connects, waits for services to resolve, runs `body`, and disconnects if we connected.
+    ///
+    /// - Parameters:
+    ///   - timeout: the limit for connecting and resolving services together.
+    ///   - disconnectTimeout: how long to wait for the Disconnect reply when `body` ends
+    ///     normally; when interrupted, ``CleanupPolicy/interruptedTimeout``.
+    /// - Throws: the errors of ``connect(timeout:)`` and ``waitForServicesResolved(timeout:)``,
+    ///   what `body` throws.
+    public func withConnection<T: Sendable>(
+        timeout: Duration, disconnectTimeout: Duration = .seconds(4),
+        _ body: (ConnectedDevice) async throws -> T
+    ) async throws -> T {
+        let deadline = ContinuousClock.now + timeout
+        let origin = try await connect(timeout: timeout)
+        let result: Result<T, any Error>
+        do {
+            try await waitForServicesResolved(timeout: deadline - .now)
+            result = .success(try await body(ConnectedDevice(device: self, origin: origin)))
+        } catch {
+            result = .failure(error)
+        }
+        if origin == .connectedByUs {
+            let interrupted = Task.isCancelled
+            if case .failure(let error) = result, error is CancellationError {}
+            let limit = interrupted ? CleanupPolicy.interruptedTimeout : disconnectTimeout
+            let device = self
+            await runCleanup { _ = try? await device.disconnect(timeout: limit) }
+        }
+        return try result.get()
+    }
+}
