@@ -1,1 +1,3 @@
-print("placeholder")
+import BlectlCLI
+
+await Blectl.main(Array(CommandLine.arguments.dropFirst()))

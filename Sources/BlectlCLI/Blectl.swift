@@ -1,0 +1,61 @@
+import BlueZKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The blectl program: parse, run one subcommand, report, exit with a documented status.
+public enum Blectl {
+    public static let version = "0.1.0"
+
+    /// Runs blectl with `arguments` (without argv[0]) and exits.
+    public static func main(_ arguments: [String]) async -> Never {
+        let invocation: Invocation
+        switch parseCommandLine(arguments) {
+        case .failure(let error):
+            Printer.write(renderUsageError(error), to: .stderr)
+            exit(ExitStatus.usage.rawValue)
+        case .success(let parsed):
+            invocation = parsed
+        }
+        switch invocation {
+        case .help(let text):
+            Printer.write(text, to: .stdout)
+            exit(0)
+        case .version:
+            Printer.write("blectl \(version)\n", to: .stdout)
+            exit(0)
+        case .run(let global, let subcommand):
+            let signals = SignalHandling()
+            let work = Task { try await run(global, subcommand) }
+            signals.install { work.cancel() }
+            let result = await work.result
+            if let sig = signals.firstSignal { SignalHandling.die(by: sig) }
+            switch result {
+            case .success:
+                exit(0)
+            case .failure(let error):
+                let status = ExitStatus(for: error)
+                Printer(format: global.format).error(error, status: status)
+                exit(status.rawValue)
+            }
+        }
+    }
+
+    static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
+        let timeout: Duration
+        switch subcommand {
+        case .scan(let o): timeout = o.timeout
+        case .connect(let o), .getVersion(let o, _), .getBattery(let o, _): timeout = o.timeout
+        }
+        let context = try await CommandContext.open(global, timeout: timeout)
+        defer { context.session.close() }
+        switch subcommand {
+        case .scan(let options): try await ScanCommand.run(options, context)
+        case .connect(let options): try await ConnectCommand.run(options, context)
+        case .getVersion(let options, let vendor): try await GetVersionCommand.run(options, vendor, context)
+        case .getBattery(let options, let vendor): try await GetBatteryCommand.run(options, vendor, context)
+        }
+    }
+}

@@ -1,0 +1,18 @@
+import BlueZKit
+
+/// `blectl get-battery ADDR`: Battery1, else GATT 0x2A19, else Battery1 appearing; or the vendor protocol.
+enum GetBatteryCommand {
+    static func run(_ options: DeviceOptions, _ vendor: VendorProtocolOptions?, _ context: CommandContext) async throws {
+        let device = try await context.device(options.address)
+        let reading = try await device.withConnection(timeout: context.remaining) { connected in
+            if let vendor {
+                return try await vendor.protocolValue.batteryLevel(of: connected, timeout: context.remaining)
+            }
+            return try await connected.batteryLevel(timeout: context.remaining)
+        }
+        switch context.printer.format {
+        case .json: context.printer.results([Records.battery(reading, address: options.address).serialized()])
+        case .text: context.printer.results([Records.batteryText(reading, address: options.address)])
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import BlueZKit
+
+/// `blectl get-version ADDR`: Device Information Service 0x180A, or the vendor protocol.
+enum GetVersionCommand {
+    static func run(_ options: DeviceOptions, _ vendor: VendorProtocolOptions?, _ context: CommandContext) async throws {
+        let device = try await context.device(options.address)
+        let info = try await device.withConnection(timeout: context.remaining) { connected in
+            if let vendor {
+                return try await vendor.protocolValue.version(of: connected, timeout: context.remaining)
+            }
+            return try await connected.deviceInformation(timeout: context.remaining)
+        }
+        switch context.printer.format {
+        case .json: context.printer.results([Records.version(info, address: options.address).serialized()])
+        case .text: context.printer.results(Records.versionText(info, address: options.address))
+        }
+    }
+}
+
+extension VendorProtocolOptions {
+    var protocolValue: VendorProtocol {
+        VendorProtocol(service: service, writeCharacteristic: writeCharacteristic, notifyCharacteristic: notifyCharacteristic)
+    }
+}

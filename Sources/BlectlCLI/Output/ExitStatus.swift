@@ -1,0 +1,63 @@
+import BlueZKit
+import DBusKit
+
+/// blectl's exit statuses: distinct per kind of outcome, documented in man/blectl.1 and
+/// `blectl --help` (sysexits.h values where one fits).
+public enum ExitStatus: Int32, Sendable, CaseIterable {
+    case ok = 0
+    /// BlueZ reported a failure (`org.bluez.Error.Failed` and others).
+    case bluezFailed = 1
+    case deviceNotFound = 2
+    /// The device lacks the service, characteristic or battery asked for.
+    case notSupported = 3
+    /// The link dropped during the operation.
+    case disconnected = 4
+    /// An operation already in progress (`org.bluez.Error.InProgress`), adapter busy.
+    case busy = 5
+    /// EX_USAGE
+    case usage = 64
+    /// EX_UNAVAILABLE: no bus, no bluetoothd, no adapter, adapter powered off.
+    case unavailable = 69
+    /// EX_SOFTWARE: an answer blectl does not understand.
+    case `internal` = 70
+    /// EX_NOPERM: the D-Bus policy denied access.
+    case permissionDenied = 77
+    /// As timeout(1).
+    case timedOut = 124
+
+    /// The `code` of the JSON error object.
+    public var code: String {
+        switch self {
+        case .ok: "ok"
+        case .bluezFailed: "bluez_failed"
+        case .deviceNotFound: "device_not_found"
+        case .notSupported: "not_supported"
+        case .disconnected: "disconnected"
+        case .busy: "busy"
+        case .usage: "usage"
+        case .unavailable: "unavailable"
+        case .internal: "internal"
+        case .permissionDenied: "permission_denied"
+        case .timedOut: "timed_out"
+        }
+    }
+
+    /// The status for an error thrown by the BlueZ layer.
+    public init(for error: any Error) {
+        guard let error = error as? BLEError else {
+            self = .internal
+            return
+        }
+        switch error {
+        case .unavailable: self = .unavailable
+        case .permissionDenied: self = .permissionDenied
+        case .deviceNotFound: self = .deviceNotFound
+        case .notSupported: self = .notSupported
+        case .disconnected: self = .disconnected
+        case .busy: self = .busy
+        case .timedOut: self = .timedOut
+        case .failed: self = .bluezFailed
+        case .protocolError: self = .internal
+        }
+    }
+}
