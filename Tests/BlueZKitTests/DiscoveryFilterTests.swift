@@ -1,0 +1,39 @@
+import Testing
+import DBusKit
+@testable import BlueZKit
+
+@Suite struct DiscoveryFilterTests {
+    static func advertisement(name: String?, rssi: Int?, uuids: [String]) -> Advertisement {
+        var p: [String: DBusValue] = ["Address": .string("C0:FF:EE:00:00:01"), "UUIDs": .stringArray(uuids)]
+        if let name { p["Name"] = .string(name) }
+        if let rssi { p["RSSI"] = .int16(Int16(rssi)) }
+        return Advertisement(path: "/org/bluez/hci0/dev_C0_FF_EE_00_00_01", properties: p)!
+    }
+
+    @Test func setDiscoveryFilterArgumentIsLEWithExplicitDuplicateData() {
+        let plain = DiscoveryFilter().dbusValue.stringKeyedDictionary
+        #expect(plain?["Transport"] == .string("le"))
+        #expect(plain?["DuplicateData"] == .boolean(false))
+        #expect(plain?["UUIDs"] == nil)
+        #expect(plain?["RSSI"] == nil)
+        let full = DiscoveryFilter(uuids: [.batteryService], rssiMin: -70, duplicateData: true).dbusValue.stringKeyedDictionary
+        #expect(full?["UUIDs"]?.stringArray == ["0000180f-0000-1000-8000-00805f9b34fb"])
+        #expect(full?["RSSI"] == .int16(-70))
+        #expect(full?["DuplicateData"] == .boolean(true))
+    }
+
+    @Test func clientSideChecksEveryKindOfFilter() {
+        let filter = DiscoveryFilter(uuids: [.batteryService], rssiMin: -70, names: ["probe"])
+        #expect(filter.matches(Self.advertisement(name: "blesim Probe", rssi: -55, uuids: ["180f"])))
+        #expect(!filter.matches(Self.advertisement(name: "blesim Probe", rssi: -99, uuids: ["180f"])))   // below the floor
+        #expect(!filter.matches(Self.advertisement(name: "blesim Probe", rssi: nil, uuids: ["180f"])))   // RSSI unknown
+        #expect(!filter.matches(Self.advertisement(name: "blesim Probe", rssi: -55, uuids: ["1812"])))   // another client's UUID
+        #expect(!filter.matches(Self.advertisement(name: "Foreign", rssi: -55, uuids: ["180f"])))
+        #expect(!filter.matches(Self.advertisement(name: nil, rssi: -55, uuids: ["180f"])))
+    }
+
+    @Test(arguments: [nil, "", "C0-FF-EE-00-00-01", "C0:FF:EE:00:00:01"])
+    func nameIsNilWhenThereIsNoRealName(_ raw: String?) {
+        #expect(Self.advertisement(name: raw, rssi: nil, uuids: []).name == nil)
+    }
+}

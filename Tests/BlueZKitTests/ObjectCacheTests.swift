@@ -1,0 +1,119 @@
+import Testing
+import DBusKit
+@testable import BlueZKit
+
+@Suite struct ObjectCacheTests {
+    static let device: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01"
+
+    static func interfacesAdded(_ path: ObjectPath, _ interfaces: [String: [String: DBusValue]]) -> Message {
+        Message(kind: .signal, path: "/", interface: BlueZ.objectManager, member: "InterfacesAdded", body: [
+            .objectPath(path),
+            .dictionary(keySignature: "s", valueSignature: "a{sv}", interfaces.sorted { $0.key < $1.key }.map {
+                .init(.string($0.key), .stringVariantDictionary($0.value))
+            }),
+        ])
+    }
+
+    static func propertiesChanged(_ path: ObjectPath, _ interface: String, _ changed: [String: DBusValue], invalidated: [String] = []) -> Message {
+        Message(kind: .signal, path: path, interface: BlueZ.properties, member: "PropertiesChanged",
+                body: [.string(interface), .stringVariantDictionary(changed), .stringArray(invalidated)])
+    }
+
+    @Test func foldsAddedChangedInvalidatedAndRemoved() throws {
+        var cache = ObjectCache()
+        let added = cache.apply(Self.interfacesAdded(Self.device, [
+            BlueZ.deviceInterface: ["Address": .string("C0:FF:EE:00:00:01"), "RSSI": .int16(-55), "Connected": .boolean(false)],
+            "org.freedesktop.DBus.Introspectable": [:],
+        ]))
+        guard case .added(let path, let interfaces)? = added else { Issue.record("expected .added, got \(String(describing: added))"); return }
+        #expect(path == Self.device)
+        #expect(interfaces == [BlueZ.deviceInterface])  // unknown interfaces are not kept
+        #expect(cache.property("RSSI", of: Self.device, on: BlueZ.deviceInterface)?.integer == -55)
+
+        let changed = cache.apply(Self.propertiesChanged(Self.device, BlueZ.deviceInterface, ["Connected": .boolean(true)], invalidated: ["RSSI"]))
+        guard case .changed(_, _, let names, let invalidated)? = changed else { Issue.record("expected .changed"); return }
+        #expect(names == ["Connected"])
+        #expect(invalidated == ["RSSI"])
+        #expect(cache.property("Connected", of: Self.device, on: BlueZ.deviceInterface)?.bool == true)
+        #expect(cache.property("RSSI", of: Self.device, on: BlueZ.deviceInterface) == nil)
+
+        let removed = cache.apply(Message(kind: .signal, path: "/", interface: BlueZ.objectManager, member: "InterfacesRemoved",
+                                          body: [.objectPath(Self.device), .stringArray([BlueZ.deviceInterface])]))
+        guard case .removed? = removed else { Issue.record("expected .removed"); return }
+        #expect(cache.objects[Self.device] == nil)
+    }
+
+    @Test func changesForUnknownObjectsAreIgnored() {
+        var cache = ObjectCache()
+        #expect(cache.apply(Self.propertiesChanged(Self.device, BlueZ.deviceInterface, ["RSSI": .int16(-40)])) == nil)
+        #expect(cache.objects.isEmpty)
+    }
+
+    /// Malformed signals (wrong types, missing arguments) are skipped, never a crash.
+    static let malformed: [Message] = [
+        Message(kind: .signal, path: "/", interface: BlueZ.objectManager, member: "InterfacesAdded", body: []),
+        Message(kind: .signal, path: "/", interface: BlueZ.objectManager, member: "InterfacesAdded", body: [.string("not a path"), .int32(3)]),
+        Message(kind: .signal, path: "/", interface: BlueZ.objectManager, member: "InterfacesRemoved", body: [.objectPath(device), .int32(1)]),
+        Message(kind: .signal, path: device, interface: BlueZ.properties, member: "PropertiesChanged", body: [.int32(1), .int32(2)]),
+        Message(kind: .signal, path: device, interface: BlueZ.properties, member: "PropertiesChanged", body: [.string(BlueZ.deviceInterface)]),
+    ]
+
+    @Test(arguments: 0..<5)
+    func malformedSignalsAreSkipped(_ index: Int) {
+        let message = Self.malformed[index]
+        var cache = ObjectCache()
+        _ = cache.apply(Self.interfacesAdded(Self.device, [BlueZ.deviceInterface: ["Address": .string("C0:FF:EE:00:00:01")]]))
+        let before = cache.objects
+        #expect(cache.apply(message) == nil)
+        #expect(cache.objects == before)
+    }
+
+    @Test func propertiesOfUnexpectedTypesGiveNilFieldsNotCrashes() throws {
+        let weird: [String: DBusValue] = [
+            "Address": .string("C0:FF:EE:00:00:01"), "Name": .int32(5), "RSSI": .string("loud"),
+            "UUIDs": .array(elementSignature: "i", [.int32(1)]), "ManufacturerData": .string("x"),
+            "ServiceData": .dictionary(keySignature: "s", valueSignature: "v", [.init(.string("nonsense"), .variant(.bytes([1])))]),
+        ]
+        let advertisement = try #require(Advertisement(path: Self.device, properties: weird))
+        #expect(advertisement.name == nil)
+        #expect(advertisement.rssi == nil)
+        #expect(advertisement.uuids.isEmpty)
+        #expect(advertisement.manufacturerData.isEmpty)
+        #expect(advertisement.serviceData.isEmpty)
+    }
+
+    @Test func randomPropertyDictionariesNeverCrashTheDecoders() {
+        // A bounded fuzz of property dictionaries: random keys from the real set, random types.
+        var generator = SystemRandomNumberGenerator()
+        let keys = ["Address", "AddressType", "Name", "Alias", "RSSI", "TxPower", "UUIDs", "ManufacturerData", "ServiceData", "Connected", "ServicesResolved"]
+        func randomValue(_ depth: Int) -> DBusValue {
+            switch Int.random(in: 0...(depth > 2 ? 5 : 9), using: &generator) {
+            case 0: return .string(String(repeating: "C0:", count: Int.random(in: 0...6)))
+            case 1: return .int16(Int16.random(in: .min ... .max))
+            case 2: return .boolean(Bool.random())
+            case 3: return .bytes((0..<Int.random(in: 0...8)).map { _ in UInt8.random(in: 0...255) })
+            case 4: return .uint64(UInt64.random(in: 0 ... .max))
+            case 5: return .objectPath("/org/bluez")
+            case 6: return .variant(randomValue(depth + 1))
+            case 7: return .array(elementSignature: "v", (0..<3).map { _ in .variant(randomValue(depth + 1)) })
+            case 8: return .dictionary(keySignature: "q", valueSignature: "v", [.init(.uint16(UInt16.random(in: 0...0xFFFF)), .variant(randomValue(depth + 1)))])
+            default: return .stringVariantDictionary(["x": randomValue(depth + 1)])
+            }
+        }
+        var decoded = 0
+        for _ in 0..<5_000 {
+            var properties = [String: DBusValue]()
+            for key in keys where Bool.random() { properties[key] = randomValue(0) }
+            if Advertisement(path: Self.device, properties: properties) != nil { decoded += 1 }
+            var cache = ObjectCache()
+            _ = cache.apply(Self.interfacesAdded(Self.device, [BlueZ.deviceInterface: properties]))
+            _ = cache.gattServices(of: Self.device)
+        }
+        // The address falls back to the object path, so every dictionary decodes.
+        #expect(decoded == 5_000)
+    }
+}
+
+extension CacheChange: Equatable {
+    public static func == (lhs: CacheChange, rhs: CacheChange) -> Bool { String(describing: lhs) == String(describing: rhs) }
+}

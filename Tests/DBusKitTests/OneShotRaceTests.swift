@@ -1,0 +1,108 @@
+import Testing
+import Dispatch
+import Synchronization
+@testable import DBusKit
+
+/// Reply, timeout and cancellation racing: exactly one outcome per operation, and nothing
+/// (continuation, timer) left registered afterwards.
+final class Counters: Sendable {
+    private let state: Mutex<(perOperation: [Int], kinds: [String: Int])>
+    init(_ count: Int) { state = Mutex(([Int](repeating: 0, count: count), [:])) }
+    func record(_ index: Int, _ kind: String) {
+        state.withLock { $0.perOperation[index] += 1; $0.kinds[kind, default: 0] += 1 }
+    }
+    var perOperation: [Int] { state.withLock { $0.perOperation } }
+    var kinds: [String: Int] { state.withLock { $0.kinds } }
+}
+
+@Suite struct OneShotRaceTests {
+    struct Reply: Error {}
+
+    @Test func tenThousandRacesHaveExactlyOneOutcomeEach() async throws {
+        let operations = 10_000
+        let baselineShots = OperationMetrics.liveOneShots.load(ordering: .relaxed)
+        let outcomes = Counters(operations)
+        let replyQueue = DispatchQueue(label: "test.replies", attributes: .concurrent)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<operations {
+                // Spread the three sources over 0-2 ms; some land at the same instant.
+                let replyDelay = Int.random(in: 0...2000)
+                let timeout = Duration.microseconds(Int.random(in: 0...2000))
+                let cancelDelay = Int.random(in: 0...2000)
+                let task = Task {
+                    do {
+                        let value = try await withOneShot(timeout: timeout, timeoutError: { BusError.timedOut }) { (shot: OneShot<Int>) in
+                            replyQueue.asyncAfter(deadline: .now() + .microseconds(replyDelay)) { shot.succeed(index) }
+                        }
+                        #expect(value == index)
+                        return "reply"
+                    } catch is CancellationError {
+                        return "cancelled"
+                    } catch BusError.timedOut {
+                        return "timeout"
+                    }
+                }
+                replyQueue.asyncAfter(deadline: .now() + .microseconds(cancelDelay)) { task.cancel() }
+                group.addTask {
+                    let kind = try await task.value
+                    outcomes.record(index, kind)
+                }
+                if index % 500 == 499 { try await group.waitForAll() }
+            }
+            try await group.waitForAll()
+        }
+        #expect(outcomes.perOperation.allSatisfy { $0 == 1 })
+        let seen = outcomes.kinds
+        #expect(seen.values.reduce(0, +) == operations)
+        // With random timing each kind of outcome must have happened.
+        #expect(seen["reply", default: 0] > 0)
+        #expect(seen["timeout", default: 0] > 0)
+        #expect(seen["cancelled", default: 0] > 0)
+        // Late replies are still arriving on the queue; wait for them to drain, then count.
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(OperationMetrics.liveTimers.load(ordering: .relaxed) == 0)
+        #expect(OperationMetrics.liveOneShots.load(ordering: .relaxed) <= baselineShots)
+    }
+
+    @Test func allThreeAtOnceStillGiveOneOutcome() async throws {
+        for _ in 0..<2_000 {
+            let shot = OneShot<Int>()
+            let wins = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { shot.resolve(.success(1)) }
+                group.addTask { shot.resolve(.failure(BusError.timedOut)) }
+                group.addTask { shot.resolve(.failure(CancellationError())) }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(wins == 1)
+        }
+    }
+
+    @Test func cancellationBeforeStartNeverRunsTheOperation() async throws {
+        let started = Atomic<Int>(0)
+        let task = Task {
+            try await withOneShot(timeout: .seconds(5)) { (shot: OneShot<Int>) in
+                started.add(1, ordering: .relaxed)
+                shot.succeed(1)
+            }
+        }
+        task.cancel()
+        let result = await task.result
+        // Either the task was cancelled before it ran (no start) or it ran and won; never both.
+        switch result {
+        case .success(let value): #expect(value == 1); #expect(started.load(ordering: .relaxed) == 1)
+        case .failure(let error): #expect(error is CancellationError); #expect(started.load(ordering: .relaxed) == 0)
+        }
+    }
+
+    @Test func cleanupsRunExactlyOnceWhoeverWins() async throws {
+        let cleaned = Atomic<Int>(0)
+        for _ in 0..<1_000 {
+            let shot = OneShot<Int>()
+            shot.onFinish { cleaned.add(1, ordering: .relaxed) }
+            shot.succeed(1)
+            shot.fail(BusError.timedOut)
+            shot.onFinish { cleaned.add(1, ordering: .relaxed) }  // registered late: runs at once
+        }
+        #expect(cleaned.load(ordering: .relaxed) == 2_000)
+    }
+}
