@@ -98,6 +98,8 @@ public struct ConnectedDevice: Sendable {
         }
     }
 
+    /// Runs a GATT call: InProgress answers are retried within `timeout`; a failure that comes
+    /// with the link dropping is reported as ``BLEError/disconnected(_:)``.
     private func retryingInProgress<T>(operation: BLEOperation, timeout: Duration, _ body: (Duration) async throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -105,7 +107,27 @@ public struct ConnectedDevice: Sendable {
                 return try await body(deadline - .now)
             } catch BLEError.busy where deadline - .now > .milliseconds(60) {
                 try await Task.sleep(for: .milliseconds(50))
+            } catch let error as BLEError {
+                guard case .failed = error else { throw error }
+                throw await linkDropped(during: operation) ? BLEError.disconnected(operation) : error
             }
+        }
+    }
+
+    /// How long a failed GATT call waits for the link to be reported down. BlueZ fails the
+    /// pending ATT requests of a link as it drops, and signals Connected=false just after.
+    static let linkDropGrace: Duration = .milliseconds(250)
+
+    /// Whether the link is down, or goes down within ``linkDropGrace``.
+    func linkDropped(during operation: BLEOperation) async -> Bool {
+        let lost = device.linkLost(during: operation)
+        do {
+            try await session.wait(for: operation, timeout: Self.linkDropGrace) { cache, changes -> WaitStep<Void> in
+                lost(cache, changes) == nil ? .keepWaiting : .done(())
+            }
+            return true
+        } catch {
+            return false
         }
     }
 

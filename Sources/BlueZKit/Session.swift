@@ -26,17 +26,21 @@ public final class Session: Sendable {
 
     private init(connection: BusConnection) { self.connection = connection }
 
-    /// Connects to the system bus and loads BlueZ's objects.
-    /// - Parameter timeout: the limit for connecting, subscribing and GetManagedObjects.
+    /// Connects to the system bus (or the bus at `address`) and loads BlueZ's objects.
+    /// - Parameters:
+    ///   - address: a D-Bus address; nil: the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured).
+    ///   - timeout: the limit for connecting, subscribing and GetManagedObjects.
     /// - Throws: ``BLEError/unavailable(_:)`` (no bus, bluetoothd not running),
     ///   ``BLEError/permissionDenied(_:)`` (the bus policy refused GetManagedObjects),
     ///   ``BLEError/timedOut(_:)``, `CancellationError`.
-    public static func open(timeout: Duration) async throws -> Session {
+    public static func open(address: String? = nil, timeout: Duration) async throws -> Session {
         let operation = BLEOperation(.bus)
         let connection: BusConnection
         do {
             connection = try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { shot in
-                Task { do { shot.succeed(try await BusConnection.system()) } catch { shot.fail(error) } }
+                Task {
+                    do { shot.succeed(try await BusConnection.connect(to: address ?? BusConnection.systemBusAddress)) } catch { shot.fail(error) }
+                }
             }
         } catch {
             throw BLEError.from(error, during: operation)
