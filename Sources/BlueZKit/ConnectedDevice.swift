@@ -61,8 +61,9 @@ public struct ConnectedDevice: Sendable {
         return found
     }
 
-    /// Reads a characteristic's value (GattCharacteristic1.ReadValue). An InProgress answer
-    /// (another read on it) is retried within `timeout`.
+    /// Reads a characteristic's value (GattCharacteristic1.ReadValue). One operation runs per
+    /// characteristic at a time (others wait their turn within their timeout); an InProgress
+    /// answer (another client's operation) is retried within `timeout`.
     /// - Returns: the value bytes.
     /// - Throws: ``BLEError/timedOut(_:)`` (read, naming service and characteristic),
     ///   ``BLEError/disconnected(_:)``, ``BLEError/failed(_:dbusError:message:)``, `CancellationError`.
@@ -70,8 +71,11 @@ public struct ConnectedDevice: Sendable {
         let operation = device.operation(.read, service: characteristic.service, characteristic: characteristic.uuid)
         let call = BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "ReadValue",
                               [.stringVariantDictionary([:])])
-        let reply = try await retryingInProgress(operation: operation, timeout: timeout) { remaining in
-            try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation))
+        let deadline = ContinuousClock.now + timeout
+        let reply = try await session.gate.run(characteristic.path, operation: operation, timeout: timeout) {
+            try await retryingInProgress(operation: operation, timeout: deadline - .now) { remaining in
+                try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation))
+            }
         }
         guard let value = reply.body.first?.bytes else { throw BLEError.protocolError(operation, "ReadValue did not return bytes") }
         return value
@@ -93,8 +97,11 @@ public struct ConnectedDevice: Sendable {
         let operation = device.operation(.write, service: characteristic.service, characteristic: characteristic.uuid)
         let call = BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "WriteValue",
                               [.bytes(value), .stringVariantDictionary(["type": .string(type.rawValue)])])
-        _ = try await retryingInProgress(operation: operation, timeout: timeout) { remaining in
-            try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation))
+        let deadline = ContinuousClock.now + timeout
+        _ = try await session.gate.run(characteristic.path, operation: operation, timeout: timeout) {
+            try await retryingInProgress(operation: operation, timeout: deadline - .now) { remaining in
+                try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation))
+            }
         }
     }
 

@@ -23,6 +23,8 @@ public final class Session: Sendable {
 
     public let connection: BusConnection
     let state = Mutex(State())
+    /// One GATT operation in flight per characteristic.
+    let gate = CharacteristicGate()
 
     private init(connection: BusConnection) { self.connection = connection }
 
