@@ -10,3 +10,31 @@ package enum MessageRoundTrip {
         return MessageDecoder.body(of: message)
     }
 }
+
+extension MessageRoundTrip {
+    /// Marshals `values` as the body of a signal into D-Bus wire format.
+    package static func marshal(_ values: [DBusValue]) throws(BusError) -> [UInt8] {
+        guard let message = dbus_message_new_signal("/org/blectl/Test", "org.blectl.Test", "Values") else { throw .outOfMemory }
+        defer { dbus_message_unref(message) }
+        try MessageEncoder.append(values, to: message)
+        dbus_message_set_serial(message, 1)   // a message on the wire needs a serial
+        var buffer: UnsafeMutablePointer<CChar>? = nil
+        var length: Int32 = 0
+        guard dbus_message_marshal(message, &buffer, &length) != 0, let buffer else { throw .outOfMemory }
+        defer { dbus_free(buffer) }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+    }
+
+    /// Demarshals wire bytes (libdbus validates them) and decodes the message; nil when
+    /// libdbus rejects the bytes. The decoding under test is the one used for received messages.
+    package static func demarshalAndDecode(_ bytes: [UInt8]) -> Message? {
+        bytes.withUnsafeBufferPointer { buffer -> Message? in
+            guard let base = buffer.baseAddress else { return nil }
+            guard let message = base.withMemoryRebound(to: CChar.self, capacity: buffer.count, { pointer in
+                dbus_message_demarshal(pointer, Int32(buffer.count), nil)
+            }) else { return nil }
+            defer { dbus_message_unref(message) }
+            return MessageDecoder.decode(message)
+        }
+    }
+}
