@@ -8,7 +8,7 @@ final class CharacteristicGate: Sendable {
         var busy: Set<ObjectPath> = []
         var waiting: [ObjectPath: [OneShot<Void>]] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Runs `body` once no other operation on `path` is in flight.
     /// - Throws: ``BLEError/timedOut(_:)`` naming `operation` when the turn does not come

@@ -17,7 +17,7 @@ public final class CommandChannel: Sendable {
         var waiting: [UInt8: [(id: UInt64, shot: OneShot<[UInt8]>)]] = [:]
         var nextID: UInt64 = 0
     }
-    private let matchers = Mutex(Matchers())
+    private let matchers = Lock(Matchers())
 
     private init(device: ConnectedDevice, write: GATTCharacteristic, notify: GATTCharacteristic) {
         self.device = device

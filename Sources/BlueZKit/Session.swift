@@ -22,7 +22,7 @@ public final class Session: Sendable {
     }
 
     public let connection: BusConnection
-    let state = Mutex(State())
+    let state = Lock(State())
     /// One GATT operation in flight per characteristic.
     let gate = CharacteristicGate()
 

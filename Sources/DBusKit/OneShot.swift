@@ -17,10 +17,10 @@ public final class OneShot<Success: Sendable>: Sendable {
         case finished
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     public init() {
-        state = Mutex(.waiting(nil, []))
+        state = Lock(.waiting(nil, []))
         OperationMetrics.liveOneShots.add(1, ordering: .relaxed)
     }
 

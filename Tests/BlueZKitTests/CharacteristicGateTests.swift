@@ -4,13 +4,13 @@ import DBusKit
 @testable import BlueZKit
 
 final class InFlight: Sendable {
-    let state = Mutex((now: 0, peak: 0, done: 0))
+    let state = Lock((now: 0, peak: 0, done: 0))
     func enter() { state.withLock { $0.now += 1; $0.peak = max($0.peak, $0.now) } }
     func leave() { state.withLock { $0.now -= 1; $0.done += 1 } }
 }
 
 final class Outcomes: Sendable {
-    private let list = Mutex<[String]>([])
+    private let list = Lock<[String]>([])
     func append(_ s: String) { list.withLock { $0.append(s) } }
     var count: Int { list.withLock { $0.count } }
 }

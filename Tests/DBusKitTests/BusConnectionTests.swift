@@ -57,7 +57,7 @@ import SimulatorHarness
         let listener = try await BusConnection.connect(to: bus.address)
         defer { listener.close() }
         let rule = MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: "org.blectl.Test")
-        let received = Mutex<[String]>([])
+        let received = Lock<[String]>([])
         let token = listener.addSignalHandler(matching: [rule]) { messages in
             received.withLock { list in
                 for message in messages { list.append(message.body.dropFirst().compactMap(\.string).joined(separator: "->")) }

@@ -6,8 +6,8 @@ import Synchronization
 /// Reply, timeout and cancellation racing: exactly one outcome per operation, and nothing
 /// (continuation, timer) left registered afterwards.
 final class Counters: Sendable {
-    private let state: Mutex<(perOperation: [Int], kinds: [String: Int])>
-    init(_ count: Int) { state = Mutex(([Int](repeating: 0, count: count), [:])) }
+    private let state: Lock<(perOperation: [Int], kinds: [String: Int])>
+    init(_ count: Int) { state = Lock(([Int](repeating: 0, count: count), [:])) }
     func record(_ index: Int, _ kind: String) {
         state.withLock { $0.perOperation[index] += 1; $0.kinds[kind, default: 0] += 1 }
     }
@@ -58,8 +58,13 @@ final class Counters: Sendable {
         #expect(seen["reply", default: 0] > 0)
         #expect(seen["timeout", default: 0] > 0)
         #expect(seen["cancelled", default: 0] > 0)
-        // Late replies are still arriving on the queue; wait for them to drain, then count.
-        try await Task.sleep(for: .milliseconds(50))
+        // The counter is process-wide and other suites may be running operations of their
+        // own: wait (bounded) for every timer to be gone.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (OperationMetrics.liveTimers.load(ordering: .relaxed) != 0
+               || OperationMetrics.liveOneShots.load(ordering: .relaxed) > baselineShots) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(OperationMetrics.liveTimers.load(ordering: .relaxed) == 0)
         #expect(OperationMetrics.liveOneShots.load(ordering: .relaxed) <= baselineShots)
     }

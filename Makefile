@@ -1,0 +1,122 @@
+# blectl: build, test, demo and install.  `make help` lists the targets.
+#
+# Everything goes through SwiftPM; this file only names the usual invocations.
+# Variables (override on the command line, e.g. `make test SWIFTFLAGS=-v`):
+#   SWIFT       the swift driver                       (swift)
+#   SWIFTFLAGS  extra flags for every swift build/test  ()
+#   TESTFLAGS   extra flags for swift test only, e.g. --filter BlectlCLITests
+#   SCRATCH     SwiftPM's build directory               (.build)
+#   VENV        Python venv with bleak, for sim-smoke and bench (.venv)
+#   BLEAK       what pip installs into it               (bleak==3.1.0, the version sim/ was tested with)
+#   PREFIX      install prefix                          (/usr/local)
+#   DESTDIR     staging root for packagers              ()
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+SWIFT      ?= swift
+SWIFTFLAGS ?=
+TESTFLAGS  ?=
+SCRATCH    ?= .build
+VENV       ?= .venv
+BLEAK      ?= bleak==3.1.0
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+
+# Debian 12 packages: libdbus headers (CDBus, via pkg-config), the dbus-daemon and
+# Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke).
+APT_PACKAGES := libdbus-1-dev dbus-daemon python3-dbus python3-gi bluez pkg-config
+
+# `apt-get` as root, through sudo otherwise.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+# Link the Swift runtime statically into the release binary when the toolchain
+# ships it (swift_static beside the compiler); otherwise build a dynamic one.
+# `make build STATIC_STDLIB=` forces the dynamic link.
+SWIFT_BIN     := $(realpath $(shell command -v $(SWIFT) 2>/dev/null))
+STATIC_STDLIB ?= $(if $(wildcard $(dir $(SWIFT_BIN))../lib/swift_static/linux/static-stdlib-args.lnk),--static-swift-stdlib,)
+
+# ASan links with the toolchain's lld when there is one (gold warns about the
+# ASan runtime's symbols); LeakSanitizer is off: libdbus and Dispatch keep
+# process-lifetime allocations on purpose.
+LLD_FLAGS    ?= $(if $(shell command -v ld.lld 2>/dev/null),-Xswiftc -use-ld=lld,)
+ASAN_OPTIONS ?= detect_leaks=0
+
+SWIFT_BUILD   := $(SWIFT) build --scratch-path $(SCRATCH) $(SWIFTFLAGS)
+SWIFT_TEST    := $(SWIFT) test --scratch-path $(SCRATCH) $(SWIFTFLAGS)
+RELEASE_FLAGS := -c release $(STATIC_STDLIB)
+# The release binary, computed when a recipe needs it (SwiftPM knows the triple).
+RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
+
+.PHONY: help deps venv build debug test test-tsan test-asan demo sim-smoke bench \
+        install uninstall clean distclean
+
+help: ## Show this list.
+	@echo "blectl make targets (see README.md):"
+	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | \
+	    awk 'BEGIN { FS = ":.*## " } { printf "  %-11s %s\n", $$1, $$2 }'
+	@echo "Variables: SWIFT SWIFTFLAGS TESTFLAGS SCRATCH VENV BLEAK PREFIX DESTDIR STATIC_STDLIB"
+
+deps: ## Install the Debian packages needed to build, test and demo (apt-get).
+	export DEBIAN_FRONTEND=noninteractive; \
+	$(SUDO) apt-get update || { sleep 10; $(SUDO) apt-get update; }; \
+	$(SUDO) apt-get install -y $(APT_PACKAGES)
+
+venv: $(VENV)/.bleak-installed ## Make the Python venv (VENV, default .venv) with bleak, for sim-smoke and bench.
+
+$(VENV)/.bleak-installed:
+	if ! /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y python3-venv; \
+	fi
+	/usr/bin/python3 -m venv --system-site-packages $(VENV)
+	$(VENV)/bin/pip install --disable-pip-version-check '$(BLEAK)'
+	touch $@
+
+build: ## Release build of blectl (Swift runtime linked statically when available).
+	$(SWIFT_BUILD) $(RELEASE_FLAGS)
+	@echo "built $(RELEASE_BIN)"
+
+debug: ## Debug build of blectl.
+	$(SWIFT_BUILD)
+	@echo "built $$($(SWIFT_BUILD) --show-bin-path)/blectl"
+
+test: ## Build, then run every test (they start their own dbus-daemon and simulator).
+	$(SWIFT_BUILD) --build-tests
+	$(SWIFT_TEST) $(TESTFLAGS)
+
+test-tsan: ## The tests under ThreadSanitizer (separate build in .build/tsan).
+	$(SWIFT) test --scratch-path $(SCRATCH)/tsan $(SWIFTFLAGS) --sanitize=thread $(TESTFLAGS)
+
+test-asan: ## The tests under AddressSanitizer (separate build in .build/asan).
+	ASAN_OPTIONS='$(ASAN_OPTIONS)' \
+	    $(SWIFT) test --scratch-path $(SCRATCH)/asan $(SWIFTFLAGS) --sanitize=address $(LLD_FLAGS) $(TESTFLAGS)
+
+demo: build ## scan, connect, get-version, get-battery against the simulator.
+	BLECTL="$(RELEASE_BIN)" scripts/demo
+
+sim-smoke: venv ## bluetoothctl and bleak against the simulator (sim/smoke/run).
+	BLESIM_VENV="$(abspath $(VENV))" sim/smoke/run
+
+bench: build venv ## Run bench/run, when the tree has one.
+	if [[ -x bench/run ]]; then \
+	    BLECTL="$(RELEASE_BIN)" BLESIM_VENV="$(abspath $(VENV))" bench/run; \
+	else \
+	    echo "make bench: no bench/run in this tree; nothing to run" >&2; \
+	fi
+
+install: build ## Install bin/blectl and man1/blectl.1 under DESTDIR+PREFIX (/usr/local).
+	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1'
+	install -m 0755 "$(RELEASE_BIN)" '$(DESTDIR)$(BINDIR)/blectl'
+	install -m 0644 man/blectl.1 '$(DESTDIR)$(MANDIR)/man1/blectl.1'
+
+uninstall: ## Remove what install put there.
+	rm -f '$(DESTDIR)$(BINDIR)/blectl' '$(DESTDIR)$(MANDIR)/man1/blectl.1'
+
+clean: ## Remove build products (.build, sanitizer builds included, and bench/out).
+	rm -rf '$(SCRATCH)' bench/out
+
+distclean: clean ## clean, and remove the venv.
+	rm -rf '$(VENV)'
