@@ -37,13 +37,14 @@ public enum Blectl {
                 exit(0)
             case .failure(let error):
                 let status = ExitStatus(for: error)
-                Printer(format: global.format).error(error, status: status)
+                Printer(format: global.format).error(error, status: status, address: subcommand.address?.description)
                 exit(status.rawValue)
             }
         }
     }
 
     static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
+        // (The address of the device a subcommand works on is reported in errors.)
         let timeout: Duration
         switch subcommand {
         case .scan(let o): timeout = o.timeout
@@ -56,6 +57,16 @@ public enum Blectl {
         case .connect(let options): try await ConnectCommand.run(options, context)
         case .getVersion(let options, let vendor): try await GetVersionCommand.run(options, vendor, context)
         case .getBattery(let options, let vendor): try await GetBatteryCommand.run(options, vendor, context)
+        }
+    }
+}
+
+extension Subcommand {
+    /// The device the subcommand works on, if any.
+    var address: BluetoothAddress? {
+        switch self {
+        case .scan: nil
+        case .connect(let o), .getVersion(let o, _), .getBattery(let o, _): o.address
         }
     }
 }

@@ -107,8 +107,11 @@ struct HelpTextTests {
         #expect(text == """
             OVERVIEW: Scan for Bluetooth LE devices and print each one found.
 
-            Prints one line per device as it is first seen, until the timeout. A device
-            must pass every kind of filter given.
+            Prints one JSON line per device as it is first seen during this scan, until the
+            timeout; reaching the timeout is success, even with no device found. Devices
+            BlueZ only remembers from earlier are not printed. A device must pass every
+            kind of filter given (checked by BlueZ and again by blectl). --timeout 0
+            connects, checks the adapter and prints nothing.
 
             USAGE: blectl scan [--timeout <seconds>] [--name <substring> ...]
                                [--service <uuid> ...] [--rssi-min <dbm>] [--updates]
@@ -126,7 +129,7 @@ struct HelpTextTests {
               --updates               Print a line for every advertisement update, not just
                                       the first sighting of each device.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
-                                      system's default adapter.
+                                      first powered adapter.
               --format <format>       Output format: json or text. (default: json)
               -h, --help              Show help information.
 
@@ -151,7 +154,7 @@ struct HelpTextTests {
         #expect(text.contains("\n  See 'blectl help <subcommand>' for detailed help.\n"))
         for line in [
             "  scan                    Scan for Bluetooth LE devices and print each one",
-            "  connect                 Connect to a device and wait until its GATT services",
+            "  connect                 Connect to a device and print its GATT services.",
             "  get-version, version    Read a device's firmware version.",
             "  get-battery, battery    Read a device's battery level.",
             "  help                    Show subcommand help information.",
@@ -167,11 +170,11 @@ struct HelpTextTests {
         ("2", "Device not found."),
         ("3", "Not supported by the device."),
         ("4", "Disconnected."),
-        ("5", "Busy: an operation is already in progress."),
+        ("5", "Busy: an operation already in progress, adapter busy."),
         ("64", "Usage error."),
-        ("69", "Bluetooth unavailable."),
+        ("69", "Bluetooth unavailable: no bluetoothd, no adapter, powered off."),
         ("70", "Internal error."),
-        ("77", "Permission denied."),
+        ("77", "Permission denied by the D-Bus policy."),
         ("124", "Timed out."),
         ("130", "Interrupted by SIGINT."),
         ("143", "Interrupted by SIGTERM."),

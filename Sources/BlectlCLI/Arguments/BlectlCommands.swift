@@ -10,7 +10,7 @@ enum BlectlCommands {
     enum Global {
         static let adapter = Option<String>(
             "adapter", valueName: "adapter",
-            help: "Bluetooth adapter to use, like hci0; without it, the system's default adapter.",
+            help: "Bluetooth adapter to use, like hci0; without it, the first powered adapter.",
             parser: .adapterName, global: true
         )
         static let format = Option<OutputFormat>(
@@ -55,7 +55,7 @@ enum BlectlCommands {
             name: "scan",
             abstract: "Scan for Bluetooth LE devices and print each one found.",
             discussion: [
-                "Prints one line per device as it is first seen, until the timeout. A device must pass every kind of filter given.",
+                "Prints one JSON line per device as it is first seen during this scan, until the timeout; reaching the timeout is success, even with no device found. Devices BlueZ only remembers from earlier are not printed. A device must pass every kind of filter given (checked by BlueZ and again by blectl). --timeout 0 connects, checks the adapter and prints nothing.",
             ],
             options: [timeout.spec, name.spec, service.spec, rssiMin.spec, updates.spec]
         )
@@ -119,7 +119,10 @@ enum BlectlCommands {
 
     static let connect = CommandSpec(
         name: "connect",
-        abstract: "Connect to a device and wait until its GATT services are resolved.",
+        abstract: "Connect to a device and print its GATT services.",
+        discussion: [
+            "Finds the device (scanning if BlueZ does not know it), connects, waits until its GATT services are resolved, prints the service tree, then disconnects, unless the device was already connected.",
+        ],
         arguments: [Device.address.spec],
         options: [Device.timeout.spec]
     )
@@ -128,7 +131,7 @@ enum BlectlCommands {
         name: "get-version", aliases: ["version"],
         abstract: "Read a device's firmware version.",
         discussion: [
-            "Reads the Firmware Revision String (0x2A26) of the Device Information service (0x180A). With --vendor-service, --vendor-write and --vendor-notify, asks through that vendor protocol instead.",
+            "Reads the Device Information service (0x180A): firmware (0x2A26), hardware (0x2A27) and software (0x2A28) revisions, manufacturer (0x2A29) and model (0x2A24); absent ones are null. With --vendor-service, --vendor-write and --vendor-notify, writes 0x01 and takes the answer 0x81 major minor patch from notifications instead.",
         ],
         arguments: [Device.address.spec],
         options: [Device.timeout.spec] + Vendor.specs,
@@ -139,7 +142,7 @@ enum BlectlCommands {
         name: "get-battery", aliases: ["battery"],
         abstract: "Read a device's battery level.",
         discussion: [
-            "Reads the Battery Level (0x2A19) of the Battery Service (0x180F), a percentage from 0 to 100. With --vendor-service, --vendor-write and --vendor-notify, asks through that vendor protocol instead.",
+            "Takes org.bluez.Battery1's Percentage if BlueZ has it, else reads the Battery Level (0x2A19) of the Battery Service (0x180F), else waits briefly for Battery1 to appear; a percentage from 0 to 100. With --vendor-service, --vendor-write and --vendor-notify, writes 0x02 and takes the answer 0x82 percent from notifications instead.",
         ],
         arguments: [Device.address.spec],
         options: [Device.timeout.spec] + Vendor.specs,
@@ -161,21 +164,8 @@ enum BlectlCommands {
     /// Exit statuses, shown in the top-level help.
     static let exitStatus = HelpSection(
         title: "EXIT STATUS",
-        rows: [
-            ("0", "Success."),
-            ("1", "BlueZ reported a failure."),
-            ("2", "Device not found."),
-            ("3", "Not supported by the device."),
-            ("4", "Disconnected."),
-            ("5", "Busy: an operation is already in progress."),
-            ("64", "Usage error."),
-            ("69", "Bluetooth unavailable."),
-            ("70", "Internal error."),
-            ("77", "Permission denied."),
-            ("124", "Timed out."),
-            ("130", "Interrupted by SIGINT."),
-            ("143", "Interrupted by SIGTERM."),
-        ],
+        rows: ExitStatus.allCases.map { (String($0.rawValue), $0.summary) }
+            + [("130", "Interrupted by SIGINT."), ("143", "Interrupted by SIGTERM.")],
         textColumn: 8
     )
 

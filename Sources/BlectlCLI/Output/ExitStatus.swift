@@ -42,6 +42,23 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         }
     }
 
+    /// One line for help and docs.
+    public var summary: String {
+        switch self {
+        case .ok: "Success."
+        case .bluezFailed: "BlueZ reported a failure."
+        case .deviceNotFound: "Device not found."
+        case .notSupported: "Not supported by the device."
+        case .disconnected: "Disconnected."
+        case .busy: "Busy: an operation already in progress, adapter busy."
+        case .usage: "Usage error."
+        case .unavailable: "Bluetooth unavailable: no bluetoothd, no adapter, powered off."
+        case .internal: "Internal error."
+        case .permissionDenied: "Permission denied by the D-Bus policy."
+        case .timedOut: "Timed out."
+        }
+    }
+
     /// The status for an error thrown by the BlueZ layer.
     public init(for error: any Error) {
         guard let error = error as? BLEError else {
