@@ -51,7 +51,7 @@ RELEASE_FLAGS := -c release $(STATIC_STDLIB)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
-.PHONY: help deps venv build debug test test-tsan test-asan demo sim-smoke bench \
+.PHONY: help deps venv build debug test test-tsan test-asan soak demo sim-smoke bench \
         install uninstall clean distclean
 
 help: ## Show this list.
@@ -93,6 +93,9 @@ test-tsan: ## The tests under ThreadSanitizer (separate build in .build/tsan).
 test-asan: ## The tests under AddressSanitizer (separate build in .build/asan).
 	ASAN_OPTIONS='$(ASAN_OPTIONS)' \
 	    $(SWIFT) test --scratch-path $(SCRATCH)/asan $(SWIFTFLAGS) --sanitize=address $(LLD_FLAGS) $(TESTFLAGS)
+
+soak: build ## 60 s scan, 2,000 advertisers changing RSSI: flat memory, no line lost (scripts/soak).
+	scripts/soak "$(RELEASE_BIN)"
 
 demo: build ## scan, connect, get-version, get-battery against the simulator.
 	BLECTL="$(RELEASE_BIN)" scripts/demo

@@ -32,6 +32,9 @@ class Sim:
         self.discovery = Discovery(self)
         self.conn_factory = None
         self.start_discovery_busy_left = 0
+        # Device1 sightings signalled (InterfacesAdded of a device, or a change of RSSI and the
+        # other advertising data): what a client printing every update must print.
+        self.sightings = 0
 
     # ------------------------------------------------------------ timers
     def later(self, ms, fn, *args):
@@ -147,11 +150,12 @@ class Sim:
     def exit_bluez(self):
         """Like bluetoothd crashing: the org.bluez connection goes away, nothing is answered."""
         self.cancel_all()
+        self.bus.alive = False      # nothing below is signalled any more
         self.discovery.clear()
         for dev in self.devices.values():
             dev.forget_calls()
+            dev.drop_link_silently()    # the kernel drops links nobody uses any more
         GLib.idle_add(lambda: (self.bus.detach(), False)[1], priority=GLib.PRIORITY_HIGH)
-        self.bus.alive = False
 
     # ------------------------------------------------------------ devices
     def all_specs(self):
@@ -183,6 +187,7 @@ class Sim:
             dev = Device(self, spec, rssi)
             self.devices[spec.address] = dev
             self.bus.export(dev.obj)
+            self.sightings += 1
         return dev
 
     def device_by_path(self, path):
@@ -258,6 +263,8 @@ class Sim:
             for ch in dev.chars():
                 if ch.busy is not None:
                     gatt.append({"op": ch.busy.member, "path": ch.path, "client": ch.busy.sender})
+                for c in ch.pending_notify.values():
+                    gatt.append({"op": c.member, "path": ch.path, "client": c.sender})
                 for c in sorted(ch.notify_clients):
                     notif.append({"path": ch.path, "client": c})
         return {
@@ -272,6 +279,7 @@ class Sim:
             "notify_sessions": notif,
             "devices": sorted(self.devices),
             "faults": self.faults.as_json(),
+            "sightings": self.sightings,
         }
 
     def state_json(self):

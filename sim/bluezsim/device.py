@@ -101,9 +101,11 @@ class Device:
                 ch["ServiceData"] = dict(self.spec.service_data)
             ch["AdvertisingFlags"] = self.spec.adv_flags
             self.set(**ch)
+            self.sim.sightings += 1
         elif rssi != self.rssi and (force or abs(rssi - self.rssi) >= 8):
             self.rssi = rssi
             self.set(RSSI=rssi)
+            self.sim.sightings += 1
 
     def invalidate_rssi(self):
         if self.rssi is None:
@@ -320,6 +322,17 @@ class Device:
         self.gatt.link_lost()
         self.connected = False
         self.disconnecting = False
+
+    def drop_link_silently(self):
+        """bluetoothd is gone (nothing can be signalled): the link is down, nobody holds it."""
+        self._cancel(self.connect_timers)
+        self._cancel(self.link_timers)
+        self.disconnect_timer = None
+        self.connected = False
+        self.connected_by = None
+        self.preconnected = False
+        self.disconnecting = False
+        self.services_resolved = False
 
     def forget_calls(self):
         self.connect_call = None
