@@ -25,13 +25,24 @@ final class Counters: Sendable {
         let replyQueue = DispatchQueue(label: "test.replies", attributes: .concurrent)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<operations {
-                // Spread the three sources over 0-2 ms; some land at the same instant.
-                let replyDelay = Int.random(in: 0...2000)
-                let timeout = Duration.microseconds(Int.random(in: 0...2000))
-                let cancelDelay = Int.random(in: 0...2000)
-                let task = Task {
+                // Spread the three sources over 0-2 ms; some land at the same instant. One
+                // operation in ten of each kind is arranged so that its source must win
+                // (reply at once; no reply and no cancel; cancelled with no reply), so every
+                // kind of outcome is seen however slow the machine (ThreadSanitizer).
+                var replyDelay: Int? = Int.random(in: 0...2000)
+                var timeout = Duration.microseconds(Int.random(in: 0...2000))
+                var cancelDelay: Int? = Int.random(in: 0...2000)
+                switch index % 10 {
+                case 0: replyDelay = 0; timeout = .seconds(30); cancelDelay = nil
+                case 1: replyDelay = nil; timeout = .zero; cancelDelay = nil
+                case 2: replyDelay = nil; timeout = .seconds(30); cancelDelay = 0
+                default: break
+                }
+                let task = Task { [replyDelay, timeout] in
                     do {
                         let value = try await withOneShot(timeout: timeout, timeoutError: { BusError.timedOut }) { (shot: OneShot<Int>) in
+                            guard let replyDelay else { return }
+                            if replyDelay == 0 { shot.succeed(index); return }
                             replyQueue.asyncAfter(deadline: .now() + .microseconds(replyDelay)) { shot.succeed(index) }
                         }
                         #expect(value == index)
@@ -42,7 +53,7 @@ final class Counters: Sendable {
                         return "timeout"
                     }
                 }
-                replyQueue.asyncAfter(deadline: .now() + .microseconds(cancelDelay)) { task.cancel() }
+                if let cancelDelay { replyQueue.asyncAfter(deadline: .now() + .microseconds(cancelDelay)) { task.cancel() } }
                 group.addTask {
                     let kind = try await task.value
                     outcomes.record(index, kind)
