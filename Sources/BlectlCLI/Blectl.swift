@@ -35,6 +35,8 @@ public enum Blectl {
             switch result {
             case .success:
                 exit(0)
+            case .failure(is OutputClosed):
+                SignalHandling.die(by: SIGPIPE)
             case .failure(let error):
                 let status = ExitStatus(for: error)
                 Printer(format: global.format).error(error, status: status, address: subcommand.address?.description)

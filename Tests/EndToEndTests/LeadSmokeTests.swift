@@ -32,4 +32,22 @@ import SimulatorHarness
         #expect(["gatt", "battery1"].contains(object?["source"] as? String ?? ""))
         #expect(try sim.state().connections.isEmpty || (try sim.state().connections.allSatisfy(\.disconnecting)))
     }
+
+    /// `blectl scan | head -1`: when the reader goes, blectl stops discovery and ends by
+    /// SIGPIPE at once, not at the end of its 30 s scan.
+    @Test func scanEndsWhenItsReaderGoes() throws {
+        let sim = try Simulator.start()
+        let started = ContinuousClock.now
+        let result = sim.run("/bin/sh", ["-c", "'\(Self.binary)' scan --timeout 30 | head -n 1; echo \"status=${?}\" >&2"],
+                             environment: [:], timeout: .seconds(15))
+        #expect(ContinuousClock.now - started < .seconds(10))
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 1)
+        let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
+        #expect(first?["address"] is String)
+        // Discovery was stopped (poll: StopDiscovery may still be on its way).
+        var sessions = try sim.state().discoverySessions.count
+        for _ in 0..<30 where sessions != 0 { Thread.sleep(forTimeInterval: 0.1); sessions = try sim.state().discoverySessions.count }
+        #expect(sessions == 0)
+    }
 }

@@ -13,9 +13,9 @@ enum ConnectCommand {
             let services = connected.services
             switch printer.format {
             case .json:
-                printer.results([Records.gattTree(device, advertisement: device.current, origin: connected.origin, services: services).serialized()])
+                try printer.results([Records.gattTree(device, advertisement: device.current, origin: connected.origin, services: services).serialized()])
             case .text:
-                printer.results(Records.gattTreeText(device, advertisement: device.current, services: services))
+                try printer.results(Records.gattTreeText(device, advertisement: device.current, services: services))
             }
         }
     }

@@ -23,7 +23,7 @@ enum ScanCommand {
                             case .text: lines.append(Records.advertisementText(advertisement))
                             }
                         }
-                        printer.results(lines)
+                        try printer.results(lines)
                     }
                 }
                 group.addTask { try await Task.sleep(for: scanLength) }

@@ -11,12 +11,13 @@ public struct Printer: Sendable {
 
     public init(format: OutputFormat) { self.format = format }
 
-    /// Writes each line followed by a newline, in one write, then flushes.
-    public func results(_ lines: [String]) {
+    /// Writes each line followed by a newline, in one write.
+    /// - Throws: ``OutputClosed`` when stdout is a pipe whose reader has gone (`blectl scan | head -1`).
+    public func results(_ lines: [String]) throws(OutputClosed) {
         guard !lines.isEmpty else { return }
         var text = lines.joined(separator: "\n")
         text += "\n"
-        Self.write(text, to: .stdout)
+        guard Self.write(text, to: .stdout) else { throw OutputClosed() }
     }
 
     /// A standard stream, written with write(2): unbuffered, so nothing waits in a buffer
@@ -26,19 +27,22 @@ public struct Printer: Sendable {
         case stderr = 2
     }
 
-    /// Writes all of `text` (retrying short writes and EINTR); a closed pipe ends quietly.
-    public static func write(_ text: String, to stream: Stream) {
+    /// Writes all of `text` (retrying short writes and EINTR).
+    /// - Returns: false when the stream is closed (EPIPE: libdbus ignores SIGPIPE) or failing.
+    @discardableResult
+    public static func write(_ text: String, to stream: Stream) -> Bool {
         var text = text
-        text.withUTF8 { buffer in
+        return text.withUTF8 { buffer in
             var offset = 0
             while offset < buffer.count {
                 let n = Glibc.write(stream.rawValue, buffer.baseAddress! + offset, buffer.count - offset)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    return
+                    return false
                 }
                 offset += n
             }
+            return true
         }
     }
 
@@ -64,3 +68,7 @@ public struct Printer: Sendable {
         }
     }
 }
+
+/// stdout's reader has gone: the command stops, cleans up, and blectl ends by SIGPIPE as
+/// Unix filters do.
+public struct OutputClosed: Error, Sendable {}
