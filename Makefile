@@ -85,14 +85,19 @@ debug: ## Debug build of blectl.
 
 test: ## Build, then run every test (they start their own dbus-daemon and simulator).
 	$(SWIFT_BUILD) --build-tests
-	$(SWIFT_TEST) $(TESTFLAGS)
+	BLECTL_BIN="$$($(SWIFT_BUILD) --show-bin-path)/blectl" $(SWIFT_TEST) --skip-build $(TESTFLAGS)
 
-test-tsan: ## The tests under ThreadSanitizer (separate build in .build/tsan).
-	$(SWIFT) test --scratch-path $(SCRATCH)/tsan $(SWIFTFLAGS) --sanitize=thread $(TESTFLAGS)
+test-tsan: ## The tests under ThreadSanitizer (separate build in .build/tsan; the end-to-end tests run the instrumented blectl).
+	$(SWIFT) build --scratch-path $(SCRATCH)/tsan $(SWIFTFLAGS) --sanitize=thread --build-tests
+	BLECTL_BIN="$$($(SWIFT) build --scratch-path $(SCRATCH)/tsan $(SWIFTFLAGS) --sanitize=thread --show-bin-path)/blectl" \
+	    TSAN_OPTIONS=halt_on_error=1 \
+	    $(SWIFT) test --skip-build --scratch-path $(SCRATCH)/tsan $(SWIFTFLAGS) --sanitize=thread $(TESTFLAGS)
 
-test-asan: ## The tests under AddressSanitizer (separate build in .build/asan).
-	ASAN_OPTIONS='$(ASAN_OPTIONS)' \
-	    $(SWIFT) test --scratch-path $(SCRATCH)/asan $(SWIFTFLAGS) --sanitize=address $(LLD_FLAGS) $(TESTFLAGS)
+test-asan: ## The tests under AddressSanitizer (separate build in .build/asan; the end-to-end tests run the instrumented blectl).
+	$(SWIFT) build --scratch-path $(SCRATCH)/asan $(SWIFTFLAGS) --sanitize=address $(LLD_FLAGS) --build-tests
+	BLECTL_BIN="$$($(SWIFT) build --scratch-path $(SCRATCH)/asan $(SWIFTFLAGS) --sanitize=address $(LLD_FLAGS) --show-bin-path)/blectl" \
+	    ASAN_OPTIONS='$(ASAN_OPTIONS)' \
+	    $(SWIFT) test --skip-build --scratch-path $(SCRATCH)/asan $(SWIFTFLAGS) --sanitize=address $(LLD_FLAGS) $(TESTFLAGS)
 
 soak: build ## 60 s scan, 2,000 advertisers changing RSSI: flat memory, no line lost (scripts/soak).
 	scripts/soak "$(RELEASE_BIN)"
