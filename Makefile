@@ -10,6 +10,8 @@
 #   BLEAK       what pip installs into it               (bleak==3.1.0, the version sim/ was tested with)
 #   PREFIX      install prefix                          (/usr/local)
 #   DESTDIR     staging root for packagers              ()
+#   REALBLUEZ_SCRATCH  SwiftPM build dir for test-real's blectl   (/tmp/real-build)
+#   BLECTL_BIN         test-real: test this binary instead of building one  ()
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -108,12 +110,33 @@ demo: build ## scan, connect, get-version, get-battery against the simulator.
 sim-smoke: venv ## bluetoothctl and bleak against the simulator (sim/smoke/run).
 	BLESIM_VENV="$(abspath $(VENV))" sim/smoke/run
 
-bench: build venv ## Run bench/run, when the tree has one.
+bench: build venv ## Run the benchmarks (bench/run; see BENCHMARKS.md).
 	if [[ -x bench/run ]]; then \
 	    BLECTL="$(RELEASE_BIN)" BLESIM_VENV="$(abspath $(VENV))" bench/run; \
 	else \
 	    echo "make bench: no bench/run in this tree; nothing to run" >&2; \
 	fi
+
+# test-real: a real bluetoothd 5.66 in a qemu (TCG) VM with a bumble virtual controller
+# and peripheral; see realbluez/README.md. The VM image is cached in
+# ${XDG_CACHE_HOME:-~/.cache}/blectl-realbluez.
+REALBLUEZ_SCRATCH ?= /tmp/real-build
+BLECTL_BIN        ?=
+REALBLUEZ_APT_PACKAGES := qemu-system-x86 debootstrap cpio zstd python3-pip python3-dbus dbus \
+                          libdbus-1-dev pkg-config
+
+realbluez-deps: ## Install what test-real needs on the host (apt-get: qemu, debootstrap, ...).
+	export DEBIAN_FRONTEND=noninteractive; \
+	missing=$$(dpkg-query -W -f '$${Package} $${Status}\n' $(REALBLUEZ_APT_PACKAGES) 2>/dev/null | \
+	           awk '$$NF != "installed" { print $$1 }'; \
+	           for p in $(REALBLUEZ_APT_PACKAGES); do dpkg-query -W $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [[ -n "$$missing" ]]; then \
+	    $(SUDO) apt-get update || { sleep 10; $(SUDO) apt-get update; }; \
+	    $(SUDO) apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+test-real: realbluez-deps ## Acceptance tests against a real bluetoothd in a qemu VM (realbluez/).
+	BLECTL_BIN='$(BLECTL_BIN)' REALBLUEZ_SCRATCH='$(REALBLUEZ_SCRATCH)' realbluez/run
 
 install: build ## Install bin/blectl and man1/blectl.1 under DESTDIR+PREFIX (/usr/local).
 	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1'

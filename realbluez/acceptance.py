@@ -1,0 +1,463 @@
+#!/usr/bin/python3
+"""blectl acceptance tests against a real bluetoothd (the realbluez VM), run on the host.
+
+Usage: /usr/bin/python3 realbluez/acceptance.py --blectl BIN --bus tcp:host=127.0.0.1,port=N
+                                               [--ctl SOCKET] [-k SUBSTRING] [-v]
+Needs python3-dbus (Debian's /usr/bin/python3). realbluez/run boots the VM and calls this.
+The VM world is realbluez/peripheral.py: "blesim Real" at F0:5E:A1:00:00:01 (random).
+Each test asserts exact values and exit statuses; the summary lists every check.
+Exits 0 when all tests pass, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+import dbus
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ctl  # noqa: E402
+
+PERIPHERAL = "F0:5E:A1:00:00:01"
+FILLER = "F0:5E:A1:00:00:11"
+MISSING = "C0:FF:EE:DE:AD:00"
+VENDOR = [
+    "--vendor-service", "5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b",
+    "--vendor-write", "5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b",
+    "--vendor-notify", "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b",
+]
+SCAN_FIELDS = ["address", "address_type", "name", "rssi", "tx_power", "uuids",
+               "manufacturer_data", "service_data", "connected", "adapter"]
+
+args = None
+results = []   # (test, ok, detail)
+observations = []
+
+
+def note(text):
+    observations.append(text)
+    print(f"    note: {text}", flush=True)
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def eq(actual, expected, what):
+    if actual != expected:
+        raise Failed(f"{what}: expected {expected!r}, got {actual!r}")
+
+
+# --- running blectl -----------------------------------------------------------------
+
+def env():
+    e = dict(os.environ)
+    e["DBUS_SYSTEM_BUS_ADDRESS"] = args.bus
+    return e
+
+
+class Run:
+    def __init__(self, argv, rc, out, err, elapsed):
+        self.argv, self.rc, self.out, self.err, self.elapsed = argv, rc, out, err, elapsed
+
+    def json_lines(self):
+        return [json.loads(line) for line in self.out.splitlines() if line.strip()]
+
+    def json(self):
+        lines = self.json_lines()
+        eq(len(lines), 1, f"JSON objects printed by {' '.join(self.argv)}")
+        return lines[0]
+
+    def __str__(self):
+        return (f"blectl {' '.join(self.argv)} -> {self.rc} in {self.elapsed:.2f} s\n"
+                f"      stdout: {self.out.strip()[:1500]}\n      stderr: {self.err.strip()[:600]}")
+
+
+def blectl(*argv, timeout=90):
+    t = time.monotonic()
+    p = subprocess.run([args.blectl, *argv], env=env(), capture_output=True, text=True,
+                       timeout=timeout)
+    r = Run(argv, p.returncode, p.stdout, p.stderr, time.monotonic() - t)
+    if args.verbose:
+        print("    " + str(r), flush=True)
+    return r
+
+
+def expect_rc(r, rc):
+    """rc 128+N also accepts death by signal N: blectl cleans up, then re-raises the
+    signal with its default action (SignalHandling.swift), so a shell sees $? = 128+N
+    while Popen reports -N."""
+    if rc > 128 and r.rc == -(rc - 128):
+        note(f"blectl {r.argv[0]}: died by signal {rc - 128} (shell status {rc})")
+        return
+    if r.rc != rc:
+        raise Failed(f"exit status {r.rc}, expected {rc}: {r}")
+
+
+def interrupted(argv, when, sig=signal.SIGINT, timeout=30):
+    """Start blectl, call when(proc, t0) until it returns True, send sig; -> Run, t_sig."""
+    t0 = time.monotonic()
+    p = subprocess.Popen([args.blectl, *argv], env=env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    sent_at = None
+    try:
+        while time.monotonic() - t0 < timeout:
+            if p.poll() is not None:
+                break
+            if when(p, t0):
+                sent_at = time.monotonic() - t0
+                p.send_signal(sig)
+                break
+            time.sleep(0.02)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    r = Run(argv, p.returncode, out, err, time.monotonic() - t0)
+    if args.verbose:
+        print("    " + str(r), flush=True)
+    return r, sent_at
+
+
+# --- D-Bus view of the real bluetoothd ----------------------------------------------
+
+def bus():
+    return dbus.bus.BusConnection(args.bus)
+
+
+def managed_objects():
+    b = bus()
+    try:
+        om = dbus.Interface(b.get_object("org.bluez", "/"), "org.freedesktop.DBus.ObjectManager")
+        return om.GetManagedObjects()
+    finally:
+        b.close()
+
+
+def device_path(address):
+    return "/org/bluez/hci0/dev_" + address.replace(":", "_")
+
+
+def adapter_props():
+    return dict(managed_objects()["/org/bluez/hci0"]["org.bluez.Adapter1"])
+
+
+def connected_devices(objects=None):
+    objects = objects or managed_objects()
+    return [str(ifs["org.bluez.Device1"]["Address"]) for ifs in objects.values()
+            if "org.bluez.Device1" in ifs and bool(ifs["org.bluez.Device1"].get("Connected"))]
+
+
+def device_prop(address, name):
+    ifs = managed_objects().get(dbus.ObjectPath(device_path(address)), {})
+    return ifs.get("org.bluez.Device1", {}).get(name)
+
+
+def wait_until(cond, timeout, what):
+    t = time.monotonic()
+    while True:
+        v = cond()
+        if v:
+            return time.monotonic() - t
+        if time.monotonic() - t > timeout:
+            raise Failed(f"{what} not true after {timeout} s")
+        time.sleep(0.05)
+
+
+def kernel_connections():
+    """'btmgmt con' inside the VM: the kernel's LE/ACL links (lines with an address)."""
+    if not args.ctl:
+        return None
+    status, out = ctl.command(args.ctl, "con")
+    eq(status, 0, f"btmgmt con status ({out})")
+    return [line for line in out.splitlines() if "type" in line and ":" in line]
+
+
+def assert_idle(after, link_timeout=6.0):
+    """No device connected (D-Bus and kernel) and no discovery running."""
+    dt = wait_until(lambda: not connected_devices(), link_timeout, f"no Connected device after {after}")
+    if dt > 0.1:
+        note(f"after {after}: Connected went false {dt:.2f} s after blectl exited")
+    wait_until(lambda: not bool(adapter_props()["Discovering"]), 3.0, f"Discovering false after {after}")
+    conns = kernel_connections()
+    if conns is not None:
+        t = time.monotonic()
+        while conns and time.monotonic() - t < 5:
+            time.sleep(0.3)
+            conns = kernel_connections()
+        eq(conns, [], f"kernel connections (btmgmt con) after {after}")
+
+
+# --- the tests ----------------------------------------------------------------------
+
+def test_adapter():
+    a = adapter_props()
+    eq(bool(a["Powered"]), True, "hci0 Powered")
+    eq(str(a["Address"]), "00:1A:7D:DA:71:13", "hci0 Address (bumble's public address)")
+    eq(bool(a["Discovering"]), False, "Discovering at start")
+
+
+def check_scan_entry(d, after_connect=False):
+    eq(sorted(d), sorted(SCAN_FIELDS), "scan JSON fields")
+    eq(d["name"], "blesim Real", "name")
+    eq(d["address_type"], "random", "address_type")
+    check(isinstance(d["rssi"], int) and -127 <= d["rssi"] <= 20, f"rssi is a dBm integer: {d['rssi']!r}")
+    eq(d["tx_power"], 4, "tx_power")
+    if after_connect:
+        # While bluetoothd keeps the device object from a connection, Device1.UUIDs lists
+        # every resolved GATT service; once it has removed it, only the advertised ones.
+        check(sorted(d["uuids"]) in (["180a", "180f"], ["1800", "1801", "180a", "180f", VENDOR[1]]),
+              f"uuids after a connection: {d['uuids']}")
+        note(f"scan after connections: uuids {d['uuids']}")
+    else:
+        eq(sorted(d["uuids"]), ["180a", "180f"], "uuids")
+    eq(d["manufacturer_data"], {"05f1": "0102"}, "manufacturer_data")
+    eq(d["service_data"], {}, "service_data")
+    eq(d["connected"], False, "connected")
+    eq(d["adapter"], "hci0", "adapter")
+
+
+def test_scan():
+    r = blectl("scan", "--timeout", "6")
+    expect_rc(r, 0)
+    found = {d["address"]: d for d in r.json_lines()}
+    check(PERIPHERAL in found, f"{PERIPHERAL} in scan output: {sorted(found)}")
+    check_scan_entry(found[PERIPHERAL])
+    check(FILLER in found and found[FILLER]["name"] == "blesim Filler",
+          f"filler advertiser {FILLER} 'blesim Filler' found: {found.get(FILLER)}")
+    check(FILLER[:-1] + "2" in found, f"unnamed filler F0:5E:A1:00:00:12 found: {sorted(found)}")
+    note(f"scan 6 s: {len(found)} devices {sorted(found)}; blesim Real rssi {found[PERIPHERAL]['rssi']}")
+    assert_idle("scan")
+
+
+def test_second_scan(after_connect=False):
+    r = blectl("scan", "--timeout", "4", "--name", "blesim real")
+    expect_rc(r, 0)
+    lines = r.json_lines()
+    eq([d["address"] for d in lines], [PERIPHERAL], "second scan --name 'blesim real'")
+    check_scan_entry(lines[0], after_connect)
+    assert_idle("second scan")
+
+
+def flags_by_uuid(services):
+    return {(s["uuid"], c["uuid"]): (sorted(c["flags"]), sorted(x["uuid"] for x in c["descriptors"]))
+            for s in services for c in s["characteristics"]}
+
+
+def test_connect():
+    r = blectl("connect", PERIPHERAL, "--timeout", "30")
+    expect_rc(r, 0)
+    d = r.json()
+    eq(d["address"], PERIPHERAL, "address")
+    eq(d["name"], "blesim Real", "name")
+    eq(d["address_type"], "random", "address_type")
+    eq(d["adapter"], "hci0", "adapter")
+    eq(d["was_connected"], False, "was_connected")
+    services = {s["uuid"]: s for s in d["services"]}
+    for s in d["services"]:
+        eq(s["primary"], True, f"service {s['uuid']} primary")
+    vs, vw, vn = VENDOR[1], VENDOR[3], VENDOR[5]
+    for uuid in ("180f", "180a", vs):
+        check(uuid in services, f"service {uuid} in {sorted(services)}")
+    eq(services["180f"]["name"], "Battery Service", "180f name")
+    eq(services["180a"]["name"], "Device Information", "180a name")
+    f = flags_by_uuid(d["services"])
+    eq(f[("180f", "2a19")], (["notify", "read"], ["2902"]), "2a19 flags, descriptors")
+    for c in ("2a24", "2a26", "2a29"):
+        eq(f[("180a", c)], (["read"], []), f"{c} flags, descriptors")
+    eq(sorted(c for s, c in f if s == "180a"), ["2a24", "2a26", "2a29"], "0x180A characteristics")
+    eq(f[(vs, vw)], (["write", "write-without-response"], []), "vendor write flags")
+    eq(f[(vn, vn)] if (vn, vn) in f else f[(vs, vn)], (["notify"], ["2902"]), "vendor notify flags")
+    note(f"connect: services {[s['uuid'] for s in d['services']]} in {r.elapsed:.2f} s")
+    assert_idle("connect")
+
+
+def test_battery_default():
+    r = blectl("get-battery", PERIPHERAL, "--timeout", "30")
+    expect_rc(r, 0)
+    d = r.json()
+    eq(d["percentage"], 73, "percentage")
+    eq(d["address"], PERIPHERAL, "address")
+    objects = managed_objects()
+    has_b1 = "org.bluez.Battery1" in objects.get(dbus.ObjectPath(device_path(PERIPHERAL)), {})
+    note(f"default plugins: get-battery source {d['source']!r}; Battery1 on the device after exit: {has_b1}")
+    eq(d["source"], "battery1", "source with bluetoothd's battery plugin")
+    assert_idle("get-battery")
+
+
+def test_version():
+    r = blectl("get-version", PERIPHERAL, "--timeout", "30")
+    expect_rc(r, 0)
+    d = r.json()
+    eq(d["address"], PERIPHERAL, "address")
+    eq(d["source"], "device_information", "source")
+    eq(d["firmware_revision"], "3.1.4", "firmware_revision")
+    eq(d.get("manufacturer_name"), "Bumble Labs", "manufacturer_name")
+    eq(d.get("model_number"), "Real-1", "model_number")
+    assert_idle("get-version")
+
+
+def test_version_vendor():
+    r = blectl("get-version", PERIPHERAL, "--timeout", "30", *VENDOR)
+    expect_rc(r, 0)
+    d = r.json()
+    eq(d["source"], "vendor", "source")
+    eq(d["firmware_revision"], "3.1.4", "firmware_revision")
+    assert_idle("get-version --vendor-*")
+
+
+def test_battery_vendor():
+    r = blectl("get-battery", PERIPHERAL, "--timeout", "30", *VENDOR)
+    expect_rc(r, 0)
+    d = r.json()
+    eq((d["percentage"], d["source"]), (73, "vendor"), "percentage, source")
+    assert_idle("get-battery --vendor-*")
+
+
+def test_missing_device():
+    r = blectl("connect", MISSING, "--timeout", "5")
+    expect_rc(r, 2)
+    err = json.loads(r.out.strip().splitlines()[-1]) if r.out.strip() else json.loads(r.err.strip().splitlines()[-1])
+    eq(err["error"]["code"], "device_not_found", "error code")
+    check(4.5 <= r.elapsed <= 8.0, f"ends at its 5 s deadline (took {r.elapsed:.2f} s)")
+    note(f"connect {MISSING} --timeout 5: exit 2 after {r.elapsed:.2f} s")
+    assert_idle("connect to a missing device")
+
+
+def test_sigint_connect_early():
+    r, at = interrupted(["connect", PERIPHERAL, "--timeout", "30"],
+                        lambda p, t0: time.monotonic() - t0 > 0.3)
+    check(at is not None, f"blectl still running 0.3 s after start: {r}")
+    expect_rc(r, 130)
+    assert_idle("SIGINT 0.3 s into connect")
+
+
+def test_sigint_connect_linked():
+    """SIGINT once the link is up (Device1.Connected true), before blectl is done."""
+    def linked(p, t0):
+        try:
+            return bool(device_prop(PERIPHERAL, "Connected"))
+        except dbus.DBusException:
+            return False
+    r, at = interrupted(["connect", PERIPHERAL, "--timeout", "30"], linked)
+    if at is None:
+        raise Failed(f"blectl finished before Connected was seen true: {r}")
+    note(f"SIGINT sent {at:.2f} s into connect, with Connected true; blectl exited {r.rc} "
+         f"{r.elapsed - at:.2f} s later")
+    expect_rc(r, 130)
+    assert_idle("SIGINT with the link up")
+
+
+def test_sigint_scan():
+    def first_line(p, t0):
+        return time.monotonic() - t0 > 3.0
+    r, at = interrupted(["scan", "--timeout", "30"], first_line)
+    check(at is not None, f"scan still running after 3 s: {r}")
+    expect_rc(r, 130)
+    addrs = [d["address"] for d in r.json_lines()]
+    check(PERIPHERAL in addrs, f"{PERIPHERAL} printed before SIGINT: {addrs}")
+    assert_idle("SIGINT during scan")
+
+
+def test_sigterm_scan():
+    r, at = interrupted(["scan", "--timeout", "30"], lambda p, t0: time.monotonic() - t0 > 2.0,
+                        sig=signal.SIGTERM)
+    expect_rc(r, 143)
+    assert_idle("SIGTERM during scan")
+
+
+def test_scan_after_interrupt():
+    test_second_scan(after_connect=True)
+
+
+def restart_bluetoothd(*argv):
+    check(args.ctl, "--ctl needed to restart bluetoothd")
+    t = time.monotonic()
+    status, out = ctl.command(args.ctl, " ".join(["restart-bluetoothd", *argv]), timeout=60)
+    eq(status, 0, f"restart-bluetoothd {' '.join(argv)}: {out}")
+    wait_until(lambda: bool(adapter_props()["Powered"]), 30, "hci0 powered after restart")
+    note(f"bluetoothd restarted {' '.join(argv) or '(default plugins)'} in {time.monotonic() - t:.2f} s")
+
+
+def test_battery_noplugin():
+    restart_bluetoothd("--noplugin=battery")
+    r = blectl("get-battery", PERIPHERAL, "--timeout", "30")
+    expect_rc(r, 0)
+    d = r.json()
+    eq((d["percentage"], d["source"]), (73, "gatt"), "percentage, source without the battery plugin")
+    objects = managed_objects()
+    check("org.bluez.Battery1" not in objects.get(dbus.ObjectPath(device_path(PERIPHERAL)), {}),
+          "no Battery1 with --noplugin=battery")
+    assert_idle("get-battery --noplugin=battery")
+
+
+def test_connect_noplugin():
+    r = blectl("connect", PERIPHERAL, "--timeout", "30")
+    expect_rc(r, 0)
+    services = [s["uuid"] for s in r.json()["services"]]
+    check("180f" in services, f"180f exported without the battery plugin: {services}")
+    assert_idle("connect --noplugin=battery")
+
+
+TESTS = [
+    test_adapter, test_scan, test_second_scan, test_connect, test_battery_default,
+    test_version, test_version_vendor, test_battery_vendor, test_missing_device,
+    test_sigint_connect_early, test_sigint_connect_linked, test_sigint_scan,
+    test_scan_after_interrupt, test_sigterm_scan,
+    # Last: these restart bluetoothd without the battery plugin.
+    test_battery_noplugin, test_connect_noplugin,
+]
+
+
+def main():
+    global args
+    p = argparse.ArgumentParser()
+    p.add_argument("--blectl", required=True)
+    p.add_argument("--bus", required=True)
+    p.add_argument("--ctl")
+    p.add_argument("-k", action="append", default=[], help="run tests whose name contains this")
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args()
+    tests = [t for t in TESTS if not args.k or any(k in t.__name__ for k in args.k)]
+    t_all = time.monotonic()
+    for t in tests:
+        print(f"--- {t.__name__}", flush=True)
+        t0 = time.monotonic()
+        try:
+            t()
+            results.append((t.__name__, True, ""))
+            print(f"PASS {t.__name__} ({time.monotonic() - t0:.1f} s)", flush=True)
+        except Failed as e:
+            results.append((t.__name__, False, str(e)))
+            print(f"FAIL {t.__name__}: {e}", flush=True)
+        except Exception as e:  # a broken test or rig, not a blectl verdict
+            results.append((t.__name__, False, f"error: {e!r}"))
+            print(f"ERROR {t.__name__}: {e!r}", flush=True)
+            traceback.print_exc()
+        if not results[-1][1] and args.ctl:
+            try:
+                _, log = ctl.command(args.ctl, "log", timeout=10)
+                print("    VM log tail:\n      " + "\n      ".join(log.splitlines()[-25:]), flush=True)
+            except Exception as e:
+                print(f"    (no VM log: {e!r})")
+    passed = sum(ok for _, ok, _ in results)
+    print(f"\n{passed}/{len(results)} passed in {time.monotonic() - t_all:.0f} s")
+    for name, ok, detail in results:
+        print(f"  {'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}")
+    if observations:
+        print("observations:\n  " + "\n  ".join(observations))
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""The test VM's Bluetooth world, in one bumble (PyPI) process.
+
+One bumble LocalLink carries:
+  * the controller behind /dev/vhci, i.e. the VM's hci0 (public address, LE only);
+  * "blesim Real" (F0:5E:A1:00:00:01, static random), a connectable LE peripheral with
+    Battery 0x180F (0x2A19 = 73, read + notify), Device Information 0x180A (0x2A26
+    "3.1.4", 0x2A29 "Bumble Labs", 0x2A24 "Real-1") and the vendor command service
+    5a1e0001-... (write 5a1e0002-..., notify 5a1e0003-...: 01 -> 81 03 01 04,
+    02 -> 82 49, other -> EE cmd);
+  * two filler advertisers, F0:5E:A1:00:00:11 "blesim Filler" and :12 unnamed (no GATT
+    of interest; connectable, as bumble 0.0.236 sends only ADV_IND on a LocalLink).
+
+Usage: python3 peripheral.py [--transport vhci] [--address 00:1A:7D:DA:71:13]
+Prints "PERIPHERAL-READY" once everything advertises.
+
+bumble 0.0.236 needs two corrections for the Linux host side to work, made here at run
+time (subclass / instance attributes, bumble itself is unchanged):
+  * LocalLink forwards LE ACL data with the sender's *random* address as the source,
+    while the kernel's connection uses its public address: the peer drops every packet.
+    RoutedLink uses the address the sender's connection actually has.
+  * the controller announces LL Privacy and LE Extended Advertising, so Linux 6.1 waits
+    for an LE Enhanced Connection Complete that bumble never sends. Cleared.
+"""
+
+import argparse
+import asyncio
+import logging
+import sys
+
+from bumble import hci
+from bumble.controller import Controller
+from bumble.core import AdvertisingData, PhysicalTransport
+from bumble.device import AdvertisingType, Device
+from bumble.gatt import (
+    GATT_BATTERY_LEVEL_CHARACTERISTIC,
+    GATT_BATTERY_SERVICE,
+    GATT_DEVICE_INFORMATION_SERVICE,
+    GATT_FIRMWARE_REVISION_STRING_CHARACTERISTIC,
+    GATT_MANUFACTURER_NAME_STRING_CHARACTERISTIC,
+    GATT_MODEL_NUMBER_STRING_CHARACTERISTIC,
+    Characteristic,
+    CharacteristicValue,
+    Service,
+)
+from bumble.link import LocalLink
+from bumble.transport import open_transport
+
+NAME = "blesim Real"
+PERIPHERAL_ADDRESS = "F0:5E:A1:00:00:01"
+BATTERY = 73
+FIRMWARE = (3, 1, 4)
+VENDOR_SERVICE = "5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+VENDOR_WRITE = "5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+VENDOR_NOTIFY = "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+COMPANY_ID = 0x05F1
+
+log = logging.getLogger("peripheral")
+
+
+class RoutedLink(LocalLink):
+    """LocalLink whose LE ACL data carries the source address of the sender's link."""
+
+    def send_acl_data(self, sender_controller, destination_address, transport, data):
+        if transport != PhysicalTransport.LE:
+            return super().send_acl_data(sender_controller, destination_address, transport, data)
+        destination = self.find_le_controller(destination_address)
+        connection = sender_controller.le_connections.get(destination_address)
+        if destination is None or connection is None:
+            log.warning("ACL data to %s dropped: no link", destination_address)
+            return
+        source = connection.self_address
+        asyncio.get_running_loop().call_soon(
+            destination.on_link_acl_data, source, transport, data
+        )
+
+
+class HostController(Controller):
+    """The controller behind /dev/vhci, with a working LE Create Connection Cancel.
+
+    bumble 0.0.236 answers the cancel with success but keeps the pending connection and
+    never sends the LE Connection Complete (status Unknown Connection Identifier) the spec
+    asks for: the next advertisement from the peer then completes a connection the kernel
+    has given up on, the peripheral stays connected to nobody and stops advertising.
+    """
+
+    def on_hci_le_create_connection_cancel_command(self, command):
+        pending = self.pending_le_connection
+        if pending is None:
+            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.COMMAND_DISALLOWED_ERROR)
+        self.pending_le_connection = None
+        peer = pending.peer_address
+
+        def complete():
+            self.send_hci_packet(hci.HCI_LE_Connection_Complete_Event(
+                status=hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR,
+                connection_handle=0, role=hci.Role.CENTRAL,
+                peer_address_type=peer.address_type, peer_address=peer,
+                connection_interval=0, peripheral_latency=0, supervision_timeout=0,
+                central_clock_accuracy=0,
+            ))
+
+        asyncio.get_running_loop().call_soon(complete)  # after the Command Complete
+        return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
+
+
+def clear_unsupported_features(controller):
+    controller.le_features = controller.le_features & ~(
+        hci.LeFeatureMask.LL_PRIVACY | hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
+    )
+
+
+def adv_data(*fields):
+    return bytes(AdvertisingData(list(fields)))
+
+
+def build_peripheral(link):
+    controller = Controller("peripheral", link=link)
+    clear_unsupported_features(controller)
+    device = Device.with_hci(NAME, hci.Address(PERIPHERAL_ADDRESS), controller, controller)
+
+    battery_level = Characteristic(
+        GATT_BATTERY_LEVEL_CHARACTERISTIC,
+        Characteristic.Properties.READ | Characteristic.Properties.NOTIFY,
+        Characteristic.READABLE,
+        bytes([BATTERY]),
+    )
+    device_information = [
+        Characteristic(uuid, Characteristic.Properties.READ, Characteristic.READABLE, value.encode())
+        for uuid, value in (
+            (GATT_MANUFACTURER_NAME_STRING_CHARACTERISTIC, "Bumble Labs"),
+            (GATT_MODEL_NUMBER_STRING_CHARACTERISTIC, "Real-1"),
+            (GATT_FIRMWARE_REVISION_STRING_CHARACTERISTIC, ".".join(map(str, FIRMWARE))),
+        )
+    ]
+    vendor_notify = Characteristic(
+        VENDOR_NOTIFY, Characteristic.Properties.NOTIFY, Characteristic.READABLE, b""
+    )
+
+    def on_command(connection, value):
+        value = bytes(value)
+        log.info("vendor command %s from %s", value.hex(), connection.peer_address)
+        if value == b"\x01":
+            answer = bytes([0x81, *FIRMWARE])
+        elif value == b"\x02":
+            answer = bytes([0x82, BATTERY])
+        else:
+            answer = bytes([0xEE, value[0] if value else 0])
+
+        async def send():
+            await asyncio.sleep(0.01)  # after the write response, as a real device would
+            await device.notify_subscriber(connection, vendor_notify, answer, force=True)
+
+        asyncio.get_running_loop().create_task(send())
+
+    vendor_write = Characteristic(
+        VENDOR_WRITE,
+        Characteristic.Properties.WRITE | Characteristic.Properties.WRITE_WITHOUT_RESPONSE,
+        Characteristic.WRITEABLE,
+        CharacteristicValue(write=on_command),
+    )
+    device.add_services([
+        Service(GATT_BATTERY_SERVICE, [battery_level]),
+        Service(GATT_DEVICE_INFORMATION_SERVICE, device_information),
+        Service(VENDOR_SERVICE, [vendor_write, vendor_notify]),
+    ])
+    device.on("connection", lambda c: log.info("connection from %s", c.peer_address))
+    device.on("disconnection", lambda reason: log.info("disconnection (%s)", reason))
+    data = adv_data(
+        (AdvertisingData.FLAGS, bytes([0x06])),
+        (AdvertisingData.COMPLETE_LOCAL_NAME, NAME.encode()),
+        (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, bytes.fromhex("0f180a18")),
+        (AdvertisingData.MANUFACTURER_SPECIFIC_DATA, COMPANY_ID.to_bytes(2, "little") + b"\x01\x02"),
+        (AdvertisingData.TX_POWER_LEVEL, bytes([4])),
+    )
+    return device, data
+
+
+def build_filler(link, index, name):
+    controller = Controller(f"filler{index}", link=link)
+    clear_unsupported_features(controller)
+    device = Device.with_hci(name or "", hci.Address(f"F0:5E:A1:00:00:{0x10 + index:02X}"), controller, controller)
+    fields = [(AdvertisingData.FLAGS, bytes([0x06]))]
+    if name:
+        fields.append((AdvertisingData.COMPLETE_LOCAL_NAME, name.encode()))
+    fields.append((AdvertisingData.MANUFACTURER_SPECIFIC_DATA, COMPANY_ID.to_bytes(2, "little") + bytes([0x10 + index])))
+    return device, adv_data(*fields)
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--transport", default="vhci")
+    parser.add_argument("--address", default="00:1A:7D:DA:71:13")
+    parser.add_argument("--no-fillers", action="store_true")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="peripheral %(levelname)s %(name)s: %(message)s",
+    )
+    link = RoutedLink()
+    async with await open_transport(args.transport) as transport:
+        # No await between opening the transport and building the controller: the
+        # kernel's first commands queue until the controller is the sink.
+        host_controller = HostController(
+            "hci0", host_source=transport.source, host_sink=transport.sink,
+            link=link, public_address=args.address,
+        )
+        clear_unsupported_features(host_controller)
+
+        devices = [build_peripheral(link)]
+        if not args.no_fillers:
+            devices += [build_filler(link, 1, "blesim Filler"), build_filler(link, 2, None)]
+        for index, (device, data) in enumerate(devices):
+            await device.power_on()
+            await device.start_advertising(
+                # bumble's legacy advertiser only ever sends ADV_IND PDUs (other
+                # types are not put on the link), so the fillers are connectable too.
+                advertising_type=AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE,
+                advertising_data=data,
+                auto_restart=(index == 0),  # advertise again after a disconnection
+                advertising_interval_min=100 + 37 * index,
+                advertising_interval_max=100 + 37 * index,
+            )
+        print("PERIPHERAL-READY", flush=True)
+        await transport.source.terminated
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
