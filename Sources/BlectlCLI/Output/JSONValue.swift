@@ -52,6 +52,12 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     private static func writeString(_ s: String, into out: inout String) {
         out += "\""
+        // Fast path: nothing to escape (the common case: addresses, UUIDs, hex, names).
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
