@@ -4,6 +4,12 @@ import DBusKit
 /// may take of our own time.
 public enum CleanupPolicy {
     public static let interruptedTimeout: Duration = .milliseconds(400)
+    /// How long clean-up waits for the reply to a start call (StartDiscovery, StartNotify)
+    /// still pending when the operation was interrupted, so that the matching stop follows a
+    /// start that succeeded: BlueZ answers the stop with InProgress while the start is pending
+    /// (bluez/src/adapter.c stop_discovery), so it cannot be sent earlier. Closing the bus
+    /// connection ends whatever is still left after that.
+    public static let pendingStartTimeout: Duration = .seconds(2)
 }
 
 extension Adapter {
@@ -22,7 +28,8 @@ extension Adapter {
     /// The stream ends with an error when the adapter powers off or goes away
     /// (``BLEError/unavailable(_:)``) or bluetoothd leaves the bus. When `body` returns or
     /// throws, or the task is cancelled, StopDiscovery is sent, after the StartDiscovery reply if
-    /// that was still pending, under ``CleanupPolicy/interruptedTimeout``; its errors (NotReady,
+    /// that was still pending (waited for up to ``CleanupPolicy/pendingStartTimeout``), under
+    /// ``CleanupPolicy/interruptedTimeout``; its errors (NotReady,
     /// "No discovery started", InProgress) are dropped and never replace the result.
     /// - Parameters:
     ///   - filter: what to report.
@@ -65,7 +72,7 @@ extension Adapter {
         session.removeWatcher(watcher)
         continuation.finish()
         await runCleanup {
-            guard (try? await awaitCancellable(start, timeout: CleanupPolicy.interruptedTimeout)) != nil else { return }
+            guard (try? await awaitCancellable(start, timeout: CleanupPolicy.pendingStartTimeout)) != nil else { return }
             _ = try? await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StopDiscovery"), operation: operation,
                                         timeout: CleanupPolicy.interruptedTimeout)
         }

@@ -59,24 +59,32 @@ public final class CommandChannel: Sendable {
     }
 
     /// Writes `command` and waits for the notification whose first byte is `responseCode`.
+    ///
+    /// The error names the stage the request was in: while the write is pending, its timeout
+    /// and a link loss are the write's (``BLEOperation/Kind/write``, the write characteristic);
+    /// once it is done, they are the wait for the answer (``BLEOperation/Kind/response``, the
+    /// notify characteristic). An answer notified before the WriteValue reply is taken.
     /// - Parameter timeout: the limit for the write and the answer together.
     /// - Returns: the whole answer, response code included.
-    /// - Throws: ``BLEError/timedOut(_:)`` (response, naming the notify characteristic),
-    ///   the write's errors, ``BLEError/disconnected(_:)``, `CancellationError`.
+    /// - Throws: ``BLEError/timedOut(_:)``, ``BLEError/disconnected(_:)`` (write or response),
+    ///   the write's other errors, `CancellationError`.
     public func request(_ command: [UInt8], responseCode: UInt8, timeout: Duration) async throws -> [UInt8] {
         let operation = device.device.operation(.response, service: notifyCharacteristic.service, characteristic: notifyCharacteristic.uuid)
         let type: ConnectedDevice.WriteType = writeCharacteristic.flags.contains("write") || !writeCharacteristic.flags.contains("write-without-response") ? .request : .command
         let deadline = ContinuousClock.now + timeout
-        return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<[UInt8]>) in
+        let written = Lock(false)
+        return try await withOneShot { (shot: OneShot<[UInt8]>) in
             let id = matchers.withLock { state -> UInt64 in
                 state.nextID += 1
                 state.waiting[responseCode, default: []].append((state.nextID, shot))
                 return state.nextID
             }
             shot.onFinish { [self] in unregister(code: responseCode, id: id) }
+            // While the write is pending, its own link watch and timeout decide.
             let lost = device.device.linkLost(during: operation)
             device.session.watch(shot) { cache, changes in
-                lost(cache, changes).map { .fail($0) } ?? .keepWaiting
+                guard written.withLock({ $0 }) else { return .keepWaiting }
+                return lost(cache, changes).map { .fail($0) } ?? .keepWaiting
             }
             guard !shot.isResolved else { return }
             let writer = Task { [device, writeCharacteristic] in
@@ -84,7 +92,16 @@ public final class CommandChannel: Sendable {
                     try await device.write(writeCharacteristic, command, type: type, timeout: deadline - .now)
                 } catch {
                     shot.fail(error)
+                    return
                 }
+                written.withLock { $0 = true }
+                // A link lost between the write reply and the flag: no later change will come.
+                if let error = device.session.withCache({ lost($0, []) }) {
+                    shot.fail(error)
+                    return
+                }
+                do { try await Task.sleep(until: deadline, clock: .continuous) } catch { return }
+                shot.fail(BLEError.timedOut(operation))
             }
             shot.onFinish { writer.cancel() }
         }

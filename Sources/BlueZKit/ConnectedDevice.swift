@@ -7,10 +7,35 @@ public struct ConnectedDevice: Sendable {
     public let device: Device
     public let origin: ConnectionOrigin
     var session: Session { device.session }
+    /// How many GATT objects were under the device when its services were resolved.
+    private let gattObjectsAtResolution: Int
+    /// Set once a tree that grew after ServicesResolved has been seen quiet.
+    private let treeSettled: Flag
+
+    private final class Flag: Sendable {
+        private let value = Lock(false)
+        var isSet: Bool { value.withLock { $0 } }
+        func set() { value.withLock { $0 = true } }
+    }
+
+    /// Call once services are resolved: the GATT tree present now is the reference for
+    /// telling whether objects still trail ServicesResolved.
+    init(device: Device, origin: ConnectionOrigin) {
+        self.device = device
+        self.origin = origin
+        let path = device.path
+        gattObjectsAtResolution = device.session.withCache { $0.gattObjectCount(under: path) }
+        treeSettled = Flag()
+    }
 
     /// How long the GATT tree must be quiet before a missing service counts as absent. BlueZ
     /// exports GATT objects in a burst; ServicesResolved may come before the burst.
     public static let serviceSettleTime: Duration = .milliseconds(500)
+
+    /// How long no GATT object may be added before a tree that was still growing after
+    /// ServicesResolved counts as complete, so that a service exported before its
+    /// characteristics is not used half-built.
+    public static let gattBurstQuietTime: Duration = .milliseconds(100)
 
     /// The GATT tree BlueZ exports for the device now.
     public var services: [GATTService] {
@@ -25,6 +50,10 @@ public struct ConnectedDevice: Sendable {
     }
 
     /// The service with `uuid`, waiting for GATT objects that arrive after ServicesResolved.
+    ///
+    /// When objects were still being added after ServicesResolved, the service is returned
+    /// only once the tree has been quiet for ``gattBurstQuietTime``, so that it comes with all
+    /// its characteristics and descriptors.
     /// - Throws: ``BLEError/notSupported(_:)`` when the tree settles without it,
     ///   ``BLEError/timedOut(_:)`` (service lookup), ``BLEError/disconnected(_:)``, `CancellationError`.
     public func service(_ uuid: BluetoothUUID, timeout: Duration) async throws -> GATTService {
@@ -33,7 +62,10 @@ public struct ConnectedDevice: Sendable {
         let operation = device.operation(.serviceLookup, service: uuid)
         let lost = device.linkLost(during: operation)
         while true {
-            if let found = services.first(where: { $0.uuid == uuid }) { return found }
+            if let found = services.first(where: { $0.uuid == uuid }) {
+                try await waitForTrailingObjects(deadline: deadline, operation: operation)
+                return services.first(where: { $0.uuid == uuid }) ?? found
+            }
             let hasServices = !services.isEmpty
             let remaining = deadline - .now
             let window = hasServices ? min(Self.serviceSettleTime, remaining) : remaining
@@ -52,6 +84,31 @@ public struct ConnectedDevice: Sendable {
         }
     }
 
+    /// Returns once the GATT tree is complete: at once when nothing was added after
+    /// ServicesResolved, else when no object has been added for ``gattBurstQuietTime`` (or at
+    /// `deadline`, leaving the timeout to the operation that follows).
+    /// - Throws: ``BLEError/disconnected(_:)``, ``BLEError/unavailable(_:)``, `CancellationError`.
+    private func waitForTrailingObjects(deadline: ContinuousClock.Instant, operation: BLEOperation) async throws {
+        let devicePath = device.path
+        guard !treeSettled.isSet,
+              session.withCache({ $0.gattObjectCount(under: devicePath) }) > gattObjectsAtResolution else { return }
+        let lost = device.linkLost(during: operation)
+        while deadline - .now > .zero {
+            do {
+                try await session.wait(for: operation, timeout: min(Self.gattBurstQuietTime, deadline - .now)) { cache, changes -> WaitStep<Void> in
+                    if let error = lost(cache, changes) { return .fail(error) }
+                    for case .added(let path, _) in changes where path.isDescendant(ofOrEqualTo: devicePath) && path != devicePath {
+                        return .done(())
+                    }
+                    return .keepWaiting
+                }
+            } catch BLEError.timedOut {
+                break
+            }
+        }
+        treeSettled.set()
+    }
+
     /// The characteristic `uuid` of `service`.
     /// - Throws: ``BLEError/notSupported(_:)`` when the service lacks it.
     public func characteristic(_ uuid: BluetoothUUID, in service: GATTService) throws -> GATTCharacteristic {
@@ -63,7 +120,9 @@ public struct ConnectedDevice: Sendable {
 
     /// Reads a characteristic's value (GattCharacteristic1.ReadValue). One operation runs per
     /// characteristic at a time (others wait their turn within their timeout); an InProgress
-    /// answer (another client's operation) is retried within `timeout`.
+    /// answer (another client's operation) is retried within `timeout`. The Value change BlueZ
+    /// signals after the reply is not delivered as a notification
+    /// (see ``withNotifications(_:setupTimeout:onValue:_:)``).
     /// - Returns: the value bytes.
     /// - Throws: ``BLEError/timedOut(_:)`` (read, naming service and characteristic),
     ///   ``BLEError/disconnected(_:)``, ``BLEError/failed(_:dbusError:message:)``, `CancellationError`.
@@ -72,9 +131,13 @@ public struct ConnectedDevice: Sendable {
         let call = BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "ReadValue",
                               [.stringVariantDictionary([:])])
         let deadline = ContinuousClock.now + timeout
+        let session = session
+        let path = characteristic.path
         let reply = try await session.gate.run(characteristic.path, operation: operation, timeout: timeout) {
             try await retryingInProgress(operation: operation, timeout: deadline - .now) { remaining in
-                try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation))
+                try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation)) { reply in
+                    if let value = reply.body.first?.bytes { session.expectReadMirror(of: value, on: path) }
+                }
             }
         }
         guard let value = reply.body.first?.bytes else { throw BLEError.protocolError(operation, "ReadValue did not return bytes") }
@@ -141,6 +204,12 @@ public struct ConnectedDevice: Sendable {
     /// Runs `body` with notifications of `characteristic` on (StartNotify), delivering each
     /// value to `onValue` on the connection's queue, in order; StopNotify when done (errors
     /// dropped). The watcher is in place before StartNotify, so no notification is missed.
+    /// The Value change that echoes one of this session's own reads
+    /// (``read(_:timeout:)``) is not a notification and is not delivered.
+    ///
+    /// Interrupted while the StartNotify reply is pending, it waits for that reply (at most
+    /// ``CleanupPolicy/pendingStartTimeout``) and sends StopNotify if notifications did start:
+    /// BlueZ answers StopNotify with InProgress until then.
     /// - Throws: ``BLEError/timedOut(_:)`` (notification setup), ``BLEError/disconnected(_:)``,
     ///   ``BLEError/failed(_:dbusError:message:)``, what `body` throws.
     public func withNotifications<T: Sendable>(
@@ -159,22 +228,28 @@ public struct ConnectedDevice: Sendable {
         }
         let operation = device.operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
         let result: Result<T, any Error>
-        var started = false
+        let connected = self
+        // Not a child of this task: its reply must be seen even when we are cancelled, so that
+        // StopNotify follows a StartNotify that succeeded.
+        let start = Task<Void, any Error> {
+            _ = try await connected.retryingInProgress(operation: operation, timeout: setupTimeout) { remaining in
+                try await connected.session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StartNotify"),
+                                                 operation: operation, timeout: remaining,
+                                                 abortIf: connected.device.linkLost(during: operation))
+            }
+        }
         do {
-            _ = try await session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StartNotify"), operation: operation,
-                                       timeout: setupTimeout, abortIf: device.linkLost(during: operation))
-            started = true
+            try await awaitCancellable(start)
             result = .success(try await body())
         } catch {
             result = .failure(error)
         }
         session.removeWatcher(watcher)
-        if started {
-            let session = session
-            await runCleanup {
-                _ = try? await session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), operation: operation,
-                                            timeout: CleanupPolicy.interruptedTimeout)
-            }
+        let session = session
+        await runCleanup {
+            guard (try? await awaitCancellable(start, timeout: CleanupPolicy.pendingStartTimeout)) != nil else { return }
+            _ = try? await session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), operation: operation,
+                                        timeout: CleanupPolicy.interruptedTimeout)
         }
         return try result.get()
     }

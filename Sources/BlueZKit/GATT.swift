@@ -31,6 +31,11 @@ public struct GATTService: Sendable, Equatable {
 }
 
 extension ObjectCache {
+    /// How many objects (GATT services, characteristics, descriptors) are under `device`.
+    public func gattObjectCount(under device: ObjectPath) -> Int {
+        objects.keys.reduce(0) { $0 + ($1 != device && $1.isDescendant(ofOrEqualTo: device) ? 1 : 0) }
+    }
+
     /// The GATT tree under a device, services and characteristics sorted by object path
     /// (which follows the attribute handles). Objects with a malformed UUID are skipped.
     public func gattServices(of device: ObjectPath) -> [GATTService] {

@@ -45,11 +45,14 @@ extension Session {
 
     /// Calls a BlueZ method and waits for its reply, failing early when `abortIf` says so
     /// (for example: the device disconnected).
+    /// - Parameter onReply: runs with a successful reply on the connection's queue, before any
+    ///   signal that follows the reply is folded into the cache.
     /// - Throws: the D-Bus error mapped by ``BLEError/from(_:during:)``, ``BLEError/timedOut(_:)``,
     ///   what `abortIf` fails with, `CancellationError`.
     func call(
         _ call: MethodCall, operation: BLEOperation, timeout: Duration,
-        abortIf: (@Sendable (ObjectCache, [CacheChange]) -> (any Error)?)? = nil
+        abortIf: (@Sendable (ObjectCache, [CacheChange]) -> (any Error)?)? = nil,
+        onReply: (@Sendable (Message) -> Void)? = nil
     ) async throws -> Message {
         do {
             return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<Message>) in
@@ -58,7 +61,10 @@ extension Session {
                     return .keepWaiting
                 }
                 guard !shot.isResolved else { return }
-                let pending = connection.send(call) { result in shot.resolve(result.mapError { $0 }) }
+                let pending = connection.send(call) { result in
+                    if let onReply, case .success(let reply) = result { onReply(reply) }
+                    shot.resolve(result.mapError { $0 })
+                }
                 shot.onFinish { pending.cancel() }
             }
         } catch {

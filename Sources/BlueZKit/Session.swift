@@ -19,7 +19,20 @@ public final class Session: Sendable {
         var bluezAvailable = true
         var watchers: [UInt64: Watcher] = [:]
         var nextID: UInt64 = 0
+        /// Values our own ReadValue calls returned, per characteristic, whose Value change
+        /// BlueZ has not signalled yet (see ``expectReadMirror(of:on:)``).
+        var readMirrors: [ObjectPath: [ReadMirror]] = [:]
     }
+
+    /// A value a ReadValue of ours returned: BlueZ stores it and signals it as a Value change
+    /// just after the reply, which is not a notification.
+    struct ReadMirror {
+        var value: [UInt8]
+        var expires: ContinuousClock.Instant
+    }
+
+    /// How long a read's Value change is expected after its reply (BlueZ emits it at once).
+    static let readMirrorLifetime: Duration = .seconds(1)
 
     public let connection: BusConnection
     let state = Lock(State())
@@ -113,11 +126,45 @@ public final class Session: Sendable {
                     }
                     continue
                 }
-                if let change = state.cache.apply(message) { changes.append(change) }
+                if let change = state.cache.apply(message) { changes.append(Self.droppingReadMirror(change, from: &state)) }
             }
         }
         if !changes.isEmpty { publish(changes, clear: false) }
         if vanished { publish([.bluezVanished], clear: true) }
+    }
+
+    // MARK: - Our own reads are not notifications
+
+    /// Notes that this session's ReadValue on `path` returned `value`.
+    ///
+    /// BlueZ answers ReadValue, stores the value and then signals it as a PropertiesChanged
+    /// of Value (bluez/src/gatt-client.c), exactly as it signals a notification. The next Value
+    /// change on `path` equal to `value` (within ``readMirrorLifetime``) is therefore folded
+    /// into the cache but not reported as a changed Value, so no watcher takes it for a
+    /// notification (Chromium's BlueZ backend does the same with a count of reads in flight).
+    /// Call it from the reply handler, on the connection's queue, so it is in place before
+    /// the signal that follows the reply is folded.
+    func expectReadMirror(of value: [UInt8], on path: ObjectPath) {
+        let expires = ContinuousClock.now + Self.readMirrorLifetime
+        state.withLock { $0.readMirrors[path, default: []].append(ReadMirror(value: value, expires: expires)) }
+    }
+
+    /// `change` without its Value when it is the echo of one of our reads.
+    private static func droppingReadMirror(_ change: CacheChange, from state: inout State) -> CacheChange {
+        guard case .changed(let path, BlueZ.gattCharacteristicInterface, let changed, let invalidated) = change,
+              changed.contains("Value"), var mirrors = state.readMirrors[path] else { return change }
+        let now = ContinuousClock.now
+        mirrors.removeAll { $0.expires < now }
+        let value = state.cache.property("Value", of: path, on: BlueZ.gattCharacteristicInterface)?.bytes
+        var echoed = false
+        if let value, let index = mirrors.firstIndex(where: { $0.value == value }) {
+            mirrors.remove(at: index)
+            echoed = true
+        }
+        state.readMirrors[path] = mirrors.isEmpty ? nil : mirrors
+        guard echoed else { return change }
+        return .changed(path, interface: BlueZ.gattCharacteristicInterface, changed: changed.filter { $0 != "Value" },
+                        invalidated: invalidated)
     }
 
     private func publish(_ changes: [CacheChange], clear: Bool) {

@@ -18,6 +18,7 @@ class Discovery:
     def __init__(self, sim):
         self.sim = sim
         self.sessions = {}       # sender -> filter (plain dict)
+        self.pending = {}        # sender -> StartDiscovery call not answered yet (start_discovery_delay_ms)
         self.report_timer = None
         self.tick_timer = None
         self.churn_timer = None
@@ -52,6 +53,7 @@ class Discovery:
         """Drop every session (adapter power-off, reset). With emit, signal like BlueZ."""
         had = bool(self.sessions)
         self.sessions.clear()
+        self.pending.clear()
         self._cancel_timers()
         if emit and self.adapter is not None and (had or self.adapter.discovering):
             self._end_sequence()
@@ -65,15 +67,22 @@ class Discovery:
             if self.sim.start_discovery_busy_left > 0:
                 self.sim.start_discovery_busy_left -= 1
             raise DBusError(ERR + "InProgress", "Operation already in progress")
-        if call.sender in self.sessions:
+        if call.sender in self.sessions or call.sender in self.pending:
             raise DBusError(ERR + "InProgress", "Operation already in progress")
         delay = self.sim.faults.get("start_discovery_delay_ms")
         if delay > 0:
+            # Like BlueZ's discovery_list entry with client->msg set: StopDiscovery answers
+            # InProgress until the reply, and the client leaving drops the start.
+            self.pending[call.sender] = call
             self.sim.later(delay, self._start_now, call)
         else:
             self._start_now(call)
 
     def _start_now(self, call):
+        if self.pending.get(call.sender) is call:
+            del self.pending[call.sender]
+        if getattr(call, "client_gone", False):
+            return       # BlueZ frees the client with its message: no reply, no session
         ad = self.adapter
         if ad is None or not ad.powered:
             call.error(ERR + "NotReady", "Resource Not Ready")
@@ -95,6 +104,8 @@ class Discovery:
         ad = self.adapter
         if not ad.powered:
             raise DBusError(ERR + "NotReady", "Resource Not Ready")
+        if call.sender in self.pending:
+            raise DBusError(ERR + "InProgress", "Operation already in progress")
         if call.sender not in self.sessions:
             raise DBusError(ERR + "Failed", "No discovery started")
         del self.sessions[call.sender]
@@ -106,6 +117,9 @@ class Discovery:
     def client_left(self, sender):
         if self.adapter is not None:
             self.adapter.filters.pop(sender, None)
+        pending = self.pending.pop(sender, None)
+        if pending is not None:
+            pending.client_gone = True
         if self.sessions.pop(sender, None) is not None and not self.sessions:
             self._cancel_timers()
             self._end_sequence()

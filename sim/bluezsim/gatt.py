@@ -30,16 +30,20 @@ class Char:
         self.path = "%s/char%04x" % (svc_path, handle)
         self.busy = None              # the Call in flight (ReadValue / WriteValue)
         self.notify_clients = set()
+        self.pending_notify = {}      # sender -> StartNotify call not answered yet (start_notify_delay_ms)
         self.status_timer = None
         self.ops = []                 # timers of operations in flight
         self.obj = o = Obj(self.path)
+        self.flags = list(spec.flags)
+        if self.role == "vendor_rsp" and self.sim.faults.get("response_readable"):
+            self.flags.insert(0, "read")
         notifiable = "notify" in spec.flags or "indicate" in spec.flags
         o.ifaces["org.bluez.GattCharacteristic1"] = {
             "UUID": ["s", spec.uuid],
             "Service": ["o", svc_path],
             "Value": ["ay", b""],
             "Notifying": ["b", False if notifiable else None],
-            "Flags": ["as", list(spec.flags)],
+            "Flags": ["as", list(self.flags)],
             "Handle": ["q", handle + 1],
             "MTU": ["q", MTU],
         }
@@ -78,15 +82,29 @@ class Char:
         offset = int(options.get("offset", 0))
         f = self.sim.faults
         self.busy = call
-        if "read" not in self.spec.flags:
+        if "read" not in self.flags:
             self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Read not permitted")
             return
         if f.get("read_never_answers"):
+            return
+        if f.get("drop_link_on") == "ReadValue":
+            self._drop_link_later(call)
             return
         if f.get("disconnect_mid_read"):
             self._later(200, self.device.link_lost, "remote")
             return
         self._later(OP_MS, self._finish_read, call, offset)
+
+    def _drop_link_later(self, call):
+        """drop_link_on: the call stays unanswered; 200 ms later the link drops (signals
+        first) and only then does the call fail."""
+        def drop():
+            if self.busy is call:
+                self.busy = None
+            self.pending_notify.pop(call.sender, None)
+            self.device.link_lost("remote")
+            call.error(ERR + "Failed", "Operation failed")
+        self.sim.later(200, drop)
 
     def _finish_error(self, call, name, text):
         if self.busy is call:
@@ -115,6 +133,7 @@ class Char:
         if kind is None:
             kind = "request" if "write" in flags else "command"
         kind = str(kind)
+        flags = self.flags
         if kind in ("request", "reliable") and "write" not in flags:
             raise DBusError(ERR + "NotSupported", "Operation is not supported")
         if kind == "command" and "write-without-response" not in flags:
@@ -123,6 +142,10 @@ class Char:
             raise in_progress()
         if self.sim.faults.consume_once("write_in_progress_once"):
             raise in_progress()
+        if self.sim.faults.get("drop_link_on") == "WriteValue":
+            self.busy = call
+            self._drop_link_later(call)
+            return
         data = bytes(value)
         if kind == "command":
             self._written(call, data)
@@ -158,6 +181,30 @@ class Char:
         if call.sender in self.notify_clients:
             call.reply()
             return
+        if call.sender in self.pending_notify:
+            raise in_progress()
+        f = self.sim.faults
+        if f.get("drop_link_on") == "StartNotify":
+            self.pending_notify[call.sender] = call
+            self._drop_link_later(call)
+            return
+        delay = f.get("start_notify_delay_ms")
+        if delay > 0:
+            # BlueZ registers the notify client (with its disconnect watch) at once and
+            # answers when the CCC write completes.
+            self.pending_notify[call.sender] = call
+            self._later(delay, self._start_notify_now, call)
+            return
+        self._start_notify_now(call)
+
+    def _start_notify_now(self, call):
+        if self.pending_notify.get(call.sender) is call:
+            del self.pending_notify[call.sender]
+        if getattr(call, "client_gone", False):
+            return
+        if not self.device.connected or self.device.removed:
+            call.error(ERR + "Failed", "Not connected")
+            return
         first = not self.notify_clients
         self.notify_clients.add(call.sender)
         if first:
@@ -167,6 +214,8 @@ class Char:
         call.reply()
 
     def m_StopNotify(self, call):
+        if call.sender in self.pending_notify:
+            raise in_progress()
         if call.sender not in self.notify_clients:
             raise DBusError(ERR + "Failed", "No notify session started")
         self.notify_clients.discard(call.sender)
@@ -206,17 +255,24 @@ class Char:
         if self.busy is not None:
             c, self.busy = self.busy, None
             c.error(ERR + "Failed", "Operation failed")
+        pending, self.pending_notify = self.pending_notify, {}
+        for c in pending.values():
+            c.error(ERR + "Failed", "Operation failed")
         if self.notify_clients:
             self.notify_clients.clear()
             self._notify_off()
 
     def forget_calls(self):
         self.busy = None
+        self.pending_notify = {}
         self.ops.clear()
         self.status_timer = None
         self.notify_clients.clear()
 
     def client_left(self, sender):
+        pending = self.pending_notify.pop(sender, None)
+        if pending is not None:
+            pending.client_gone = True
         if sender in self.notify_clients:
             self.notify_clients.discard(sender)
             if not self.notify_clients:
