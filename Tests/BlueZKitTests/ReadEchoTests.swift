@@ -1,0 +1,41 @@
+import Testing
+import DBusKit
+import SimulatorHarness
+@testable import BlueZKit
+
+final class Collected: Sendable {
+    private let values = Lock<[[UInt8]]>([])
+    func append(_ value: [UInt8]) { values.withLock { $0.append(value) } }
+    var all: [[UInt8]] { values.withLock { $0 } }
+}
+
+/// BlueZ signals a PropertiesChanged(Value) after every ReadValue, exactly like a
+/// notification: our own reads must not be taken for notifications.
+@Suite struct ReadEchoTests {
+    @Test func ourOwnReadsAreNotTakenForNotifications() async throws {
+        let sim = try Simulator.start(faults: ["response_readable": "true", "disconnect_delay_ms": "100"])
+        let session = try await Session.open(address: sim.address, timeout: .seconds(5))
+        defer { session.close() }
+        let adapter = try Adapter.ready(in: session, named: nil)
+        let device = try await Device.find(BluetoothAddress("C0:FF:EE:00:00:01")!, on: adapter, timeout: .seconds(5))
+        let notified = Collected()
+        let reads: [[UInt8]] = try await device.withConnection(timeout: .seconds(5)) { c in
+            let service = try await c.service(BluetoothUUID("5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, timeout: .seconds(2))
+            let command = try c.characteristic(BluetoothUUID("5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, in: service)
+            let response = try c.characteristic(BluetoothUUID("5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, in: service)
+            return try await c.withNotifications(response, setupTimeout: .seconds(2), onValue: { notified.append($0) }) {
+                var values = [try await c.read(response, timeout: .seconds(2))]
+                try await c.write(command, [0x01], timeout: .seconds(2))
+                try await Task.sleep(for: .milliseconds(100))
+                values.append(try await c.read(response, timeout: .seconds(2)))
+                try await Task.sleep(for: .milliseconds(100))
+                return values
+            }
+        }
+        #expect(reads == [[], [0x81, 1, 4, 2]])
+        // One real notification (the answer to 0x01); the two reads' echoes are not reported.
+        // (0x90 0x00 is the simulator's unsolicited status notification.)
+        #expect(notified.all.filter { $0 != [0x90, 0x00] } == [[0x81, 1, 4, 2]])
+        #expect(session.watcherCount == 0)
+    }
+}
