@@ -27,6 +27,10 @@ public enum Blectl {
             Printer.write("blectl \(version)\n", to: .stdout)
             exit(0)
         case .run(let global, let subcommand):
+            // A closed stdout must come back from write(2) as EPIPE (OutputClosed: clean up,
+            // then end by SIGPIPE), not kill blectl on the spot with its connection still up.
+            // libdbus leaves SIGPIPE alone for the connections DBusKit opens.
+            signal(SIGPIPE, SIG_IGN)
             let signals = SignalHandling()
             let work = Task { try await run(global, subcommand) }
             signals.install { work.cancel() }

@@ -78,6 +78,17 @@ extension Device {
         }
     }
 
+    /// Sends Disconnect even when the task is cancelled, and waits for BlueZ's reply up to
+    /// `limit` or until the task is cancelled; in every case the call is on the wire on return.
+    func disconnectAsCleanup(waitingUpTo limit: Duration) async {
+        let replied = OneShot<Void>()
+        // Enqueued now, whatever the state of this task.
+        let pending = session.connection.send(BlueZ.call(path, BlueZ.deviceInterface, "Disconnect")) { _ in replied.succeed(()) }
+        _ = try? await withOneShot(timeout: limit) { (wait: OneShot<Void>) in replied.onFinish { wait.succeed(()) } }
+        await session.connection.flush()
+        pending.cancel()
+    }
+
     /// Device1.Disconnect; BlueZ replies once the link is down (after its 2 s disconnect timer).
     /// - Throws: ``BLEError/timedOut(_:)`` (disconnect), ``BLEError/failed(_:dbusError:message:)``.
     public func disconnect(timeout: Duration) async throws {
@@ -106,11 +117,13 @@ extension Device {
             result = .failure(error)
         }
         if origin == .connectedByUs {
-            let interrupted = Task.isCancelled
-            if case .failure(let error) = result, error is CancellationError {}
-            let limit = interrupted ? CleanupPolicy.interruptedTimeout : disconnectTimeout
-            let device = self
-            await runCleanup { _ = try? await device.disconnect(timeout: limit) }
+            // After success, wait for BlueZ to finish the disconnect (so that the next command
+            // finds the device free); after a failure or an interruption, only briefly:
+            // BlueZ completes the Disconnect on its own. An interruption that comes while we
+            // wait stops the wait at once.
+            let succeeded = (try? result.get()) != nil
+            let limit = succeeded && !Task.isCancelled ? disconnectTimeout : CleanupPolicy.interruptedTimeout
+            await disconnectAsCleanup(waitingUpTo: limit)
         }
         return try result.get()
     }

@@ -27,8 +27,11 @@ enum ScanCommand {
                     }
                 }
                 group.addTask { try await Task.sleep(for: scanLength) }
+                // Between lines, a reader that has gone ends the scan too.
+                group.addTask { try await Printer.waitUntilStdoutClosed() }
                 // Reaching the scan length is success; an error from the stream (adapter
-                // powered off, bluetoothd gone) ends the scan after what was printed.
+                // powered off, bluetoothd gone) or a closed stdout ends the scan after what
+                // was printed.
                 try await group.next()
                 group.cancelAll()
             }

@@ -1,0 +1,81 @@
+// `blectl get-battery` (alias `battery`): Battery1, GATT 0x2A19, or the vendor protocol.
+
+import SimulatorHarness
+import Testing
+
+@Suite("blectl get-battery")
+struct BatteryTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var command: String
+        var address: String
+        var percentage: Int
+        var sources: Set<String>
+        var vendor = false
+        var testDescription: String { "\(command) \(address)\(vendor ? " (vendor)" : "")" }
+    }
+
+    @Test("each device's level and source", arguments: [
+        // blesim Probe has both; Battery1 appears 300 ms after the services resolve.
+        Case(command: "get-battery", address: World.probe, percentage: 87, sources: ["gatt", "battery1"]),
+        Case(command: "battery", address: World.battery1, percentage: 42, sources: ["battery1"]),
+        Case(command: "get-battery", address: World.gattBattery, percentage: 55, sources: ["gatt"]),
+        Case(command: "get-battery", address: World.vendor, percentage: 64, sources: ["vendor"], vendor: true),
+        Case(command: "battery", address: World.probe, percentage: 87, sources: ["vendor"], vendor: true),
+    ])
+    func level(_ c: Case) async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl([c.command, c.address] + (c.vendor ? World.vendorOptions : []))
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            let object = try #require(run.jsonObject())
+            #expect(object.removing("source") == ["address": .string(c.address), "percentage": .int(c.percentage)])
+            #expect(c.sources.contains(object["source"]?.string ?? "-"), "\(object)")
+            #expect(topLevelKeys(run.stdout) == ["address", "percentage", "source"])
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
+    @Test("--format text")
+    func text() async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["get-battery", World.gattBattery, "--format", "text", "--adapter=hci0"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            #expect(run.stdout == "C0:FF:EE:00:00:04  55%  (gatt)\n")
+        }
+    }
+
+    @Test("no battery at all: exit 3, not_supported, nothing on stdout")
+    func noBattery() async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["get-battery", World.plain])
+            #expect(run.status == 3, "\(run)")
+            #expect(run.stdout == "")
+            let error = try #require(run.jsonError())
+            #expect(error["code"] == "not_supported")
+            #expect(error["exit_status"] == 3)
+            #expect(error["address"] == "C0:FF:EE:00:00:05")
+            #expect(error["dbus_error"] == .null)
+            #expect(error["message"] == "not supported by the device: C0:FF:EE:00:00:05 has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
+    @Test("back to back with BlueZ's default 2 s disconnect timer: both succeed")
+    func backToBack() async throws {
+        try await Sim.with(fastDisconnect: false) { sim in
+            try #expect(await sim.state().faults["disconnect_delay_ms"] == nil)
+            for round in 1...2 {
+                let run = await sim.blectl(["get-battery", World.probe])
+                #expect(run.status == 0, "round \(round): \(run)")
+                #expect(run.stderr == "", "round \(round)")
+                let object = try #require(run.jsonObject(), "round \(round)")
+                #expect(object["percentage"] == 87, "round \(round)")
+                #expect(object["address"] == "C0:FF:EE:00:00:01", "round \(round)")
+            }
+            let connects = try await sim.calls().filter { $0.member == "Connect" }
+            #expect(connects.map(\.outcome) == ["reply", "reply"])
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+}

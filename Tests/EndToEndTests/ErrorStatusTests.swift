@@ -1,0 +1,209 @@
+// Every exit status the simulator can provoke, with the JSON error object on stderr
+// (code, exit_status, message, operation, address, service, characteristic, dbus_error),
+// nothing on stdout, and nothing left behind in BlueZ.
+
+import Foundation
+import SimulatorHarness
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("exit statuses and error objects")
+struct ErrorStatusTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var label: String
+        var faults: [String: String] = [:]
+        var arguments: [String]
+        var status: Int32
+        var code: String
+        var message: Message
+        var operation: J = .null
+        var address: J = .null
+        var service: J = .null
+        var characteristic: J = .null
+        var dbusError: J = .null
+        var testDescription: String { "\(status) \(label)" }
+
+        enum Message: Sendable {
+            case exactly(String)
+            case prefix(String)
+        }
+    }
+
+    static let probe = J.string(World.probe)
+
+    @Test("error object", arguments: [
+        Case(label: "connect fails (connect_fail)", faults: ["connect_fail": "le-connection-abort-by-remote"],
+             arguments: ["get-battery", World.probe], status: 1, code: "bluez_failed",
+             message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: le-connection-abort-by-remote"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "a remembered device that does not advertise (cached_devices)",
+             faults: ["cached_devices": "1", "connect_timeout_ms": "300"],
+             arguments: ["connect", "C0:FF:EE:00:00:A1"], status: 1, code: "bluez_failed",
+             message: .exactly("connect on C0:FF:EE:00:00:A1 failed: org.bluez.Error.Failed: le-connection-abort-by-local"),
+             operation: "connect", address: "C0:FF:EE:00:00:A1", dbusError: "org.bluez.Error.Failed"),
+        Case(label: "no such device", arguments: ["get-battery", World.missing, "--timeout", "1.5"], status: 2,
+             code: "device_not_found", message: .exactly("device C0:FF:EE:00:00:99 not found"),
+             operation: "device_lookup", address: "C0:FF:EE:00:00:99"),
+        Case(label: "no Device Information service", arguments: ["get-version", World.battery1], status: 3,
+             code: "not_supported", message: .exactly("not supported by the device: no GATT service 180a on C0:FF:EE:00:00:03"),
+             address: "C0:FF:EE:00:00:03"),
+        Case(label: "device removed while resolving (remove_device_during_resolve)",
+             faults: ["remove_device_during_resolve": "1"], arguments: ["connect", World.probe], status: 4,
+             code: "disconnected", message: .exactly("disconnected during service resolution on C0:FF:EE:00:00:01"),
+             operation: "service_resolution", address: probe),
+        Case(label: "link drops during a read (disconnect_mid_read)", faults: ["disconnect_mid_read": "1"],
+             arguments: ["get-battery", World.gattBattery], status: 4, code: "disconnected",
+             message: .exactly("disconnected during read of characteristic 2a19 in service 180f on C0:FF:EE:00:00:04"),
+             operation: "read", address: "C0:FF:EE:00:00:04", service: "180f", characteristic: "2a19"),
+        Case(label: "Connect in progress (connect_in_progress)", faults: ["connect_in_progress": "1"],
+             arguments: ["connect", World.probe], status: 5, code: "busy",
+             message: .exactly("busy: connect on C0:FF:EE:00:00:01: In Progress"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.InProgress"),
+        Case(label: "discovery always in progress (start_discovery_in_progress)", faults: ["start_discovery_in_progress": "-1"],
+             arguments: ["scan", "--timeout", "1"], status: 5, code: "busy",
+             message: .exactly("busy: discovery: adapter busy: discovery could not start (Operation already in progress)"),
+             operation: "discovery", dbusError: "org.bluez.Error.InProgress"),
+        Case(label: "no adapter (no_adapter)", faults: ["no_adapter": "1"], arguments: ["scan", "--timeout", "1"],
+             status: 69, code: "unavailable", message: .exactly("no Bluetooth adapter")),
+        Case(label: "no adapter for a device command", faults: ["no_adapter": "1"], arguments: ["get-battery", World.probe],
+             status: 69, code: "unavailable", message: .exactly("no Bluetooth adapter"), address: probe),
+        Case(label: "adapter powered off (adapter_powered_off)", faults: ["adapter_powered_off": "1"],
+             arguments: ["connect", World.probe], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 is powered off"), address: probe),
+        Case(label: "adapter powered off, scan", faults: ["adapter_powered_off": "1"], arguments: ["scan", "--timeout", "1"],
+             status: 69, code: "unavailable", message: .exactly("Bluetooth adapter hci0 is powered off")),
+        Case(label: "--adapter names an adapter that does not exist", arguments: ["--adapter", "hci1", "scan", "--timeout", "1"],
+             status: 69, code: "unavailable", message: .exactly("Bluetooth adapter hci1 not found")),
+        Case(label: "bluetoothd leaves the bus (bluez_exit_on Connect)", faults: ["bluez_exit_on": "Connect"],
+             arguments: ["connect", World.probe], status: 69, code: "unavailable",
+             message: .exactly("bluetoothd left the system bus"), address: probe),
+        Case(label: "access denied, scan (access_denied)", faults: ["access_denied": "1"], arguments: ["scan", "--timeout", "1"],
+             status: 77, code: "permission_denied", message: .prefix("permission denied by the D-Bus policy: "),
+             dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
+        Case(label: "access denied, get-version", faults: ["access_denied": "1"], arguments: ["get-version", World.probe],
+             status: 77, code: "permission_denied", message: .prefix("permission denied by the D-Bus policy: "),
+             address: probe, dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
+        Case(label: "Connect never answered (connect_never_answers)", faults: ["connect_never_answers": "1"],
+             arguments: ["connect", World.probe, "--timeout", "1"], status: 124, code: "timed_out",
+             message: .exactly("timed out during connect on C0:FF:EE:00:00:01"), operation: "connect", address: probe),
+        Case(label: "services never resolved (services_resolved_never)", faults: ["services_resolved_never": "1"],
+             arguments: ["connect", World.probe, "--timeout", "1"], status: 124, code: "timed_out",
+             message: .exactly("timed out during service resolution on C0:FF:EE:00:00:01"),
+             operation: "service_resolution", address: probe),
+        Case(label: "read never answered (read_never_answers)", faults: ["read_never_answers": "1"],
+             arguments: ["get-version", World.probe, "--timeout", "1.5"], status: 124, code: "timed_out",
+             message: .exactly("timed out during read of characteristic 2a26 in service 180a on C0:FF:EE:00:00:01"),
+             operation: "read", address: probe, service: "180a", characteristic: "2a26"),
+        Case(label: "vendor answer never comes (no_notification)", faults: ["no_notification": "1"],
+             arguments: ["get-battery", World.vendor, "--timeout", "1"] + World.vendorOptions, status: 124, code: "timed_out",
+             message: .exactly("timed out during waiting for the response notification of characteristic \(World.vendorNotify) in service \(World.vendorService) on C0:FF:EE:00:00:02"),
+             operation: "response", address: "C0:FF:EE:00:00:02", service: .string(World.vendorService),
+             characteristic: .string(World.vendorNotify)),
+    ])
+    func errorObject(_ c: Case) async throws {
+        try await Sim.with(faults: c.faults) { sim in
+            let run = await sim.blectl(c.arguments)
+            #expect(run.status == c.status, "\(run)")
+            #expect(run.stdout == "", "\(run)")
+            let error = try #require(run.jsonError())
+            #expect(topLevelKeys(String(run.stderr.dropFirst("{\"error\":".count))) == World.errorKeys, "\(run.stderr)")
+            #expect(error["code"] == .string(c.code))
+            #expect(error["exit_status"] == .int(Int(c.status)))
+            #expect(error["operation"] == c.operation)
+            #expect(error["address"] == c.address)
+            #expect(error["service"] == c.service)
+            #expect(error["characteristic"] == c.characteristic)
+            #expect(error["dbus_error"] == c.dbusError)
+            let message = try #require(error["message"]?.string)
+            switch c.message {
+            case .exactly(let text): #expect(message == text)
+            case .prefix(let text): #expect(message.hasPrefix(text), "\(message)")
+            }
+            // Whatever failed, nothing blectl started is left (bluez_exit_on took BlueZ away).
+            if c.faults["bluez_exit_on"] == nil {
+                try #expect(await sim.leftovers() == [])
+            }
+        }
+    }
+
+    @Test("--format text: 'blectl: error: <message>' on stderr, nothing on stdout")
+    func textError() async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["get-battery", World.missing, "--timeout", "1", "--format", "text"])
+            #expect(run.status == 2, "\(run)")
+            #expect(run.stdout == "")
+            #expect(run.stderr == "blectl: error: device C0:FF:EE:00:00:99 not found\n")
+        }
+    }
+
+    @Test("bluetoothd gone from the bus after it left: 69, not running")
+    func bluezGone() async throws {
+        try await Sim.with(faults: ["bluez_exit_on": "Connect"]) { sim in
+            let first = await sim.blectl(["connect", World.probe])
+            #expect(first.status == 69, "\(first)")
+            try #expect(await sim.state().bluezRunning == false)
+            let run = await sim.blectl(["scan", "--timeout", "1"])
+            #expect(run.status == 69, "\(run)")
+            #expect(run.stdout == "")
+            let error = try #require(run.jsonError())
+            #expect(error["code"] == "unavailable")
+            #expect(error["message"] == "bluetoothd is not running (org.bluez is not on the system bus)")
+        }
+    }
+
+    @Test("a bus where nobody owns org.bluez: 69")
+    func bareBus() async throws {
+        try await Sim.with { sim in
+            let (daemon, address) = try await sim.bareBus()
+            defer { daemon.sendSignal(SIGTERM); _ = daemon.wait(timeout: .seconds(3)) }
+            let run = await sim.blectl(["get-version", World.probe], environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+            #expect(run.status == 69, "\(run)")
+            #expect(run.stdout == "")
+            let error = try #require(run.jsonError())
+            #expect(error["code"] == "unavailable")
+            #expect(error["exit_status"] == 69)
+            #expect(error["message"] == "bluetoothd is not running (org.bluez is not on the system bus)")
+            // The simulator, on another bus, heard nothing.
+            try #expect(await sim.calls() == [])
+        }
+    }
+
+    struct BusCase: Sendable, CustomTestStringConvertible {
+        var address: String
+        var messagePrefix: String
+        var testDescription: String { address }
+    }
+
+    @Test("no system bus at the address: 69", arguments: [
+        BusCase(address: "unix:path=/nonexistent/blectl-e2e-socket",
+                messagePrefix: "cannot connect to the system bus: Failed to connect to socket /nonexistent/blectl-e2e-socket"),
+        BusCase(address: "bogus", messagePrefix: "cannot connect to the system bus: "),
+    ])
+    func noBus(_ c: BusCase) async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["scan", "--timeout", "1"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": c.address])
+            #expect(run.status == 69, "\(run)")
+            #expect(run.stdout == "")
+            let error = try #require(run.jsonError())
+            #expect(error["code"] == "unavailable")
+            #expect(error["operation"] == .null)
+            #expect(error["message"]?.string?.hasPrefix(c.messagePrefix) == true, "\(error)")
+        }
+    }
+
+    @Test("adapter powered off mid-scan: 69 after the lines already printed")
+    func powerOffMidScan() async throws {
+        try await Sim.with(faults: ["power_off_mid_scan_ms": "500"]) { sim in
+            let run = await sim.blectl(["scan", "--timeout", "5"])
+            #expect(run.status == 69, "\(run)")
+            let addresses = Set(run.jsonLines().compactMap { $0["address"]?.string })
+            #expect(addresses == Set(World.known + World.fillers))
+            let error = try #require(run.jsonError())
+            #expect(error["code"] == "unavailable")
+            #expect(error["message"] == "Bluetooth adapter hci0 is powered off")
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+}

@@ -1,0 +1,205 @@
+// `blectl scan` against the simulator's world: JSON Lines with exact values, the text
+// table, every filter keeping what it must and dropping what it must.
+
+import SimulatorHarness
+import Testing
+
+@Suite("blectl scan")
+struct ScanTests {
+    /// The records of the five named devices, without `rssi` (which jitters by ±2 dBm
+    /// around the base value in the second element).
+    static let knownRecords: [String: (record: J, rssi: Int)] = [
+        World.probe: (["address": "C0:FF:EE:00:00:01", "address_type": "public", "name": "blesim Probe", "tx_power": 4,
+                       "uuids": ["180f", "180a", .string(World.vendorService)], "manufacturer_data": ["05f1": "0102"],
+                       "service_data": [:], "connected": false, "adapter": "hci0"], -55),
+        World.vendor: (["address": "C0:FF:EE:00:00:02", "address_type": "public", "name": "blesim Vendor", "tx_power": .null,
+                        "uuids": [.string(World.vendorService)], "manufacturer_data": [:],
+                        "service_data": [:], "connected": false, "adapter": "hci0"], -60),
+        World.battery1: (["address": "C0:FF:EE:00:00:03", "address_type": "public", "name": "blesim Battery1", "tx_power": .null,
+                          "uuids": [], "manufacturer_data": [:], "service_data": [:], "connected": false, "adapter": "hci0"], -62),
+        World.gattBattery: (["address": "C0:FF:EE:00:00:04", "address_type": "public", "name": "blesim GattBattery", "tx_power": .null,
+                             "uuids": ["180f"], "manufacturer_data": [:], "service_data": [:], "connected": false, "adapter": "hci0"], -64),
+        World.plain: (["address": "C0:FF:EE:00:00:05", "address_type": "public", "name": "blesim Plain", "tx_power": .null,
+                       "uuids": [], "manufacturer_data": [:], "service_data": [:], "connected": false, "adapter": "hci0"], -66),
+        // Two of the random-address fillers: service data, and manufacturer data without a name.
+        "4A:C2:7D:11:93:E0": (["address": "4A:C2:7D:11:93:E0", "address_type": "random", "name": "Tile", "tx_power": .null,
+                               "uuids": ["feed"], "manufacturer_data": [:], "service_data": ["feed": "020031"],
+                               "connected": false, "adapter": "hci0"], -81),
+        "5E:3A:91:0C:44:21": (["address": "5E:3A:91:0C:44:21", "address_type": "random", "name": .null, "tx_power": .null,
+                               "uuids": [], "manufacturer_data": ["004c": "100501182d4e11"], "service_data": [:],
+                               "connected": false, "adapter": "hci0"], -78),
+    ]
+
+    @Test("JSON Lines: one record per device heard, keys in order, exact values; discovery stopped")
+    func jsonLines() async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["scan", "--timeout", "2"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            let records = run.jsonLines()
+            let addresses = records.compactMap { $0["address"]?.string }
+            #expect(addresses.count == 10, "\(addresses)")
+            #expect(Set(addresses) == Set(World.known + World.fillers))
+            for line in run.lines {
+                #expect(topLevelKeys(line) == World.scanKeys, "\(line)")
+            }
+            for record in records {
+                guard let address = record["address"]?.string else { continue }
+                if let (expected, base) = Self.knownRecords[address] {
+                    #expect(record.removing("rssi") == expected)
+                    let rssi = try #require(record["rssi"]?.int, "\(record)")
+                    #expect((base - 2...base + 2).contains(rssi), "\(address) rssi \(rssi)")
+                } else {
+                    #expect(record["connected"] == false)
+                    #expect(record["adapter"] == "hci0")
+                    #expect(record["address_type"] == "random")
+                }
+            }
+            // Discovery was started once, and stopped.
+            let members = try await sim.calls().filter { $0.interface == "org.bluez.Adapter1" }.map(\.member)
+            #expect(members == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
+            try #expect(await sim.leftovers() == [])
+            try #expect(await sim.state().discovering == false)
+        }
+    }
+
+    @Test("--format text: one table row per device, no JSON")
+    func textTable() async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["scan", "--timeout", "1.5", "--format", "text"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            #expect(run.lines.count == 10, "\(run)")
+            #expect(run.lines.allSatisfy { J.parse($0) == nil })
+            let probe = try #require(run.lines.first { $0.hasPrefix("C0:FF:EE:00:00:01  ") }, "\(run)")
+            #expect(probe.hasPrefix("C0:FF:EE:00:00:01  public  -5"), "\(probe)")
+            #expect(probe.hasSuffix(" dBm   blesim Probe  [180f, 180a, \(World.vendorService)]"), "\(probe)")
+            let unnamed = try #require(run.lines.first { $0.hasPrefix("6F:12:8B:DE:02:9A  ") })
+            #expect(unnamed.hasPrefix("6F:12:8B:DE:02:9A  random  -8"), "\(unnamed)")
+            #expect(unnamed.hasSuffix(" dBm   (no name)"), "\(unnamed)")
+            let plain = try #require(run.lines.first { $0.hasPrefix("C0:FF:EE:00:00:05  ") })
+            #expect(plain.hasSuffix(" dBm   blesim Plain"), "\(plain)")
+        }
+    }
+
+    struct FilterCase: Sendable, CustomTestStringConvertible {
+        var options: [String]
+        var expected: Set<String>
+        var testDescription: String { options.joined(separator: " ") }
+    }
+
+    @Test("filters keep exactly the matching devices", arguments: [
+        FilterCase(options: ["--name", "Probe"], expected: [World.probe]),
+        FilterCase(options: ["--name", "pRoBe"], expected: [World.probe]),
+        FilterCase(options: ["--name", "Vendor", "--name", "plain"], expected: [World.vendor, World.plain]),
+        FilterCase(options: ["--name", "blesim"], expected: Set(World.known)),
+        FilterCase(options: ["--service", "180f"], expected: [World.probe, World.gattBattery]),
+        FilterCase(options: ["--service", "0x180F", "--service", World.vendorService],
+                   expected: [World.probe, World.vendor, World.gattBattery]),
+        FilterCase(options: ["--service", "0000180a-0000-1000-8000-00805f9b34fb"], expected: [World.probe]),
+        FilterCase(options: ["--service", "feed"], expected: ["4A:C2:7D:11:93:E0"]),
+        // Every kind of filter given must pass.
+        FilterCase(options: ["--name", "blesim", "--service", "180f"], expected: [World.probe, World.gattBattery]),
+        FilterCase(options: ["--name", "Vendor", "--service", "180f"], expected: []),
+        FilterCase(options: ["--name", "nobody-has-this-name"], expected: []),
+    ])
+    func filters(_ filter: FilterCase) async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["scan", "--timeout", "1.5"] + filter.options)
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            let addresses = run.jsonLines().compactMap { $0["address"]?.string }
+            #expect(addresses.count == Set(addresses).count, "a device reported twice: \(addresses)")
+            #expect(Set(addresses) == filter.expected)
+        }
+    }
+
+    @Test("--rssi-min -60 keeps the strong devices and drops the weak ones")
+    func rssiMin() async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["scan", "--timeout", "1.5", "--rssi-min", "-60"])
+            #expect(run.status == 0, "\(run)")
+            let records = run.jsonLines()
+            let addresses = Set(records.compactMap { $0["address"]?.string })
+            #expect(addresses.contains(World.probe), "\(run)")
+            // :02 advertises at -60 ± 2: it may or may not pass; the rest are weaker than -60.
+            #expect(addresses.isSubset(of: [World.probe, World.vendor]), "\(addresses)")
+            for record in records {
+                let rssi = try #require(record["rssi"]?.int)
+                #expect(rssi >= -60, "\(record)")
+            }
+            // The threshold went to BlueZ too.
+            let filter = try await sim.calls().first { $0.member == "SetDiscoveryFilter" }
+            #expect(filter?.outcome == "reply")
+        }
+    }
+
+    @Test("--updates prints repeated sightings; without it each device once")
+    func updates() async throws {
+        try await Sim.with { sim in
+            // An RSSI filter makes BlueZ report every RSSI change (sim/README.md, Timing).
+            let run = await sim.blectl(["scan", "--timeout", "2.5", "--updates", "--rssi-min", "-127"])
+            #expect(run.status == 0, "\(run)")
+            let records = run.jsonLines()
+            let addresses = records.compactMap { $0["address"]?.string }
+            #expect(Set(addresses) == Set(World.known + World.fillers))
+            #expect(addresses.count > Set(addresses).count, "no update line: \(addresses)")
+            // Every line of one device has its static fields.
+            for record in records where record["address"] == .string(World.probe) {
+                #expect(record.removing("rssi") == Self.knownRecords[World.probe]!.record)
+            }
+
+            let once = await sim.blectl(["scan", "--timeout", "2.5", "--rssi-min", "-127"])
+            #expect(once.status == 0, "\(once)")
+            let onceAddresses = once.jsonLines().compactMap { $0["address"]?.string }
+            #expect(onceAddresses.count == Set(onceAddresses).count, "\(onceAddresses)")
+            #expect(Set(onceAddresses) == Set(World.known + World.fillers))
+        }
+    }
+
+    @Test("--timeout 0 checks BlueZ answers and starts no discovery")
+    func timeoutZero() async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["scan", "--timeout", "0"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout == "")
+            #expect(run.stderr == "")
+            let calls = try await sim.calls()
+            #expect(calls.map(\.member) == ["GetManagedObjects"], "\(calls)")
+        }
+    }
+
+    @Test("devices BlueZ remembers but does not hear are not printed")
+    func cachedDevicesNotPrinted() async throws {
+        try await Sim.with(faults: ["cached_devices": "1"]) { sim in
+            try #expect(await sim.state().devices.contains("C0:FF:EE:00:00:A2"))
+            let run = await sim.blectl(["scan", "--timeout", "1.5", "--name", "probe"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.jsonLines().compactMap { $0["address"]?.string } == [World.probe])
+        }
+    }
+
+    @Test("names with control characters stay valid JSON; text shows them as '?'")
+    func weirdNames() async throws {
+        try await Sim.with(faults: ["weird_names": "1"]) { sim in
+            let run = await sim.blectl(["scan", "--timeout", "1.5"])
+            #expect(run.status == 0, "\(run)")
+            #expect(!run.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "raw control character on stdout")
+            var names: [String: J] = [:]
+            for record in run.jsonLines() {
+                if let address = record["address"]?.string { names[address] = record["name"] }
+            }
+            #expect(names["C0:FF:EE:00:00:E1"] == .null)
+            #expect(names["C0:FF:EE:00:00:E2"] == .null)
+            #expect(names["C0:FF:EE:00:00:E3"] == "bad\u{01}\u{1b}[31mname\n")
+            #expect(names["C0:FF:EE:00:00:E4"] == "caf\u{FFFD} probe")
+            #expect(names["C0:FF:EE:00:00:E5"] == .null)
+
+            let text = await sim.blectl(["scan", "--timeout", "1.5", "--format", "text", "--name", "bad"])
+            #expect(text.status == 0, "\(text)")
+            #expect(text.lines.count == 1, "\(text)")
+            #expect(text.lines.first?.hasSuffix(" dBm   bad??[31mname?") == true, "\(text)")
+            #expect(!text.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
+        }
+    }
+}

@@ -1,0 +1,165 @@
+// Issue 3, discovery: Ctrl-C while StartDiscovery is pending, InProgress answers, the adapter
+// powering off mid-scan, cached and foreign devices, odd names.
+
+import Foundation
+import SimulatorHarness
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct ScenarioDiscoveryTests {
+    /// 2. SIGINT while the StartDiscovery reply is pending: blectl waits for the reply, then
+    /// StopDiscovery (BlueZ answers StopDiscovery InProgress before that reply, so an answer
+    /// "reply" proves the order), leaves no session, and dies by SIGINT (130).
+    @Test func interruptWhileStartDiscoveryIsPendingStopsAfterTheReply() async throws {
+        try await Sim.with(faults: ["start_discovery_delay_ms": "800"]) { sim in
+            let process = try await sim.launch(["scan", "--timeout", "10"])
+            let pending = try await sim.scenarioWaitForCall { $0.member == "StartDiscovery" && $0.outcome == "pending" }
+            #expect(pending, "StartDiscovery was not seen pending")
+            process.sendSignal(SIGINT)
+            let result = try await process.finish(timeout: .seconds(10))
+            #expect(result.status == 130, "stdout: \(result.stdout) stderr: \(result.stderr)")
+            #expect(result.stdout == "")
+            #expect(result.stderr == "")
+            let calls = try await sim.calls()
+            #expect(calls.scenarioMembers == ["GetManagedObjects", "SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
+            #expect(calls.scenarioOutcomes("StartDiscovery") == ["reply"])
+            #expect(calls.scenarioOutcomes("StopDiscovery") == ["reply"])
+            try await sim.scenarioExpectClean()
+            try #expect(await sim.state().discovering == false)
+        }
+    }
+
+    /// The same kind of clean-up for notifications: SIGINT while StartNotify is pending; the
+    /// StopNotify follows its reply, then the Disconnect of the link we made.
+    @Test func interruptWhileStartNotifyIsPendingStopsAfterTheReply() async throws {
+        try await Sim.with(faults: ["start_notify_delay_ms": "800"]) { sim in
+            let process = try await sim.launch(["get-version", World.vendor, "--timeout", "10"] + World.vendorOptions)
+            let pending = try await sim.scenarioWaitForCall { $0.member == "StartNotify" && $0.outcome == "pending" }
+            #expect(pending, "StartNotify was not seen pending")
+            process.sendSignal(SIGINT)
+            let result = try await process.finish(timeout: .seconds(10))
+            #expect(result.status == 130, "stdout: \(result.stdout) stderr: \(result.stderr)")
+            #expect(result.stdout == "")
+            #expect(result.stderr == "")
+            let calls = try await sim.calls()
+            #expect(calls.scenarioOutcomes("StartNotify") == ["reply"])
+            #expect(calls.scenarioOutcomes("StopNotify") == ["reply"])
+            #expect(calls.scenarioOutcomes("WriteValue") == [])
+            // Interrupted, blectl sends Disconnect and leaves without waiting for BlueZ's
+            // disconnect timer; BlueZ completes it (checked below: nothing left).
+            #expect(calls.scenarioOutcomes("Disconnect").count == 1)
+            #expect((calls.scenarioIndex("StopNotify") ?? .max) < (calls.scenarioIndex("Disconnect") ?? -1))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// 3. StartDiscovery answers InProgress once: one bounded retry, then the scan works.
+    @Test func startDiscoveryInProgressOnceIsRetried() async throws {
+        try await Sim.with(faults: ["start_discovery_in_progress": "1"]) { sim in
+            let r = await sim.scenarioRun(["scan", "--timeout", "1"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.stderr == "")
+            #expect(Set(scenarioAddresses(r.run)) == Set(World.known + World.fillers))
+            let calls = try await sim.calls()
+            #expect(calls.scenarioOutcomes("StartDiscovery") == ["error:\(ScenarioWorld.inProgress)", "reply"])
+            #expect(calls.scenarioOutcomes("StopDiscovery") == ["reply"])
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// 3. StartDiscovery keeps answering InProgress: exactly two attempts, then exit 5
+    /// "adapter busy" (not a loop, not the scan length).
+    @Test func startDiscoveryAlwaysInProgressIsBusy() async throws {
+        try await Sim.with(faults: ["start_discovery_in_progress": "-1"]) { sim in
+            let r = await sim.scenarioRun(["scan", "--timeout", "10"])
+            #expect(r.run.status == 5, "\(r.run)")
+            #expect(r.run.stdout == "")
+            scenarioExpectError(r.run, scenarioError("busy", 5, operation: "discovery", dbusError: ScenarioWorld.inProgress),
+                                message: "busy: discovery: adapter busy: discovery could not start (Operation already in progress)")
+            #expect(r.elapsed < .seconds(3), "elapsed \(r.elapsed)")
+            let calls = try await sim.calls()
+            #expect(calls.scenarioOutcomes("StartDiscovery") == Array(repeating: "error:\(ScenarioWorld.inProgress)", count: 2))
+            #expect(calls.scenarioOutcomes("StopDiscovery") == [])
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// 4. The adapter powers off mid-scan and StopDiscovery answers NotReady: what was found
+    /// is printed as valid JSON Lines, then exit 69; the NotReady does not replace the error.
+    @Test func adapterPoweredOffMidScanKeepsWhatWasFound() async throws {
+        try await Sim.with(faults: ["power_off_mid_scan_ms": "400"]) { sim in
+            let r = await sim.scenarioRun(["scan", "--timeout", "5"])
+            #expect(r.run.status == 69, "\(r.run)")
+            let addresses = scenarioAddresses(r.run)
+            #expect(addresses.count == r.run.lines.count)
+            #expect(Set(addresses) == Set(World.known + World.fillers))
+            #expect(addresses.count == Set(addresses).count)
+            for line in r.run.lines { #expect(topLevelKeys(line) == World.scanKeys) }
+            scenarioExpectError(r.run, scenarioError("unavailable", 69), message: "Bluetooth adapter hci0 is powered off")
+            #expect(r.elapsed < .seconds(3), "elapsed \(r.elapsed)")
+            try #expect(await sim.calls().scenarioOutcomes("StopDiscovery") == ["error:org.bluez.Error.NotReady"])
+            let state = try await sim.state()
+            #expect(!state.powered && !state.discovering)
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// 10. Devices BlueZ only has cached from earlier (no RSSI, not advertising) are not
+    /// printed by a scan.
+    @Test func cachedDevicesAreNotReported() async throws {
+        try await Sim.with(faults: ["cached_devices": "true"]) { sim in
+            let r = await sim.scenarioRun(["scan", "--timeout", "1"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.stderr == "")
+            let addresses = scenarioAddresses(r.run)
+            #expect(Set(addresses) == Set(World.known + World.fillers))
+            #expect(!addresses.contains("C0:FF:EE:00:00:A1") && !addresses.contains("C0:FF:EE:00:00:A2"))
+            let state = try await sim.state()
+            #expect(state.devices.contains("C0:FF:EE:00:00:A1") && state.devices.contains("C0:FF:EE:00:00:A2"))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// 11. BlueZ merges the filters of all clients: devices another client's filter let
+    /// through are checked again here and not printed.
+    @Test func foreignDevicesOutsideOurFilterAreNotReported() async throws {
+        try await Sim.with(faults: ["foreign_filter": "true"]) { sim in
+            let r = await sim.scenarioRun(["scan", "--timeout", "1.5", "--service", "180f", "--rssi-min", "-80"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.stderr == "")
+            let objects = r.run.jsonLines()
+            #expect(objects.compactMap { $0["address"]?.string }.sorted() == [World.probe, World.gattBattery])
+            for object in objects {
+                #expect(object["uuids"]?.array?.contains("180f") == true)
+                #expect((object["rssi"]?.int ?? -127) >= -80)
+            }
+            try #expect(await sim.calls().scenarioOutcomes("SetDiscoveryFilter") == ["reply"])
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// 15. Odd names: every line is valid JSON; no name, an empty name and an alias-only
+    /// device give null; control characters are escaped; U+FFFD is kept.
+    @Test func oddNamesGiveValidJSONLines() async throws {
+        try await Sim.with(faults: ["weird_names": "true"]) { sim in
+            let r = await sim.scenarioRun(["scan", "--timeout", "1"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.stderr == "")
+            var names: [String: J] = [:]
+            for object in r.run.jsonLines() {
+                if let address = object["address"]?.string, let name = object["name"] { names[address] = name }
+            }
+            #expect(names["C0:FF:EE:00:00:E1"] == .null)
+            #expect(names["C0:FF:EE:00:00:E2"] == .null)
+            #expect(names["C0:FF:EE:00:00:E3"] == .string("bad\u{01}\u{1B}[31mname\n"))
+            #expect(names["C0:FF:EE:00:00:E4"] == .string("caf\u{FFFD} probe"))
+            #expect(names["C0:FF:EE:00:00:E5"] == .null)
+            // No raw control character reaches the terminal: only the line ends.
+            #expect(!r.run.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
+            #expect(r.run.stdout.contains(#""name":"bad\u0001\u001b[31mname\n""#))
+            try await sim.scenarioExpectClean()
+        }
+    }
+}

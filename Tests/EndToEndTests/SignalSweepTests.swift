@@ -1,0 +1,100 @@
+// The signal sweep (issue 3): for each subcommand, at least 50 SIGINT/SIGTERM deliveries
+// spread evenly from the start of the command to its typical end. Whatever the moment,
+// blectl ends by the signal (130/143, stderr empty, only whole JSON lines on stdout) or,
+// when it had already finished, with 0 and its complete output; and BlueZ is left clean.
+//
+// Slow (about a minute), so it only runs with BLECTL_SIGNAL_SWEEP=1 (`make test-signals`).
+
+import Foundation
+import SimulatorHarness
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("signal sweep", .enabled(if: ProcessInfo.processInfo.environment["BLECTL_SIGNAL_SWEEP"] == "1",
+                                "set BLECTL_SIGNAL_SWEEP=1 (make test-signals)"))
+struct SignalSweepTests {
+    static let deliveries = 52
+
+    struct Command: Sendable, CustomTestStringConvertible {
+        var arguments: [String]
+        /// Checks a complete output (status 0, or a signal that came after the result was printed).
+        var isComplete: @Sendable (Run) -> Bool
+        var testDescription: String {
+            arguments.count > 4 ? arguments.prefix(2).joined(separator: " ") + " (vendor)" : arguments.joined(separator: " ")
+        }
+    }
+
+    static let commands: [Command] = [
+        Command(arguments: ["scan", "--timeout", "1"]) { run in
+            Set(run.lines.compactMap { J.parse($0)?["address"]?.string }) == Set(World.known + World.fillers)
+        },
+        Command(arguments: ["connect", World.probe]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0]) == ConnectTests.probeTree
+        },
+        Command(arguments: ["get-version", World.probe]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0]) == VersionTests.probeVersion
+        },
+        Command(arguments: ["get-battery", World.probe]) { run in
+            guard run.lines.count == 1, let object = J.parse(run.lines[0]) else { return false }
+            return object["percentage"] == 87 && object["address"] == "C0:FF:EE:00:00:01"
+        },
+        // The vendor protocol adds a notification session to clean up.
+        Command(arguments: ["get-battery", World.vendor] + World.vendorOptions) { run in
+            run.lines.count == 1 && J.parse(run.lines[0]) == ["address": "C0:FF:EE:00:00:02", "percentage": 64, "source": "vendor"]
+        },
+    ]
+
+    @Test("SIGINT/SIGTERM at evenly spread moments", arguments: commands)
+    func sweep(_ command: Command) async throws {
+        try await Sim.with { sim in
+            // The typical duration, from a fresh world (the device found by scanning).
+            let clock = ContinuousClock()
+            let start = clock.now
+            let baseline = await sim.blectl(command.arguments)
+            let typical = clock.now - start
+            #expect(baseline.status == 0, "\(baseline)")
+            #expect(command.isComplete(baseline), "\(baseline)")
+
+            var tally: [Int32: Int] = [:]
+            var sent: [Int32: Int] = [:]
+            for i in 0..<Self.deliveries {
+                try #require(await sim.leftovers() == [], "not clean before delivery \(i)")
+                try await sim.reset()
+                let signal = i % 2 == 0 ? SIGINT : SIGTERM
+                let delay = typical * (Double(i) / Double(Self.deliveries - 1))
+                let process = try await sim.launch(command.arguments)
+                _ = try await offThread { usleep(UInt32(delay / .microseconds(1))) }
+                process.sendSignal(signal)
+                sent[signal, default: 0] += 1
+                let result = try await process.finish()
+                tally[result.status, default: 0] += 1
+                let run = Run(arguments: command.arguments, status: result.status, stdout: result.stdout, stderr: result.stderr)
+                let what = "\(command.testDescription): \(signal == SIGINT ? "SIGINT" : "SIGTERM") at \(delay) (delivery \(i)): \(run)"
+                #expect(result.timedOut == false, "\(what)")
+                if result.status == 0 {
+                    #expect(run.stderr == "", "\(what)")
+                    #expect(command.isComplete(run), "incomplete output: \(what)")
+                } else {
+                    #expect(result.status == 128 + signal, "\(what)")
+                    #expect(run.stderr == "", "\(what)")
+                    // Only whole lines; for one-object commands, nothing or the whole result.
+                    #expect(run.stdout.isEmpty || run.stdout.hasSuffix("\n"), "\(what)")
+                    #expect(run.lines.allSatisfy { J.parse($0) != nil }, "\(what)")
+                    if command.arguments[0] != "scan" {
+                        #expect(run.stdout.isEmpty || command.isComplete(run), "\(what)")
+                    }
+                }
+                let left = try await sim.leftovers()
+                #expect(left == [], "left in BlueZ after \(what)")
+            }
+            let delivered = sent.values.reduce(0, +)
+            print("signal sweep \(command.testDescription): typical \(typical), \(delivered) deliveries "
+                  + "(SIGINT \(sent[SIGINT] ?? 0), SIGTERM \(sent[SIGTERM] ?? 0)); exits: "
+                  + tally.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", "))
+            #expect(delivered >= 50)
+            #expect((tally[130] ?? 0) + (tally[143] ?? 0) >= delivered / 2, "most deliveries must land before the end")
+        }
+    }
+}

@@ -1,0 +1,154 @@
+// SIGINT and SIGTERM while blectl works: it cleans up what it started in BlueZ, then ends
+// by the signal (130 / 143) with nothing on stderr and only whole JSON lines on stdout;
+// a second signal ends it at once.
+
+import SimulatorHarness
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("signals")
+struct SignalTests {
+    /// Asserts the end of an interrupted blectl: the status, stderr empty, every stdout line
+    /// a JSON object; then that the simulator is clean within 3 s.
+    static func expectInterrupted(_ result: ProcessResult, by signal: Int32, sim: Sim,
+                                  sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        #expect(result.timedOut == false, "blectl did not end", sourceLocation: sourceLocation)
+        #expect(result.status == 128 + signal, "status \(result.status), stderr \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.stderr == "", sourceLocation: sourceLocation)
+        let run = Run(arguments: [], status: result.status, stdout: result.stdout, stderr: result.stderr)
+        _ = run.jsonLines(sourceLocation: sourceLocation)
+        try #expect(await sim.leftovers() == [], sourceLocation: sourceLocation)
+    }
+
+    @Test("mid-scan: discovery stopped, the lines printed so far intact", arguments: [SIGINT, SIGTERM])
+    func midScan(_ signal: Int32) async throws {
+        try await Sim.with { sim in
+            let process = try await sim.launch(["scan", "--timeout", "10"])
+            #expect(await process.stdoutContains("C0:FF:EE:00:00:05"), "no device reported")
+            try #expect(await sim.state().discoverySessions.count == 1)
+            process.sendSignal(signal)
+            let result = try await process.finish()
+            try await Self.expectInterrupted(result, by: signal, sim: sim)
+            #expect(result.stdout.contains("\"address\":\"C0:FF:EE:00:00:05\""))
+            let members = try await sim.calls().map(\.member)
+            #expect(members.filter { $0 == "StopDiscovery" }.count == 1, "\(members)")
+        }
+    }
+
+    @Test("while Connect is pending: the Connect cancelled by Disconnect", arguments: [SIGINT, SIGTERM])
+    func midConnect(_ signal: Int32) async throws {
+        try await Sim.with(faults: ["connect_never_answers": "1"]) { sim in
+            let process = try await sim.launch(["connect", World.probe, "--timeout", "20"])
+            try #expect(await sim.waitForState { $0.pendingConnects == [World.probe] }, "Connect never pending")
+            process.sendSignal(signal)
+            let result = try await process.finish()
+            #expect(result.stdout == "")
+            try await Self.expectInterrupted(result, by: signal, sim: sim)
+            let calls = try await sim.calls().filter { $0.interface == "org.bluez.Device1" }
+            #expect(calls.map(\.member) == ["Connect", "Disconnect"], "\(calls)")
+        }
+    }
+
+    @Test("connected, services not resolved: disconnected", arguments: [SIGINT, SIGTERM])
+    func midResolve(_ signal: Int32) async throws {
+        try await Sim.with(faults: ["services_resolved_never": "1"]) { sim in
+            let process = try await sim.launch(["get-battery", World.probe, "--timeout", "20"])
+            try #expect(await sim.waitForState { $0.connections.map(\.address) == [World.probe] }, "never connected")
+            process.sendSignal(signal)
+            let result = try await process.finish()
+            #expect(result.stdout == "")
+            try await Self.expectInterrupted(result, by: signal, sim: sim)
+            try #expect(await sim.calls().contains { $0.member == "Disconnect" })
+        }
+    }
+
+    @Test("during a read that never answers: disconnected, no request left")
+    func midRead() async throws {
+        try await Sim.with(faults: ["read_never_answers": "1"]) { sim in
+            let process = try await sim.launch(["get-version", World.probe, "--timeout", "20"])
+            try #expect(await sim.waitForState { !$0.pendingGATT.isEmpty }, "no read pending")
+            process.sendSignal(SIGINT)
+            let result = try await process.finish()
+            #expect(result.stdout == "")
+            try await Self.expectInterrupted(result, by: SIGINT, sim: sim)
+        }
+    }
+
+    @Test("waiting for a vendor answer: notifications stopped, disconnected")
+    func midNotify() async throws {
+        try await Sim.with(faults: ["no_notification": "1"]) { sim in
+            let process = try await sim.launch(["get-battery", World.vendor, "--timeout", "20"] + World.vendorOptions)
+            try #expect(await sim.waitForState { !$0.notifySessions.isEmpty }, "notifications never started")
+            process.sendSignal(SIGTERM)
+            let result = try await process.finish()
+            #expect(result.stdout == "")
+            try await Self.expectInterrupted(result, by: SIGTERM, sim: sim)
+            let members = try await sim.calls().map(\.member)
+            #expect(members.contains("StopNotify"), "\(members)")
+            #expect(members.contains("Disconnect"), "\(members)")
+        }
+    }
+
+    /// While StartDiscovery's reply is pending, the clean-up after the first signal waits
+    /// for it (StopDiscovery must follow it); a second signal during that wait ends blectl
+    /// at once, by that second signal.
+    @Test("a second signal during clean-up ends blectl at once, by that signal")
+    func secondSignal() async throws {
+        try await Sim.with(faults: ["start_discovery_delay_ms": "3000"]) { sim in
+            let process = try await sim.launch(["scan", "--timeout", "20"])
+            var started = false
+            for _ in 0..<100 where !started {
+                started = try await sim.calls().contains { $0.member == "StartDiscovery" }
+                if !started { await pause(.milliseconds(50)) }
+            }
+            #expect(started, "never asked for discovery")
+            process.sendSignal(SIGINT)
+            await pause(.milliseconds(100))
+            process.sendSignal(SIGTERM)
+            let result = try await process.finish()
+            // 130 would mean the second signal waited for the clean-up.
+            #expect(result.status == 143, "status \(result.status)")
+            #expect(result.stdout == "")
+            #expect(result.stderr == "")
+            // Leaving the bus ends this client's pending discovery in BlueZ.
+            try #expect(await sim.leftovers(timeout: .seconds(4)) == [])
+        }
+    }
+
+    @Test("two SIGINTs: 130, nothing printed")
+    func doubleSIGINT() async throws {
+        try await Sim.with(faults: ["services_resolved_never": "1"], fastDisconnect: false) { sim in
+            let process = try await sim.launch(["get-version", World.probe, "--timeout", "20"])
+            try #expect(await sim.waitForState { $0.connections.map(\.address) == [World.probe] }, "never connected")
+            process.sendSignal(SIGINT)
+            await pause(.milliseconds(50))
+            process.sendSignal(SIGINT)
+            let result = try await process.finish()
+            #expect(result.status == 130)
+            #expect(result.stdout == "")
+            #expect(result.stderr == "")
+            try #expect(await sim.leftovers(timeout: .seconds(4)) == [])
+        }
+    }
+
+    /// The first signal arrives while blectl waits for the reply to its own, normal
+    /// Disconnect (BlueZ answers after its 2 s disconnect timer). The Disconnect is already
+    /// in BlueZ's hands, so the short clean-up deadline applies: blectl ends while BlueZ is
+    /// still disconnecting, instead of waiting out the timer.
+    @Test("SIGINT during the final Disconnect: the short clean-up deadline applies")
+    func duringFinalDisconnect() async throws {
+        try await Sim.with(fastDisconnect: false) { sim in
+            let process = try await sim.launch(["get-battery", World.probe])
+            try #expect(await sim.waitForState { $0.connections.first?.disconnecting == true }, "no Disconnect seen")
+            process.sendSignal(SIGINT)
+            let result = try await process.finish()
+            #expect(result.status == 130)
+            #expect(result.stderr == "")
+            let atExit = try await sim.state()
+            #expect(atExit.connections.map(\.disconnecting) == [true], "blectl waited for BlueZ's disconnect timer")
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+}

@@ -1,0 +1,198 @@
+// The command line as the binary sees it: help and version on stdout with status 0; bad
+// input is a usage error (64, plain text on stderr, nothing on stdout) before any
+// org.bluez call is made.
+
+import Foundation
+import SimulatorHarness
+import Testing
+
+/// One simulator shared by the usage tests: no test here may make it do anything, so
+/// every test can check that its call log is still empty. It ends with the test process
+/// (EOF on its stdin).
+enum QuietSimulator {
+    private static let started = Result { try Simulator.start(faults: Sim.fastDisconnect) }
+    static func get() async throws -> Sim {
+        Sim(simulator: try await offThread { try started.get() })
+    }
+}
+
+@Suite("help, version and usage errors")
+struct UsageTests {
+    static let timeoutExpected = "expected a number of seconds (decimals allowed), 0 or more"
+    static let tooLong = "expected at most 86400 seconds (one day)"
+    static let addressExpected = "expected six hex pairs like C0:FF:EE:00:00:01"
+    static let uuidExpected = "expected 16-bit (180f, 0x180F), 32-bit (0000180f) or 128-bit (0000180f-0000-1000-8000-00805f9b34fb) form"
+    static let dBmExpected = "expected a whole number of dBm from -127 to 20"
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var arguments: [String]
+        var message: String
+        /// The command in the `See '… --help'` line.
+        var helpCommand: String
+        var testDescription: String { arguments.map { $0.isEmpty ? "''" : $0 }.joined(separator: " ") }
+
+        init(_ arguments: [String], _ message: String, see helpCommand: String) {
+            self.arguments = arguments
+            self.message = message
+            self.helpCommand = helpCommand
+        }
+
+        static func timeout(_ value: String, _ expected: String = UsageTests.timeoutExpected, command: String = "connect") -> Case {
+            let arguments = command == "scan" ? ["scan", "--timeout", value] : [command, World.probe, "--timeout", value]
+            return Case(arguments, "Invalid value '\(value)' for '--timeout': \(expected)", see: "blectl \(command)")
+        }
+
+        static func address(_ value: String, command: String = "connect", canonical: String = "connect") -> Case {
+            Case([command, value], "Invalid address '\(value)': \(UsageTests.addressExpected)", see: "blectl \(canonical)")
+        }
+
+        static func service(_ value: String) -> Case {
+            Case(["scan", "--service", value], "Invalid UUID '\(value)' for '--service': \(UsageTests.uuidExpected)", see: "blectl scan")
+        }
+    }
+
+    @Test("bad input: 64, the message and usage on stderr, nothing on stdout, no org.bluez call", arguments: [
+        // Malformed addresses
+        Case.address("C0:FF:EE:00:00"),
+        Case.address("C0:FF:EE:00:00:01:02"),
+        Case.address("C0:FF:EE:00:00:0G", command: "get-version", canonical: "get-version"),
+        Case.address("GG:FF:EE:00:00:01", command: "battery", canonical: "get-battery"),
+        Case.address("C0-FF-EE-00-00-01"),
+        Case.address("C0FFEE000001", command: "version", canonical: "get-version"),
+        Case.address("C0:FF:EE:00:00:1"),
+        Case.address(" C0:FF:EE:00:00:01"),
+        Case.address("C0:FF:EE:00:00:01 "),
+        Case.address(""),
+        // Malformed UUIDs and hex
+        Case.service("xyz"),
+        Case.service("180"),
+        Case.service("0x18zz"),
+        Case.service("18 f"),
+        Case.service(""),
+        Case.service("5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5"),
+        Case.service("5a1e00016c2d4b8e9f3a0c1d2e3f4a5b"),
+        Case.service("{5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b}"),
+        Case(["get-version", World.probe, "--vendor-service", "gggg", "--vendor-write", "180f", "--vendor-notify", "180f"],
+             "Invalid UUID 'gggg' for '--vendor-service': \(uuidExpected)", see: "blectl get-version"),
+        Case(["get-battery", World.probe, "--vendor-service=180f", "--vendor-write=0x2A19", "--vendor-notify=zz"],
+             "Invalid UUID 'zz' for '--vendor-notify': \(uuidExpected)", see: "blectl get-battery"),
+        // Negative, NaN, infinite, huge, malformed timeouts
+        Case.timeout("-1"),
+        Case.timeout("-0.5", command: "scan"),
+        Case.timeout("NaN"),
+        Case.timeout("nan", command: "scan"),
+        Case.timeout("inf"),
+        Case.timeout("1e3", command: "get-battery"),
+        Case.timeout("0x10"),
+        Case.timeout("+1"),
+        Case.timeout(" 1"),
+        Case.timeout("1.2.3"),
+        Case.timeout("."),
+        Case.timeout(""),
+        Case.timeout("86401", tooLong),
+        Case.timeout("86400.001", tooLong, command: "scan"),
+        Case.timeout("99999999999999999999999", tooLong, command: "get-version"),
+        Case(["scan", "--timeout", "-inf"], "Missing value for '--timeout'", see: "blectl scan"),
+        // RSSI thresholds
+        Case(["scan", "--rssi-min", "-200"], "Invalid value '-200' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
+        Case(["scan", "--rssi-min", "21"], "Invalid value '21' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
+        Case(["scan", "--rssi-min=-60.5"], "Invalid value '-60.5' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
+        Case(["scan", "--rssi-min", "strong"], "Invalid value 'strong' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
+        // Empty strings
+        Case(["scan", "--name", ""], "Invalid value '' for '--name': expected a non-empty part of a device name", see: "blectl scan"),
+        Case(["--adapter", "", "scan"], "Invalid value '' for '--adapter': expected an adapter name like hci0", see: "blectl scan"),
+        Case(["--format", "", "scan"], "Invalid value '' for '--format': expected json or text", see: "blectl scan"),
+        Case([""], "Unknown subcommand ''", see: "blectl"),
+        Case(["scan", ""], "Unexpected argument ''", see: "blectl scan"),
+        // Unknown options and subcommands, missing and extra arguments
+        Case(["scan", "--frobnicate"], "Unknown option '--frobnicate'", see: "blectl scan"),
+        Case(["connect", World.probe, "-x"], "Unknown option '-x'", see: "blectl connect"),
+        Case(["--frobnicate", "scan"], "Unknown option '--frobnicate'", see: "blectl"),
+        Case(["scan", "--version"], "Unknown option '--version'", see: "blectl scan"),
+        Case(["connect", World.probe, "--updates"], "Unknown option '--updates'", see: "blectl connect"),
+        Case(["frob"], "Unknown subcommand 'frob'", see: "blectl"),
+        Case(["help", "frob"], "Unknown subcommand 'frob'", see: "blectl help"),
+        Case([], "Missing subcommand: expected scan, connect, get-version, get-battery or help", see: "blectl"),
+        Case(["connect"], "Missing expected argument '<address>'", see: "blectl connect"),
+        Case(["connect", World.probe, World.vendor], "Unexpected argument 'C0:FF:EE:00:00:02'", see: "blectl connect"),
+        Case(["scan", "--timeout"], "Missing value for '--timeout'", see: "blectl scan"),
+        Case(["scan", "--timeout", "1", "--timeout", "2"], "Option '--timeout' cannot be repeated", see: "blectl scan"),
+        Case(["--format", "xml", "scan"], "Invalid value 'xml' for '--format': expected json or text", see: "blectl scan"),
+        Case(["--adapter", "bluetooth0", "scan"], "Invalid value 'bluetooth0' for '--adapter': expected an adapter name like hci0", see: "blectl scan"),
+        Case(["get-version", World.probe, "--vendor-service", World.vendorService],
+             "Missing '--vendor-write' and '--vendor-notify': give all of '--vendor-service', '--vendor-write' and '--vendor-notify', or none",
+             see: "blectl get-version"),
+        // Usage errors stay plain text in JSON format.
+        Case(["--format", "json", "get-battery", "nope"], "Invalid address 'nope': \(addressExpected)", see: "blectl get-battery"),
+    ])
+    func badInput(_ c: Case) async throws {
+        let sim = try await QuietSimulator.get()
+        let run = await sim.blectl(c.arguments)
+        #expect(run.status == 64, "\(run)")
+        #expect(run.stdout == "", "\(run)")
+        let lines = run.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "Error: \(c.message)", "\(run.stderr)")
+        #expect(lines.count >= 4, "\(run.stderr)")
+        #expect(lines.dropFirst().first?.hasPrefix("Usage: blectl") == true, "\(run.stderr)")
+        #expect(lines.suffix(2) == ["  See '\(c.helpCommand) --help' for more information.", ""], "\(run.stderr)")
+        #expect(J.parse(run.stderr) == nil, "a usage error is not JSON")
+        try #expect(await sim.calls() == [], "blectl called org.bluez")
+    }
+
+    @Test("--help, -h and help print the same overview on stdout, status 0")
+    func topLevelHelp() async throws {
+        let sim = try await QuietSimulator.get()
+        let runs = [await sim.blectl(["--help"]), await sim.blectl(["-h"]), await sim.blectl(["help"]),
+                    await sim.blectl(["--format", "text", "--help"])]
+        for run in runs {
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "", "\(run)")
+            #expect(run.stdout == runs[0].stdout, "\(run.arguments)")
+        }
+        let text = runs[0].stdout
+        #expect(text.hasPrefix("OVERVIEW: Probe Bluetooth LE devices through BlueZ.\n"), "\(text)")
+        #expect(text.contains("USAGE: blectl [--adapter <adapter>] [--format <format>] <subcommand>"))
+        for line in ["  scan ", "  connect ", "  get-version, version ", "  get-battery, battery ", "  124 ", "  130 ", "  143 "] {
+            #expect(text.contains(line), "help lacks \(line.debugDescription)")
+        }
+        try #expect(await sim.calls() == [])
+    }
+
+    @Test("help <sub>, <sub> --help and <sub> -h print the same text", arguments: [
+        ("scan", "scan"), ("connect", "connect"), ("get-version", "get-version"), ("version", "get-version"),
+        ("get-battery", "get-battery"), ("battery", "get-battery"),
+    ])
+    func subcommandHelp(_ name: String, _ canonical: String) async throws {
+        let sim = try await QuietSimulator.get()
+        let address = name == "scan" ? [] : [World.probe]
+        let runs = [await sim.blectl(["help", name]), await sim.blectl([name, "--help"]), await sim.blectl([name, "-h"]),
+                    await sim.blectl([name] + address + ["--help"]), await sim.blectl(["help", canonical]),
+                    // Help wins over errors elsewhere on the line.
+                    await sim.blectl([name, "--frobnicate", "--timeout", "NaN", "--help"])]
+        for run in runs {
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "", "\(run)")
+            #expect(run.stdout == runs[0].stdout, "\(run.arguments)")
+        }
+        #expect(runs[0].stdout.contains("USAGE: blectl \(canonical)"), "\(runs[0].stdout)")
+        #expect(runs[0].stdout.contains("--timeout <seconds>"))
+        try #expect(await sim.calls() == [])
+    }
+
+    @Test("the binary under test exists (BLECTL_BIN, else beside the test executable)")
+    func binaryFound() {
+        #expect(FileManager.default.isExecutableFile(atPath: BlectlBinary.path), "no blectl at \(BlectlBinary.path)")
+    }
+
+    @Test("--version prints 'blectl 0.1.0'")
+    func version() async throws {
+        let sim = try await QuietSimulator.get()
+        for arguments in [["--version"], ["--format", "text", "--version"]] {
+            let run = await sim.blectl(arguments)
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout == "blectl 0.1.0\n")
+            #expect(run.stderr == "")
+        }
+        try #expect(await sim.calls() == [])
+    }
+}
