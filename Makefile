@@ -53,7 +53,7 @@ RELEASE_FLAGS := -c release $(STATIC_STDLIB)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
-.PHONY: help deps venv build debug test test-tsan test-asan soak demo sim-smoke bench \
+.PHONY: help deps venv build debug test test-signals test-tsan test-asan soak demo sim-smoke bench \
         install uninstall clean distclean
 
 help: ## Show this list.
@@ -88,6 +88,11 @@ debug: ## Debug build of blectl.
 test: ## Build, then run every test (they start their own dbus-daemon and simulator).
 	$(SWIFT_BUILD) --build-tests
 	BLECTL_BIN="$$($(SWIFT_BUILD) --show-bin-path)/blectl" $(SWIFT_TEST) --skip-build $(TESTFLAGS)
+
+test-signals: ## SIGINT/SIGTERM at 52 points of each subcommand's run; the simulator must be left clean.
+	$(SWIFT_BUILD) --build-tests
+	BLECTL_SIGNAL_SWEEP=1 BLECTL_BIN="$$($(SWIFT_BUILD) --show-bin-path)/blectl" \
+	    $(SWIFT_TEST) --skip-build --filter SignalSweep
 
 test-tsan: ## The tests under ThreadSanitizer (separate build in .build/tsan; the end-to-end tests run the instrumented blectl).
 	$(SWIFT) build --scratch-path $(SCRATCH)/tsan $(SWIFTFLAGS) --sanitize=thread --build-tests
