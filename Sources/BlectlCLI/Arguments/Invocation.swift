@@ -102,18 +102,6 @@ public struct DeviceOptions: Sendable, Equatable {
     }
 }
 
-/// A vendor request/response protocol over GATT: the request is written to
-/// `writeCharacteristic` and the answer arrives as a notification on
-/// `notifyCharacteristic`, both in `service`. Given with `--vendor-service`,
-/// `--vendor-write` and `--vendor-notify`, all three or none.
-public struct VendorProtocolOptions: Sendable, Equatable {
-    public var service: BluetoothUUID
-    public var writeCharacteristic: BluetoothUUID
-    public var notifyCharacteristic: BluetoothUUID
-
-    public init(service: BluetoothUUID, writeCharacteristic: BluetoothUUID, notifyCharacteristic: BluetoothUUID) {
-        self.service = service
-        self.writeCharacteristic = writeCharacteristic
-        self.notifyCharacteristic = notifyCharacteristic
-    }
-}
+/// `--vendor-service`, `--vendor-write` and `--vendor-notify` (all three or none): the
+/// library's description of a vendor request/response protocol.
+public typealias VendorProtocolOptions = VendorProtocol

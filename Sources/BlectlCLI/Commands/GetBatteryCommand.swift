@@ -6,7 +6,7 @@ enum GetBatteryCommand {
         let device = try await context.device(options.address)
         let reading = try await device.withConnection(timeout: context.remaining) { connected in
             if let vendor {
-                return try await vendor.protocolValue.batteryLevel(of: connected, timeout: context.remaining)
+                return try await vendor.batteryLevel(of: connected, timeout: context.remaining)
             }
             return try await connected.batteryLevel(timeout: context.remaining)
         }

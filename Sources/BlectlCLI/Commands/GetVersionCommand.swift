@@ -6,7 +6,7 @@ enum GetVersionCommand {
         let device = try await context.device(options.address)
         let info = try await device.withConnection(timeout: context.remaining) { connected in
             if let vendor {
-                return try await vendor.protocolValue.version(of: connected, timeout: context.remaining)
+                return try await vendor.version(of: connected, timeout: context.remaining)
             }
             return try await connected.deviceInformation(timeout: context.remaining)
         }
@@ -14,11 +14,5 @@ enum GetVersionCommand {
         case .json: try context.printer.results([Records.version(info, address: options.address).serialized()])
         case .text: try context.printer.results(Records.versionText(info, address: options.address))
         }
-    }
-}
-
-extension VendorProtocolOptions {
-    var protocolValue: VendorProtocol {
-        VendorProtocol(service: service, writeCharacteristic: writeCharacteristic, notifyCharacteristic: notifyCharacteristic)
     }
 }
