@@ -378,7 +378,25 @@ public final class BusConnection: @unchecked Sendable {
     private func handleWatch(_ watch: OpaquePointer, flags: UInt32) {
         guard isOpen, watches[watch] != nil else { return }
         dbus_watch_handle(watch, flags)
+        if flags == CDBUS_WATCH_READABLE {
+            // libdbus reads at most 2 KiB per call. While more is waiting in the socket, read
+            // on (bounded), so one drain dispatches a large batch and the handlers (and the
+            // tasks they wake) run once for it instead of once per handful of signals.
+            // Measured on a queued drain of 10,000 devices: 38-41 -> 30-32 us of CPU each.
+            let fd = dbus_watch_get_unix_fd(watch)
+            var rounds = 0
+            while rounds < 256, isOpen, watches[watch] != nil, Self.bytesWaiting(fd) > 0 {
+                dbus_watch_handle(watch, flags)
+                rounds += 1
+            }
+        }
         scheduleDrain()
+    }
+
+    /// Bytes readable on `fd` now (FIONREAD).
+    private static func bytesWaiting(_ fd: Int32) -> Int32 {
+        var count: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &count) == 0 ? count : 0
     }
 
     private func removeWatch(_ watch: OpaquePointer) {
