@@ -12,7 +12,9 @@ extension Device {
     /// Connects (BlueZ Device1.Connect) unless already connected.
     ///
     /// On `org.bluez.Error.Failed` "le-connection-abort-by-local" it waits for Connected=false
-    /// and tries again within the same `timeout` (at most 3 attempts). On timeout or
+    /// and tries again within the same `timeout`; when BlueZ removes the device object while
+    /// the Connect is pending (it then never answers it), it finds the device again by
+    /// scanning and tries again (at most 3 attempts in all). On timeout or
     /// cancellation it sends Disconnect, which makes BlueZ cancel the pending Connect (whose late
     /// error is dropped).
     /// - Returns: whether the device was already connected.
@@ -40,6 +42,13 @@ extension Device {
                 continue
             } catch BLEError.failed(_, BlueZ.Error.alreadyConnected, _) {
                 return .alreadyConnected
+            } catch BLEError.disconnected where attempt < 3 && session.withCache({ $0[path, BlueZ.deviceInterface] == nil }) {
+                // BlueZ removed the device object while our Connect was pending, before any
+                // link came up (5.66: a cancelled LE connection attempt times out in the kernel
+                // and connect_failed_callback removes the temporary device, dropping the
+                // pending Connect unanswered). Find the device again and retry in the deadline.
+                _ = try await Device.find(address, on: adapter, timeout: deadline - .now)
+                continue
             } catch let error as BLEError {
                 if case .timedOut = error { await abandonConnect() }
                 throw error

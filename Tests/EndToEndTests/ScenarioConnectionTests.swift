@@ -78,6 +78,27 @@ import Testing
         }
     }
 
+    /// Seen on a real bluetoothd 5.66 (make test-real): after a cancelled LE connection
+    /// attempt, BlueZ removes the device object while the next Connect is pending and never
+    /// answers that Connect. blectl finds the device again by scanning and connects.
+    @Test func deviceRemovedWhileConnectPendingIsFoundAgain() async throws {
+        try await Sim.with(faults: ["remove_device_during_connect_once": "true"]) { sim in
+            // Make BlueZ know the device first, so the first Connect is sent without a scan.
+            _ = await sim.scenarioRun(["scan", "--timeout", "0.5"])
+            let r = await sim.scenarioRun(["get-battery", World.probe, "--timeout", "15"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.stdout.contains("\"percentage\":87"), "\(r.run.stdout)")
+            let members = try await sim.calls().map(\.member)
+            let connects = members.indices.filter { members[$0] == "Connect" }
+            #expect(connects.count == 2, "\(members)")
+            // A scan found the device again between the two Connects.
+            if connects.count == 2 {
+                #expect(members[connects[0]..<connects[1]].contains("StartDiscovery"), "\(members)")
+            }
+            try await sim.scenarioExpectClean()
+        }
+    }
+
     /// 18. The link drops while a read is pending; BlueZ fails the read ("Operation failed")
     /// just before it signals Connected=false: exit 4 disconnected at once, not 1 and not at
     /// the deadline.

@@ -148,6 +148,9 @@ class Device:
         self.connect_call = call
         if f.get("connect_never_answers"):
             return
+        if f.consume_once("remove_device_during_connect_once"):
+            self._later(self.connect_timers, 300, self._vanish_during_connect)
+            return
         msg = f.get("connect_fail")
         if msg:
             self._later(self.connect_timers, CONNECT_MS, self._connect_failed, msg)
@@ -191,6 +194,12 @@ class Device:
             self._later(self.link_timers, 30, self._vanish)
             return
         self._resolve()
+
+    def _vanish_during_connect(self):
+        # bluetoothd frees the device with the Connect message unanswered (device_free).
+        self._cancel(self.connect_timers)
+        self.connect_call = None
+        self.sim.remove_device(self)
 
     def _vanish(self):
         self.abort_everything()

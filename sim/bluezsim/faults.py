@@ -10,6 +10,7 @@ FAULTS = {
     "connect_fail": (str, "", "Connect answers org.bluez.Error.Failed with this message (empty = off)"),
     "services_resolved_never": (bool, False, "GATT discovery never completes: no GATT objects, ServicesResolved stays false"),
     "services_resolved_before_gatt_ms": (int, 0, "ServicesResolved=true first, GATT InterfacesAdded this many ms later (0 = off)"),
+    "remove_device_during_connect_once": (bool, False, "the first Connect is never answered; 300 ms later BlueZ removes the device object (as 5.66 does when a cancelled LE connection attempt times out: connect_failed_callback on a temporary device); it reappears when discovered again"),
     "remove_device_during_resolve": (bool, False, "after the Connect reply the device is removed (InterfacesRemoved), no Connected change"),
     "read_never_answers": (bool, False, "ReadValue is never answered"),
     "disconnect_mid_read": (bool, False, "ReadValue stays pending, then the link drops; the read fails Failed 'Operation failed'"),
