@@ -427,8 +427,9 @@ def main():
     p.add_argument("--ctl")
     p.add_argument("-k", action="append", default=[], help="run tests whose name contains this")
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("--repeat", type=int, default=1, help="run the selected tests this many times (flake hunting)")
     args = p.parse_args()
-    tests = [t for t in TESTS if not args.k or any(k in t.__name__ for k in args.k)]
+    tests = [t for t in TESTS if not args.k or any(k in t.__name__ for k in args.k)] * max(1, args.repeat)
     t_all = time.monotonic()
     for t in tests:
         print(f"--- {t.__name__}", flush=True)
