@@ -56,6 +56,8 @@ public enum Unavailability: Sendable, Equatable {
     case noAdapter(String?)
     /// The adapter is powered off (its name).
     case poweredOff(String)
+    /// BlueZ answered `org.bluez.Error.NotReady` (the adapter is not powered or not ready).
+    case notReady
 }
 
 /// Errors of the BlueZ layer. Timeout, cancellation (`CancellationError`, not a case here)
@@ -88,6 +90,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unavailable(.noAdapter(nil)): "no Bluetooth adapter"
         case .unavailable(.noAdapter(let name?)): "Bluetooth adapter \(name) not found"
         case .unavailable(.poweredOff(let name)): "Bluetooth adapter \(name) is powered off"
+        case .unavailable(.notReady): "the Bluetooth adapter is not ready (org.bluez.Error.NotReady: powered off?)"
         case .permissionDenied(let message): "permission denied by the D-Bus policy: \(message) (is this user allowed to talk to org.bluez? see /etc/dbus-1/system.d/bluetooth.conf; try the 'bluetooth' group)"
         case .deviceNotFound(let address): "device \(address) not found"
         case .notSupported(let what): "not supported by the device: \(what)"
@@ -133,7 +136,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
             case DBusErrorName.serviceUnknown, DBusErrorName.nameHasNoOwner: return BLEError.unavailable(.bluezNotRunning)
             case DBusErrorName.noReply, DBusErrorName.disconnected: return BLEError.unavailable(.bluezLeft)
             case BlueZ.Error.inProgress: return BLEError.busy(operation, message: message)
-            case BlueZ.Error.notReady: return BLEError.unavailable(.poweredOff(operation.address.map { _ in "adapter" } ?? "adapter"))
+            case BlueZ.Error.notReady: return BLEError.unavailable(.notReady)
             case BlueZ.Error.notConnected: return BLEError.disconnected(operation)
             case BlueZ.Error.notSupported: return BLEError.notSupported("\(operation): \(message)")
             case DBusErrorName.unknownObject, BlueZ.Error.doesNotExist:
