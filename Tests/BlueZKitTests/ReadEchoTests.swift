@@ -14,20 +14,20 @@ final class Collected: Sendable {
 @Suite struct ReadEchoTests {
     @Test func ourOwnReadsAreNotTakenForNotifications() async throws {
         let sim = try Simulator.start(faults: ["response_readable": "true", "disconnect_delay_ms": "100"])
-        let session = try await Session.open(address: sim.address, timeout: .seconds(5))
+        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
         let adapter = try Adapter.ready(in: session, named: nil)
-        let device = try await Device.find(BluetoothAddress("C0:FF:EE:00:00:01")!, on: adapter, timeout: .seconds(5))
+        let device = try await Device.find(BluetoothAddress("C0:FF:EE:00:00:01")!, on: adapter, timeout: .seconds(20))
         let notified = Collected()
-        let reads: [[UInt8]] = try await device.withConnection(timeout: .seconds(5)) { c in
-            let service = try await c.service(BluetoothUUID("5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, timeout: .seconds(2))
+        let reads: [[UInt8]] = try await device.withConnection(timeout: .seconds(20)) { c in
+            let service = try await c.service(BluetoothUUID("5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, timeout: .seconds(10))
             let command = try c.characteristic(BluetoothUUID("5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, in: service)
             let response = try c.characteristic(BluetoothUUID("5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, in: service)
-            return try await c.withNotifications(response, setupTimeout: .seconds(2), onValue: { notified.append($0) }) {
-                var values = [try await c.read(response, timeout: .seconds(2))]
-                try await c.write(command, [0x01], timeout: .seconds(2))
+            return try await c.withNotifications(response, setupTimeout: .seconds(10), onValue: { notified.append($0) }) {
+                var values = [try await c.read(response, timeout: .seconds(10))]
+                try await c.write(command, [0x01], timeout: .seconds(10))
                 try await Task.sleep(for: .milliseconds(100))
-                values.append(try await c.read(response, timeout: .seconds(2)))
+                values.append(try await c.read(response, timeout: .seconds(10)))
                 try await Task.sleep(for: .milliseconds(100))
                 return values
             }
