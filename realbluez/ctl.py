@@ -2,7 +2,8 @@
 """Command channel to the realbluez VM (its second serial port, a unix socket on the host).
 
 Usage: python3 realbluez/ctl.py SOCKET COMMAND [ARGS...]
-Commands (see realbluez/init): ping, con, info, log, dmesg, restart-bluetoothd [ARGS...].
+Commands (see realbluez/init): ping, con, info, log [N], dmesg, btmon [N],
+restart-bluetoothd [ARGS...], fixture, bumble-state.
 Prints the answer; exits with the command's status.
 """
 import socket
