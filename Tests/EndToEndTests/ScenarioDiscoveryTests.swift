@@ -11,9 +11,11 @@ import Glibc
 @Suite struct ScenarioDiscoveryTests {
     /// 2. SIGINT while the StartDiscovery reply is pending: blectl waits for the reply, then
     /// StopDiscovery (BlueZ answers StopDiscovery InProgress before that reply, so an answer
-    /// "reply" proves the order), leaves no session, and dies by SIGINT (130).
+    /// "reply" proves the order), leaves no session, and dies by SIGINT (130). The delay is
+    /// wide (1.5 s) so that the pending call is seen even on a slow run (ThreadSanitizer), and
+    /// shorter than blectl's 2 s wait for a pending start reply.
     @Test func interruptWhileStartDiscoveryIsPendingStopsAfterTheReply() async throws {
-        try await Sim.with(faults: ["start_discovery_delay_ms": "800"]) { sim in
+        try await Sim.with(faults: ["start_discovery_delay_ms": "1500"]) { sim in
             let process = try await sim.launch(["scan", "--timeout", "10"])
             let pending = try await sim.scenarioWaitForCall { $0.member == "StartDiscovery" && $0.outcome == "pending" }
             #expect(pending, "StartDiscovery was not seen pending")
@@ -34,7 +36,7 @@ import Glibc
     /// The same kind of clean-up for notifications: SIGINT while StartNotify is pending; the
     /// StopNotify follows its reply, then the Disconnect of the link we made.
     @Test func interruptWhileStartNotifyIsPendingStopsAfterTheReply() async throws {
-        try await Sim.with(faults: ["start_notify_delay_ms": "800"]) { sim in
+        try await Sim.with(faults: ["start_notify_delay_ms": "1500"]) { sim in
             let process = try await sim.launch(["get-version", World.vendor, "--timeout", "10"] + World.vendorOptions)
             let pending = try await sim.scenarioWaitForCall { $0.member == "StartNotify" && $0.outcome == "pending" }
             #expect(pending, "StartNotify was not seen pending")
