@@ -15,13 +15,19 @@ public enum CleanupPolicy {
 extension Adapter {
     /// The Device1 properties whose change means the device was heard during this scan.
     static let sightingProperties: Set<String> = ["RSSI", "ManufacturerData", "ServiceData", "TxPower"]
+    /// Advertising data that may complete a device already heard during this scan: the kernel
+    /// can report an advertisement and its scan response (which often carries the service
+    /// UUIDs or the name) separately, so a device first seen without them gets them as a
+    /// later change; the filters are checked again then.
+    static let advertisingDataProperties: Set<String> = ["UUIDs", "Name"]
 
     /// Runs `body` while this adapter discovers LE devices, then stops discovery.
     ///
     /// Sets the discovery filter (Transport "le", DuplicateData explicit, UUIDs and RSSI when
     /// asked), then StartDiscovery (an `org.bluez.Error.InProgress` answer is retried once after
     /// 200 ms). `body` gets a stream of batches of devices *seen during this scan* (added, or a
-    /// change of RSSI, ManufacturerData, ServiceData or TxPower) that pass `filter`, checked
+    /// change of RSSI, ManufacturerData, ServiceData or TxPower; then also a change of UUIDs or
+    /// Name, as a scan response completes the advertisement) that pass `filter`, checked
     /// again here because BlueZ merges the filters of all clients. Devices only cached from
     /// earlier are never reported.
     ///
@@ -82,6 +88,7 @@ extension Adapter {
     private func discoveryWatcher(filter: DiscoveryFilter, continuation: AsyncThrowingStream<[Advertisement], any Error>.Continuation) -> Session.Watcher {
         let adapterPath = path
         let adapterName = name
+        let heard = Lock(Set<ObjectPath>())   // devices heard during this scan
         return { cache, changes in
             var seen = [ObjectPath]()
             var failure: BLEError?
@@ -90,7 +97,11 @@ extension Adapter {
                 case .added(let path, let interfaces):
                     if interfaces.contains(BlueZ.deviceInterface), path.parent == adapterPath { seen.append(path) }
                 case .changed(let path, BlueZ.deviceInterface, let changed, _):
-                    if path.parent == adapterPath, changed.contains(where: Adapter.sightingProperties.contains) { seen.append(path) }
+                    guard path.parent == adapterPath else { break }
+                    if changed.contains(where: Adapter.sightingProperties.contains)
+                        || (changed.contains(where: Adapter.advertisingDataProperties.contains) && heard.withLock { $0.contains(path) }) {
+                        seen.append(path)
+                    }
                 case .changed(adapterPath, BlueZ.adapterInterface, let changed, _):
                     if changed.contains("Powered"), cache.property("Powered", of: adapterPath, on: BlueZ.adapterInterface)?.bool == false {
                         failure = .unavailable(.poweredOff(adapterName))
@@ -105,6 +116,7 @@ extension Adapter {
                     break
                 }
             }
+            if !seen.isEmpty { heard.withLock { $0.formUnion(seen) } }
             var batch = [Advertisement]()
             for path in seen {
                 guard let properties = cache[path, BlueZ.deviceInterface],

@@ -57,6 +57,24 @@ import Glibc
         }
     }
 
+    /// Seen on a real bluetoothd: the advertisement and its scan response (with the service
+    /// UUIDs) can be reported separately, so a device first appears without UUIDs. A
+    /// `--service` scan must still report it once the UUIDs arrive.
+    @Test func serviceUUIDsArrivingWithTheScanResponseStillMatch() async throws {
+        try await Sim.with(faults: ["uuids_in_scan_response": "true"]) { sim in
+            let r = await sim.scenarioRun(["scan", "--timeout", "1", "--service", "180f"])
+            #expect(r.run.status == 0, "\(r.run)")
+            let lines = r.run.stdout.split(separator: "\n").map(String.init)
+            let addresses = lines.compactMap { line -> String? in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+                #expect((object["uuids"] as? [String])?.contains("180f") == true, "\(line)")
+                return object["address"] as? String
+            }
+            #expect(addresses.sorted() == [World.probe, World.gattBattery], "\(r.run.stdout)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
     /// 3. StartDiscovery answers InProgress once: one bounded retry, then the scan works.
     @Test func startDiscoveryInProgressOnceIsRetried() async throws {
         try await Sim.with(faults: ["start_discovery_in_progress": "1"]) { sim in

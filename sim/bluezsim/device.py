@@ -55,13 +55,17 @@ class Device:
             "RSSI": ["n", rssi],
             "TxPower": ["n", spec.tx_power if adv else None],
             "Connected": ["b", False],
-            "UUIDs": ["as", list(spec.uuids)],
+            "UUIDs": ["as", [] if (adv and sim.faults.get("uuids_in_scan_response")) else list(spec.uuids)],
             "Adapter": ["o", "/org/bluez/hci0"],
             "ManufacturerData": ["a{qv}", dict(spec.manufacturer_data) if (adv and spec.manufacturer_data) else None],
             "ServiceData": ["a{sv}", dict(spec.service_data) if (adv and spec.service_data) else None],
             "ServicesResolved": ["b", False],
             "AdvertisingFlags": ["ay", spec.adv_flags if adv else None],
         }
+        if adv and spec.uuids and sim.faults.get("uuids_in_scan_response"):
+            # The kernel reported the advertisement and its scan response separately: the
+            # service UUIDs (carried in the scan response) arrive as a later change.
+            self.sim.later(100, lambda: None if self.removed else self.set(UUIDs=list(spec.uuids)))
         o.handlers["org.bluez.Device1"] = self
         o.writable["org.bluez.Device1"] = {"Trusted": self._set_trusted, "Blocked": self._set_blocked,
                                            "Alias": self._set_alias}

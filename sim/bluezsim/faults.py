@@ -10,6 +10,7 @@ FAULTS = {
     "connect_fail": (str, "", "Connect answers org.bluez.Error.Failed with this message (empty = off)"),
     "services_resolved_never": (bool, False, "GATT discovery never completes: no GATT objects, ServicesResolved stays false"),
     "services_resolved_before_gatt_ms": (int, 0, "ServicesResolved=true first, GATT InterfacesAdded this many ms later (0 = off)"),
+    "uuids_in_scan_response": (bool, False, "advertisers first appear without their service UUIDs, which follow 100 ms later as a UUIDs change (advertisement and scan response reported separately, as seen on a real bluetoothd)"),
     "remove_device_during_connect_once": (bool, False, "the first Connect is never answered; 300 ms later BlueZ removes the device object (as 5.66 does when a cancelled LE connection attempt times out: connect_failed_callback on a temporary device); it reappears when discovered again"),
     "remove_device_during_resolve": (bool, False, "after the Connect reply the device is removed (InterfacesRemoved), no Connected change"),
     "read_never_answers": (bool, False, "ReadValue is never answered"),
