@@ -50,7 +50,6 @@ public enum Blectl {
     }
 
     static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
-        // (The address of the device a subcommand works on is reported in errors.)
         let timeout: Duration
         switch subcommand {
         case .scan(let o): timeout = o.timeout

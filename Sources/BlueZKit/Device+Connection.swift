@@ -61,8 +61,7 @@ extension Device {
 
     /// Disconnect after a Connect we gave up on: BlueZ cancels the pending Connect.
     private func abandonConnect() async {
-        let device = self
-        await runCleanup { _ = try? await device.disconnect(timeout: CleanupPolicy.interruptedTimeout) }
+        await disconnectAsCleanup(waitingUpTo: CleanupPolicy.interruptedTimeout)
     }
 
     private func waitUntilDisconnected(timeout: Duration, operation: BLEOperation) async throws {

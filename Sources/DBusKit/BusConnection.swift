@@ -312,7 +312,7 @@ public final class BusConnection: @unchecked Sendable {
 
     private func routeSignal(_ raw: OpaquePointer) {
         guard !routes.isEmpty else { return }
-        var header = MessageDecoder.header(raw)
+        let header = MessageDecoder.header(raw)
         var decoded: Message?
         for (_, route) in routes {
             var matched = false
@@ -328,7 +328,6 @@ public final class BusConnection: @unchecked Sendable {
             if decoded == nil { decoded = MessageDecoder.decode(raw) }
             route.batch.append(decoded!)
         }
-        header.body = []
     }
 
     private func connectionLost() {

@@ -20,8 +20,10 @@ struct CommandContext: Sendable {
         return CommandContext(session: session, adapter: adapter, printer: Printer(format: global.format), deadline: deadline)
     }
 
-    /// The device at `address`: known to BlueZ, or found by scanning within the deadline.
-    func device(_ address: BluetoothAddress) async throws -> Device {
-        try await Device.find(address, on: adapter, timeout: remaining)
+    /// Finds the device at `address` (known to BlueZ, or by scanning), connects and resolves
+    /// its services, runs `body`, and disconnects what it connected: all within the deadline.
+    func withConnectedDevice<T: Sendable>(_ address: BluetoothAddress, _ body: (ConnectedDevice) async throws -> T) async throws -> T {
+        let device = try await Device.find(address, on: adapter, timeout: remaining)
+        return try await device.withConnection(timeout: remaining, body)
     }
 }

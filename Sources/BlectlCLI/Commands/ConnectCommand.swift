@@ -3,9 +3,9 @@ import BlueZKit
 /// `blectl connect ADDR`: connect, resolve services, print the GATT tree, disconnect what we connected.
 enum ConnectCommand {
     static func run(_ options: DeviceOptions, _ context: CommandContext) async throws {
-        let device = try await context.device(options.address)
         let printer = context.printer
-        try await device.withConnection(timeout: context.remaining) { connected in
+        try await context.withConnectedDevice(options.address) { connected in
+            let device = connected.device
             // Let GATT objects that trail ServicesResolved arrive.
             if connected.services.isEmpty {
                 _ = try? await connected.service(.genericAccess, timeout: min(ConnectedDevice.serviceSettleTime, context.remaining))

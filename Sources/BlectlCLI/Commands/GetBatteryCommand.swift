@@ -3,8 +3,7 @@ import BlueZKit
 /// `blectl get-battery ADDR`: Battery1, else GATT 0x2A19, else Battery1 appearing; or the vendor protocol.
 enum GetBatteryCommand {
     static func run(_ options: DeviceOptions, _ vendor: VendorProtocolOptions?, _ context: CommandContext) async throws {
-        let device = try await context.device(options.address)
-        let reading = try await device.withConnection(timeout: context.remaining) { connected in
+        let reading = try await context.withConnectedDevice(options.address) { connected in
             if let vendor {
                 return try await vendor.batteryLevel(of: connected, timeout: context.remaining)
             }

@@ -3,8 +3,7 @@ import BlueZKit
 /// `blectl get-version ADDR`: Device Information Service 0x180A, or the vendor protocol.
 enum GetVersionCommand {
     static func run(_ options: DeviceOptions, _ vendor: VendorProtocolOptions?, _ context: CommandContext) async throws {
-        let device = try await context.device(options.address)
-        let info = try await device.withConnection(timeout: context.remaining) { connected in
+        let info = try await context.withConnectedDevice(options.address) { connected in
             if let vendor {
                 return try await vendor.version(of: connected, timeout: context.remaining)
             }

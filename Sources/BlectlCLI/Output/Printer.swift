@@ -1,3 +1,4 @@
+import BlueZKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -53,7 +54,7 @@ public struct Printer: Sendable {
         case .text:
             Self.write("blectl: error: \(message)\n", to: .stderr)
         case .json:
-            let operation = (error as? BlueZKitErrorInfo)?.operationInfo
+            let operation = (error as? BLEError)?.operationInfo
             let object: JSONValue = .object([("error", .object([
                 ("code", .string(status.code)),
                 ("exit_status", .int(Int(status.rawValue))),
@@ -62,7 +63,7 @@ public struct Printer: Sendable {
                 ("address", .optional(operation?.address ?? address)),
                 ("service", .optional(operation?.service)),
                 ("characteristic", .optional(operation?.characteristic)),
-                ("dbus_error", .optional((error as? BlueZKitErrorInfo)?.dbusErrorName)),
+                ("dbus_error", .optional((error as? BLEError)?.dbusError)),
             ]))])
             Self.write(object.serialized() + "\n", to: .stderr)
         }
