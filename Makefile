@@ -10,7 +10,7 @@
 #   BLEAK       what pip installs into it               (bleak==3.1.0, the version sim/ was tested with)
 #   PREFIX      install prefix                          (/usr/local)
 #   DESTDIR     staging root for packagers              ()
-#   REALBLUEZ_SCRATCH  SwiftPM build dir for test-real's blectl   (/tmp/real-build)
+#   REALBLUEZ_SCRATCH  SwiftPM build dir for test-real's blectl   (.build/realbluez)
 #   BLECTL_BIN         test-real: test this binary instead of building one  ()
 
 SHELL := /bin/bash
@@ -125,7 +125,7 @@ bench: build venv ## Run the benchmarks (bench/run; see BENCHMARKS.md).
 # test-real: a real bluetoothd 5.66 in a qemu (TCG) VM with a bumble virtual controller
 # and peripheral; see realbluez/README.md. The VM image is cached in
 # ${XDG_CACHE_HOME:-~/.cache}/blectl-realbluez.
-REALBLUEZ_SCRATCH ?= /tmp/real-build
+REALBLUEZ_SCRATCH ?= $(CURDIR)/.build/realbluez
 BLECTL_BIN        ?=
 REALBLUEZ_APT_PACKAGES := qemu-system-x86 debootstrap cpio zstd python3-pip python3-dbus dbus \
                           libdbus-1-dev pkg-config
