@@ -57,9 +57,10 @@ import Glibc
         }
     }
 
-    /// Seen on a real bluetoothd: the advertisement and its scan response (with the service
-    /// UUIDs) can be reported separately, so a device first appears without UUIDs. A
-    /// `--service` scan must still report it once the UUIDs arrive.
+    /// The advertisement and its scan response (with the service UUIDs) can be reported
+    /// separately (Linux merges them only when the scan response comes right after its
+    /// advertisement), so a device first appears without UUIDs. A `--service` scan must
+    /// still report it once the UUIDs arrive.
     @Test func serviceUUIDsArrivingWithTheScanResponseStillMatch() async throws {
         try await Sim.with(faults: ["uuids_in_scan_response": "true"]) { sim in
             let r = await sim.scenarioRun(["scan", "--timeout", "1", "--service", "180f"])
@@ -71,6 +72,41 @@ import Glibc
                 return object["address"] as? String
             }
             #expect(addresses.sorted() == [World.probe, World.gattBattery], "\(r.run.stdout)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// Seen on a real bluetoothd 5.66 (make test-real): a connection whose GATT discovery
+    /// ends with the link leaves Device1.UUIDs empty, and bluetoothd ignores the advertised
+    /// UUIDs from then on (src/device.c marks the services resolved even when discovery
+    /// failed). blectl reports Device1.UUIDs as BlueZ has them: a plain scan prints the
+    /// device with `uuids: []`, and `--service`, checked against Device1.UUIDs, leaves it
+    /// out (man page, NOTES) until a connection resolves its services.
+    @Test func uuidsLostAfterAnInterruptedResolutionAreReportedAsBlueZHasThem() async throws {
+        try await Sim.with(faults: ["uuids_lost_after_failed_resolution": "true", "services_resolved_never": "true",
+                                    "disconnect_delay_ms": "200"]) { sim in
+            let connect = await sim.scenarioRun(["connect", World.probe, "--timeout", "1"])
+            #expect(connect.run.status == 124, "\(connect.run)")
+            try await sim.scenarioExpectClean()
+
+            let scan = await sim.scenarioRun(["scan", "--timeout", "1", "--name", "blesim Probe"])
+            #expect(scan.run.status == 0, "\(scan.run)")
+            let lines = scan.run.jsonLines()
+            #expect(lines.count == 1, "\(scan.run.stdout)")
+            #expect(lines.first?["address"] == .string(World.probe))
+            #expect(lines.first?["uuids"] == [], "\(scan.run.stdout)")
+            #expect(lines.first?["manufacturer_data"] == ["05f1": "0102"])
+
+            let byService = await sim.scenarioRun(["scan", "--timeout", "1", "--service", "180f"])
+            #expect(byService.run.status == 0, "\(byService.run)")
+            #expect(scenarioAddresses(byService.run) == [World.gattBattery], "\(byService.run.stdout)")
+
+            // A connection that resolves the services brings them back.
+            try await sim.setFault("services_resolved_never", "false")
+            let battery = await sim.scenarioRun(["get-battery", World.probe, "--timeout", "10"])
+            #expect(battery.run.status == 0, "\(battery.run)")
+            let again = await sim.scenarioRun(["scan", "--timeout", "1", "--service", "180f"])
+            #expect(Set(scenarioAddresses(again.run)) == [World.probe, World.gattBattery], "\(again.run.stdout)")
             try await sim.scenarioExpectClean()
         }
     }

@@ -40,6 +40,9 @@ class Device:
         self.gatt = GattTree(sim, self)
         self.gatt_exported = False
         self.battery_exported = False
+        # BlueZ's le_state.svc_resolved (not the ServicesResolved property): once set,
+        # Device1.UUIDs lists the resolved services and advertised UUIDs are ignored.
+        self.le_svc_resolved = False
         adv = rssi is not None
         self.obj = o = Obj(self.path)
         o.ifaces["org.bluez.Device1"] = {
@@ -65,7 +68,7 @@ class Device:
         if adv and spec.uuids and sim.faults.get("uuids_in_scan_response"):
             # The kernel reported the advertisement and its scan response separately: the
             # service UUIDs (carried in the scan response) arrive as a later change.
-            self.sim.later(100, lambda: None if self.removed else self.set(UUIDs=list(spec.uuids)))
+            self.sim.later(100, lambda: None if (self.removed or self.le_svc_resolved) else self.set(UUIDs=list(spec.uuids)))
         o.handlers["org.bluez.Device1"] = self
         o.writable["org.bluez.Device1"] = {"Trusted": self._set_trusted, "Blocked": self._set_blocked,
                                            "Alias": self._set_alias}
@@ -236,6 +239,7 @@ class Device:
         if not self.connected or self.removed:
             return
         self.services_resolved = True
+        self.le_svc_resolved = True
         uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
         self.set(UUIDs=uuids, ServicesResolved=True)
         if self.spec.battery1 is not None:
@@ -258,6 +262,7 @@ class Device:
         self._export_gatt()
         self.set(Connected=True)
         self.services_resolved = True
+        self.le_svc_resolved = True
         uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
         self.set(UUIDs=uuids, ServicesResolved=True)
         if self.spec.battery1 is not None:
@@ -313,6 +318,11 @@ class Device:
         self.connected_by = None
         self.preconnected = False
         self.disconnecting = False
+        if was and not self.le_svc_resolved and self.sim.faults.get("uuids_lost_after_failed_resolution"):
+            # GATT discovery failed with the link: BlueZ 5.66 still marks the services
+            # resolved (device_svc_resolved), with none found.
+            self.le_svc_resolved = True
+            self.set(UUIDs=[])
         if was:
             self.set(Connected=False)
         if self.battery_exported:
