@@ -281,19 +281,14 @@ def check_scan_entry(d, after_connect=False):
         # blectl prints Device1.UUIDs as bluetoothd reports it. BlueZ 5.66 (src/device.c,
         # dev_property_get_uuids) lists the resolved GATT services once a connection has
         # resolved them (kept after the disconnection with the default Cache=always), the
-        # advertised ones for a device object created by an advertisement, and can list
-        # fewer — even none — after a connection interrupted during service discovery.
-        # So after the interrupted connections, any subset of the peripheral's services.
-        resolved = {"1800", "1801", "180a", "180f", VENDOR[1]}
-        check(isinstance(d["uuids"], list) and set(d["uuids"]) <= resolved
-              and len(set(d["uuids"])) == len(d["uuids"]),
-              f"uuids after a connection: a subset of {sorted(resolved)} without repeats: {d['uuids']}")
-        if sorted(d["uuids"]) not in (["180a", "180f"], sorted(resolved)):
-            note(f"scan after connections: uuids {d['uuids']} (neither advertised nor resolved set); "
-                 f"Device1 now: UUIDs {[str(u) for u in device_prop(PERIPHERAL, 'UUIDs') or []]}, "
-                 f"ServicesResolved {device_prop(PERIPHERAL, 'ServicesResolved')}")
-        else:
-            note(f"scan after connections: uuids {d['uuids']}")
+        # advertised ones for a device object created by an advertisement, and none after
+        # a connection that ended during service discovery (device_svc_resolved marks the
+        # services resolved anyway; sim fault uuids_lost_after_failed_resolution).
+        resolved = ["1800", "1801", "180a", "180f", VENDOR[1]]
+        states = {"advertised": ["180a", "180f"], "resolved": resolved, "lost": []}
+        state = next((k for k, v in states.items() if sorted(d["uuids"]) == v), None)
+        check(state is not None, f"uuids after a connection: one of {states}: {d['uuids']}")
+        note(f"scan after connections: uuids {d['uuids']} ({state})")
     else:
         eq(sorted(d["uuids"]), ["180a", "180f"], "uuids")
     eq(d["manufacturer_data"], {"05f1": "0102"}, "manufacturer_data")
