@@ -497,11 +497,19 @@ def main():
     p.add_argument("--ctl")
     p.add_argument("-k", action="append", default=[], help="run tests whose name contains this")
     p.add_argument("-v", "--verbose", action="store_true")
-    p.add_argument("--repeat", type=int, default=1, help="run the selected tests this many times (flake hunting)")
+    p.add_argument("--repeat", type=int, default=1, help="run the selected tests this many rounds (flake hunting); bluetoothd is restarted with its default plugins between rounds")
     args = p.parse_args()
-    tests = [t for t in TESTS if not args.k or any(k in t.__name__ for k in args.k)] * max(1, args.repeat)
+    selected = [t for t in TESTS if not args.k or any(k in t.__name__ for k in args.k)]
+    rounds = max(1, args.repeat)
     t_all = time.monotonic()
-    for t in tests:
+    for index in range(rounds * len(selected)):
+        t = selected[index % len(selected)]
+        if index and index % len(selected) == 0:
+            # A new round starts from what a fresh boot has: bluetoothd with its default
+            # plugins and no device objects (the earlier round may have left it running
+            # --noplugin=battery, and with the peripheral's resolved services cached).
+            print(f"=== round {index // len(selected) + 1} of {rounds}", flush=True)
+            restart_bluetoothd()
         print(f"--- {t.__name__}", flush=True)
         t0 = time.monotonic()
         try:
