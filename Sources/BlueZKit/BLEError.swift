@@ -69,8 +69,9 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     case permissionDenied(String)
     /// The device is not known to BlueZ and was not found by scanning before the deadline.
     case deviceNotFound(BluetoothAddress)
-    /// The device lacks what the operation needs (a GATT service, a characteristic, a battery).
-    case notSupported(String)
+    /// The device lacks what `operation` needs (a GATT service, a characteristic, a
+    /// battery), or BlueZ answered `org.bluez.Error.NotSupported`: what is missing.
+    case notSupported(BLEOperation, String)
     /// The link dropped (Connected=false or the device object removed) during `operation`.
     case disconnected(BLEOperation)
     /// BlueZ answered `org.bluez.Error.InProgress` (another operation or client holds it).
@@ -93,7 +94,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unavailable(.notReady): "the Bluetooth adapter is not ready (org.bluez.Error.NotReady: powered off?)"
         case .permissionDenied(let message): "permission denied by the D-Bus policy: \(message) (is this user allowed to talk to org.bluez? see /etc/dbus-1/system.d/bluetooth.conf; try the 'bluetooth' group)"
         case .deviceNotFound(let address): "device \(address) not found"
-        case .notSupported(let what): "not supported by the device: \(what)"
+        case .notSupported(_, let what): "not supported by the device: \(what)"
         case .disconnected(let operation): "disconnected during \(operation)"
         case .busy(let operation, let message): "busy: \(operation): \(message)"
         case .timedOut(let operation): "timed out during \(operation)"
@@ -105,7 +106,8 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The operation the error concerns, when there is one.
     public var operation: BLEOperation? {
         switch self {
-        case .disconnected(let op), .busy(let op, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _): op
+        case .disconnected(let op), .busy(let op, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
+             .notSupported(let op, _): op
         default: nil
         }
     }
@@ -138,7 +140,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
             case BlueZ.Error.inProgress: return BLEError.busy(operation, message: message)
             case BlueZ.Error.notReady: return BLEError.unavailable(.notReady)
             case BlueZ.Error.notConnected: return BLEError.disconnected(operation)
-            case BlueZ.Error.notSupported: return BLEError.notSupported("\(operation): \(message)")
+            case BlueZ.Error.notSupported: return BLEError.notSupported(operation, "\(operation): \(message)")
             case DBusErrorName.unknownObject, BlueZ.Error.doesNotExist:
                 if let address = operation.address, operation.kind == .connect { return BLEError.deviceNotFound(address) }
                 return BLEError.failed(operation, dbusError: name, message: message)

@@ -22,7 +22,7 @@ extension ConnectedDevice {
 
     /// The battery level: Battery1.Percentage if present; else GATT 0x2A19 in 0x180F; else
     /// Battery1 if it appears within ``battery1Grace`` (and `timeout`).
-    /// - Throws: ``BLEError/notSupported(_:)`` when the device has neither, the read's errors,
+    /// - Throws: ``BLEError/notSupported(_:_:)`` when the device has neither, the read's errors,
     ///   ``BLEError/timedOut(_:)``, ``BLEError/disconnected(_:)``, `CancellationError`.
     public func batteryLevel(timeout: Duration) async throws -> BatteryReading {
         let deadline = ContinuousClock.now + timeout
@@ -49,7 +49,7 @@ extension ConnectedDevice {
             }
             return BatteryReading(percentage: percentage, source: .battery1)
         } catch BLEError.timedOut where deadline - .now > .zero {
-            throw BLEError.notSupported("\(device.address) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
+            throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
         }
     }
 }

@@ -54,7 +54,7 @@ public struct ConnectedDevice: Sendable {
     /// When objects were still being added after ServicesResolved, the service is returned
     /// only once the tree has been quiet for ``gattBurstQuietTime``, so that it comes with all
     /// its characteristics and descriptors.
-    /// - Throws: ``BLEError/notSupported(_:)`` when the tree settles without it,
+    /// - Throws: ``BLEError/notSupported(_:_:)`` when the tree settles without it,
     ///   ``BLEError/timedOut(_:)`` (service lookup), ``BLEError/disconnected(_:)``, `CancellationError`.
     public func service(_ uuid: BluetoothUUID, timeout: Duration) async throws -> GATTService {
         let deadline = ContinuousClock.now + timeout
@@ -79,7 +79,7 @@ public struct ConnectedDevice: Sendable {
                 }
             } catch BLEError.timedOut where hasServices && remaining > Self.serviceSettleTime {
                 if let found = services.first(where: { $0.uuid == uuid }) { return found }
-                throw BLEError.notSupported("no GATT service \(uuid.shortString) on \(device.address)")
+                throw BLEError.notSupported(operation, "no GATT service \(uuid.shortString) on \(device.address)")
             }
         }
     }
@@ -110,10 +110,11 @@ public struct ConnectedDevice: Sendable {
     }
 
     /// The characteristic `uuid` of `service`.
-    /// - Throws: ``BLEError/notSupported(_:)`` when the service lacks it.
+    /// - Throws: ``BLEError/notSupported(_:_:)`` when the service lacks it.
     public func characteristic(_ uuid: BluetoothUUID, in service: GATTService) throws -> GATTCharacteristic {
         guard let found = service.characteristic(uuid) else {
-            throw BLEError.notSupported("no characteristic \(uuid.shortString) in service \(service.uuid.shortString) on \(device.address)")
+            throw BLEError.notSupported(device.operation(.serviceLookup, service: service.uuid, characteristic: uuid),
+                                        "no characteristic \(uuid.shortString) in service \(service.uuid.shortString) on \(device.address)")
         }
         return found
     }

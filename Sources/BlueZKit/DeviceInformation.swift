@@ -34,7 +34,7 @@ extension ConnectedDevice {
     /// Reads the Device Information Service 0x180A: firmware, hardware and software revisions,
     /// manufacturer name and model number (UTF-8 strings; trailing NULs dropped; invalid UTF-8
     /// repaired with U+FFFD).
-    /// - Throws: ``BLEError/notSupported(_:)`` without 0x180A, the reads' errors.
+    /// - Throws: ``BLEError/notSupported(_:_:)`` without 0x180A, the reads' errors.
     public func deviceInformation(timeout: Duration) async throws -> DeviceInformation {
         let deadline = ContinuousClock.now + timeout
         let service = try await service(.deviceInformation, timeout: timeout)

@@ -19,7 +19,7 @@ public struct VendorProtocol: Sendable, Equatable {
     public static let batteryCommand: UInt8 = 0x02
 
     /// Sends `command` and returns the answer's payload (after the response code).
-    /// - Throws: ``BLEError/notSupported(_:)`` when the service or a characteristic is missing,
+    /// - Throws: ``BLEError/notSupported(_:_:)`` when the service or a characteristic is missing,
     ///   ``BLEError/protocolError(_:_:)`` for an answer shorter than `payloadLength`, the
     ///   errors of ``CommandChannel/request(_:responseCode:timeout:)``.
     public func send(_ command: UInt8, payloadLength: Int, on device: ConnectedDevice, timeout: Duration) async throws -> [UInt8] {

@@ -53,7 +53,7 @@ import Testing
             let r = await sim.scenarioRun(["get-battery", World.plain, "--timeout", "10"])
             #expect(r.run.status == 3, "\(r.run)")
             #expect(r.run.stdout == "")
-            scenarioExpectError(r.run, scenarioError("not_supported", 3, address: World.plain),
+            scenarioExpectError(r.run, scenarioError("not_supported", 3, operation: "battery", address: World.plain),
                                 message: "not supported by the device: \(World.plain) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
             #expect(r.elapsed < .seconds(8), "elapsed \(r.elapsed)")
             try await sim.scenarioExpectClean()

@@ -79,6 +79,9 @@ struct VersionTests {
             #expect(error["code"] == "not_supported")
             #expect(error["exit_status"] == 3)
             #expect(error["address"] == "C0:FF:EE:00:00:05")
+            #expect(error["operation"] == "service_lookup")
+            #expect(error["service"] == "180a")
+            #expect(error["characteristic"] == .null)
             #expect(error["message"]?.string?.contains("180a") == true, "\(error)")
             try #expect(await sim.leftovers() == [])
         }
