@@ -63,8 +63,8 @@ extension Adapter {
                 try await Task.sleep(for: .milliseconds(200))
                 do {
                     _ = try await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StartDiscovery"), operation: operation, timeout: setupTimeout)
-                } catch BLEError.busy(let op, let message) {
-                    throw BLEError.busy(op, message: "adapter busy: discovery could not start (\(message))")
+                } catch BLEError.busy(let op, let name, let message) {
+                    throw BLEError.busy(op, dbusError: name, message: "adapter busy: discovery could not start (\(message))")
                 }
             }
         }

@@ -74,8 +74,10 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     case notSupported(BLEOperation, String)
     /// The link dropped (Connected=false or the device object removed) during `operation`.
     case disconnected(BLEOperation)
-    /// BlueZ answered `org.bluez.Error.InProgress` (another operation or client holds it).
-    case busy(BLEOperation, message: String)
+    /// Another operation or client holds what `operation` needs: BlueZ answered
+    /// `org.bluez.Error.InProgress`, or `org.bluez.Error.Failed` with a kernel "busy" errno
+    /// text (``busyErrnoMessages``). The D-Bus error name and message as sent.
+    case busy(BLEOperation, dbusError: String, message: String)
     /// The operation did not finish before its deadline.
     case timedOut(BLEOperation)
     /// BlueZ reported a failure: the D-Bus error name and message as sent.
@@ -96,7 +98,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .deviceNotFound(let address): "device \(address) not found"
         case .notSupported(_, let what): "not supported by the device: \(what)"
         case .disconnected(let operation): "disconnected during \(operation)"
-        case .busy(let operation, let message): "busy: \(operation): \(message)"
+        case .busy(let operation, _, let message): "busy: \(operation): \(message)"
         case .timedOut(let operation): "timed out during \(operation)"
         case .failed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .protocolError(let operation, let what): "unexpected answer from BlueZ during \(operation): \(what)"
@@ -106,7 +108,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The operation the error concerns, when there is one.
     public var operation: BLEOperation? {
         switch self {
-        case .disconnected(let op), .busy(let op, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
+        case .disconnected(let op), .busy(let op, _, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
              .notSupported(let op, _): op
         default: nil
         }
@@ -116,11 +118,21 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     public var dbusError: String? {
         switch self {
         case .failed(_, let name, _): name
-        case .busy: BlueZ.Error.inProgress
+        case .busy(_, let name, _): name
+        case .unavailable(.notReady): BlueZ.Error.notReady
         case .permissionDenied: DBusErrorName.accessDenied
         default: nil
         }
     }
+
+    /// `strerror` texts of the errnos that mean "someone else holds it", which bluetoothd
+    /// passes on as `org.bluez.Error.Failed` (btd_error_failed(msg, strerror(-err))): two
+    /// clients connecting one device at once get "Operation already in progress" (EALREADY).
+    public static let busyErrnoMessages: Set<String> = [
+        "Operation already in progress",  // EALREADY
+        "Operation now in progress",      // EINPROGRESS
+        "Device or resource busy",        // EBUSY
+    ]
 
     /// Maps a D-Bus layer error met during `operation` to a BlueZ layer error.
     /// Non-D-Bus errors (`CancellationError`, a `BLEError`) are returned unchanged.
@@ -137,7 +149,9 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
             case DBusErrorName.accessDenied: return BLEError.permissionDenied(message)
             case DBusErrorName.serviceUnknown, DBusErrorName.nameHasNoOwner: return BLEError.unavailable(.bluezNotRunning)
             case DBusErrorName.noReply, DBusErrorName.disconnected: return BLEError.unavailable(.bluezLeft)
-            case BlueZ.Error.inProgress: return BLEError.busy(operation, message: message)
+            case BlueZ.Error.inProgress: return BLEError.busy(operation, dbusError: name, message: message)
+            case BlueZ.Error.failed where busyErrnoMessages.contains(message):
+                return BLEError.busy(operation, dbusError: name, message: message)
             case BlueZ.Error.notReady: return BLEError.unavailable(.notReady)
             case BlueZ.Error.notConnected: return BLEError.disconnected(operation)
             case BlueZ.Error.notSupported: return BLEError.notSupported(operation, "\(operation): \(message)")

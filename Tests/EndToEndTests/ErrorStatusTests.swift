@@ -38,6 +38,13 @@ struct ErrorStatusTests {
              arguments: ["get-battery", World.probe], status: 1, code: "bluez_failed",
              message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: le-connection-abort-by-remote"),
              operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        // What a real bluetoothd 5.66 answers the second of two clients connecting one
+        // device at once (EALREADY passed on as Failed): busy, not a BlueZ failure.
+        Case(label: "another client is connecting (connect_fail EALREADY)",
+             faults: ["connect_fail": "Operation already in progress"],
+             arguments: ["get-battery", World.probe], status: 5, code: "busy",
+             message: .exactly("busy: connect on C0:FF:EE:00:00:01: Operation already in progress"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
         Case(label: "a remembered device that does not advertise (cached_devices)",
              faults: ["cached_devices": "1", "connect_timeout_ms": "300"],
              arguments: ["connect", "C0:FF:EE:00:00:A1"], status: 1, code: "bluez_failed",

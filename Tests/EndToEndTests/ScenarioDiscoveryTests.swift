@@ -13,8 +13,19 @@ import Glibc
     /// StopDiscovery (BlueZ answers StopDiscovery InProgress before that reply, so an answer
     /// "reply" proves the order), leaves no session, and dies by SIGINT (130). The delay is
     /// wide (1.5 s) so that the pending call is seen even on a slow run (ThreadSanitizer), and
-    /// shorter than blectl's 2 s wait for a pending start reply.
+    /// shorter than blectl's 2 s wait for a pending start reply. On a loaded machine the
+    /// signal can still land after the reply (the simulator reports devices only after it,
+    /// so a printed line shows it): that attempt did not set the scene and is run again,
+    /// up to three times.
     @Test func interruptWhileStartDiscoveryIsPendingStopsAfterTheReply() async throws {
+        for attempt in 1...3 {
+            let sceneSet = try await interruptWhileStartDiscoveryIsPending(lastAttempt: attempt == 3)
+            if sceneSet { return }
+        }
+    }
+
+    /// One attempt; false when the signal came after the StartDiscovery reply.
+    private func interruptWhileStartDiscoveryIsPending(lastAttempt: Bool) async throws -> Bool {
         try await Sim.with(faults: ["start_discovery_delay_ms": "1500"]) { sim in
             let process = try await sim.launch(["scan", "--timeout", "10"])
             let pending = try await sim.scenarioWaitForCall { $0.member == "StartDiscovery" && $0.outcome == "pending" }
@@ -22,6 +33,7 @@ import Glibc
             process.sendSignal(SIGINT)
             let result = try await process.finish(timeout: .seconds(10))
             #expect(result.status == 130, "stdout: \(result.stdout) stderr: \(result.stderr)")
+            if !result.stdout.isEmpty && !lastAttempt { return false }
             #expect(result.stdout == "")
             #expect(result.stderr == "")
             let calls = try await sim.calls()
@@ -30,6 +42,7 @@ import Glibc
             #expect(calls.scenarioOutcomes("StopDiscovery") == ["reply"])
             try await sim.scenarioExpectClean()
             try #expect(await sim.state().discovering == false)
+            return true
         }
     }
 

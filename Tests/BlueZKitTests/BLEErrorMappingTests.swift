@@ -1,0 +1,76 @@
+// BLEError.from: every D-Bus error BlueZ or the bus sends maps to the documented BlueZ-layer
+// error, and the JSON fields (operation, dbusError) come along.
+
+import BlueZKit
+import DBusKit
+import Testing
+
+@Suite("BLEError.from")
+struct BLEErrorMappingTests {
+    static let address = BluetoothAddress("C0:FF:EE:00:00:01")!
+    static let connect = BLEOperation(.connect, address: address)
+
+    static func map(_ name: String, _ message: String, during operation: BLEOperation = connect) -> BLEError? {
+        BLEError.from(BusError.errorReply(name: name, message: message), during: operation) as? BLEError
+    }
+
+    @Test("kernel 'busy' errno texts in org.bluez.Error.Failed are busy, with the D-Bus name kept",
+          arguments: ["Operation already in progress", "Operation now in progress", "Device or resource busy"])
+    func failedWithBusyErrnoIsBusy(message: String) {
+        let error = Self.map(BlueZ.Error.failed, message)
+        #expect(error == .busy(Self.connect, dbusError: BlueZ.Error.failed, message: message))
+        #expect(error?.dbusError == BlueZ.Error.failed)
+        #expect(error?.operation == Self.connect)
+    }
+
+    @Test("InProgress is busy with its own D-Bus name")
+    func inProgressIsBusy() {
+        let error = Self.map(BlueZ.Error.inProgress, "Operation already in progress")
+        #expect(error == .busy(Self.connect, dbusError: BlueZ.Error.inProgress, message: "Operation already in progress"))
+        #expect(error?.dbusError == BlueZ.Error.inProgress)
+    }
+
+    @Test("other Failed messages stay failures with name and message",
+          arguments: ["le-connection-abort-by-local", "Operation already in progress.", "operation already in progress", ""])
+    func otherFailedIsFailed(message: String) {
+        #expect(Self.map(BlueZ.Error.failed, message) == .failed(Self.connect, dbusError: BlueZ.Error.failed, message: message))
+    }
+
+    @Test("Failed 'Not connected' and NotConnected are a disconnection")
+    func notConnectedIsDisconnected() {
+        let read = BLEOperation(.read, address: Self.address, service: BluetoothUUID("180f"), characteristic: BluetoothUUID("2a19"))
+        #expect(Self.map(BlueZ.Error.failed, "Not connected", during: read) == .disconnected(read))
+        #expect(Self.map(BlueZ.Error.notConnected, "", during: read) == .disconnected(read))
+    }
+
+    @Test("NotReady is unavailable and keeps its D-Bus name")
+    func notReady() {
+        let error = Self.map(BlueZ.Error.notReady, "Resource Not Ready")
+        #expect(error == .unavailable(.notReady))
+        #expect(error?.dbusError == BlueZ.Error.notReady)
+    }
+
+    @Test("NotSupported names the operation")
+    func notSupported() {
+        let write = BLEOperation(.write, address: Self.address, service: BluetoothUUID("180f"), characteristic: BluetoothUUID("2a19"))
+        let error = Self.map(BlueZ.Error.notSupported, "Operation is not supported", during: write)
+        #expect(error?.operation == write)
+        if case .notSupported(let op, let what)? = error {
+            #expect(op == write)
+            #expect(what == "write of characteristic 2a19 in service 180f on C0:FF:EE:00:00:01: Operation is not supported")
+        } else {
+            Issue.record("expected notSupported, got \(String(describing: error))")
+        }
+    }
+
+    @Test("bus-level names: access denied, bluetoothd absent or gone, unknown device on connect")
+    func busLevelNames() {
+        #expect(Self.map(DBusErrorName.accessDenied, "denied") == .permissionDenied("denied"))
+        #expect(Self.map(DBusErrorName.serviceUnknown, "") == .unavailable(.bluezNotRunning))
+        #expect(Self.map(DBusErrorName.noReply, "") == .unavailable(.bluezLeft))
+        #expect(Self.map(DBusErrorName.unknownObject, "") == .deviceNotFound(Self.address))
+        #expect(Self.map(BlueZ.Error.doesNotExist, "Does Not Exist") == .deviceNotFound(Self.address))
+        let read = BLEOperation(.read, address: Self.address)
+        #expect(Self.map(DBusErrorName.unknownObject, "x", during: read) == .failed(read, dbusError: DBusErrorName.unknownObject, message: "x"))
+    }
+}
