@@ -319,6 +319,26 @@ def test_second_scan(after_connect=False):
     assert_idle("second scan")
 
 
+def test_two_scans_at_once():
+    """Two scans started together (BlueZ 5.66 keeps one pending StartDiscovery per adapter,
+    so one of the two is never answered): both end 0 at their timeout and list the
+    peripheral; nothing is left discovering."""
+    argv = [args.blectl, "scan", "--timeout", "4", "--name", "blesim real"]
+    t = time.monotonic()
+    procs = [subprocess.Popen(argv, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    runs = []
+    for p in procs:
+        out, err = p.communicate(timeout=60)
+        runs.append(Run(argv[1:], p.returncode, out, err, time.monotonic() - t))
+    for r in runs:
+        expect_rc(r, 0)
+        eq([d["address"] for d in r.json_lines()], [PERIPHERAL], f"addresses printed by one of two scans ({r})")
+        check(r.elapsed < 10, f"ended near its 4 s timeout: {r}")
+    note(f"two scans at once: exits {[r.rc for r in runs]} after {[round(r.elapsed, 2) for r in runs]} s")
+    assert_idle("two scans at once")
+
+
 def flags_by_uuid(services):
     return {(s["uuid"], c["uuid"]): (sorted(c["flags"]), sorted(x["uuid"] for x in c["descriptors"]))
             for s in services for c in s["characteristics"]}
@@ -480,7 +500,7 @@ def test_connect_noplugin():
 
 
 TESTS = [
-    test_adapter, test_scan, test_second_scan, test_connect, test_battery_default,
+    test_adapter, test_scan, test_second_scan, test_two_scans_at_once, test_connect, test_battery_default,
     test_version, test_version_vendor, test_battery_vendor, test_missing_device,
     test_sigint_connect_early, test_sigint_connect_linked, test_sigint_scan,
     test_scan_after_interrupt, test_sigterm_scan,

@@ -10,6 +10,14 @@ public enum CleanupPolicy {
     /// (bluez/src/adapter.c stop_discovery), so it cannot be sent earlier. Closing the bus
     /// connection ends whatever is still left after that.
     public static let pendingStartTimeout: Duration = .seconds(2)
+    /// How long a StartDiscovery may stay unanswered once the adapter is discovering before
+    /// the scan goes on without its reply. BlueZ 5.66 keeps one pending start per adapter
+    /// (bluez/src/adapter.c start_discovery: `adapter->client`): when two clients start
+    /// discovery at once, the first one's StartDiscovery is never answered, although its
+    /// session is registered and the adapter discovers for it (seen with two `blectl scan`
+    /// started together on a real bluetoothd). A start that is answered is answered as the
+    /// adapter starts discovering, so a second is plenty.
+    public static let unansweredStartGrace: Duration = .seconds(1)
 }
 
 extension Adapter {
@@ -25,7 +33,8 @@ extension Adapter {
     ///
     /// Sets the discovery filter (Transport "le", DuplicateData explicit, UUIDs and RSSI when
     /// asked), then StartDiscovery (an `org.bluez.Error.InProgress` answer is retried once after
-    /// 200 ms). `body` gets a stream of batches of devices *seen during this scan* (added, or a
+    /// 200 ms; a StartDiscovery still unanswered ``CleanupPolicy/unansweredStartGrace`` after
+    /// the adapter started discovering is taken as started, see there). `body` gets a stream of batches of devices *seen during this scan* (added, or a
     /// change of RSSI, ManufacturerData, ServiceData or TxPower; then also a change of UUIDs or
     /// Name, as a scan response completes the advertisement) that pass `filter`, checked
     /// again here because BlueZ merges the filters of all clients. Devices only cached from
@@ -69,20 +78,49 @@ extension Adapter {
             }
         }
         let result: Result<T, any Error>
+        var answered = true
         do {
-            try await awaitCancellable(start)
+            answered = try await awaitStartDiscovery(start, setupTimeout: setupTimeout)
             result = .success(try await body(stream))
         } catch {
             result = .failure(error)
         }
         session.removeWatcher(watcher)
         continuation.finish()
+        // A start left unanswered stays so (BlueZ answers StopDiscovery InProgress until
+        // then); closing the bus connection ends that session, so do not wait long for it.
+        let startWait = answered ? CleanupPolicy.pendingStartTimeout : CleanupPolicy.interruptedTimeout
         await runCleanup {
-            guard (try? await awaitCancellable(start, timeout: CleanupPolicy.pendingStartTimeout)) != nil else { return }
+            guard (try? await awaitCancellable(start, timeout: startWait)) != nil else { return }
             _ = try? await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StopDiscovery"), operation: operation,
                                         timeout: CleanupPolicy.interruptedTimeout)
         }
         return try result.get()
+    }
+
+    /// Waits for the StartDiscovery reply (`start`), or, when the adapter has been
+    /// discovering for ``CleanupPolicy/unansweredStartGrace`` without that reply, goes on
+    /// without it. Returns whether the reply came.
+    private func awaitStartDiscovery(_ start: Task<Void, any Error>, setupTimeout: Duration) async throws -> Bool {
+        let session = self.session
+        let path = self.path
+        let operation = BLEOperation(.discovery)
+        return try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await awaitCancellable(start)
+                return true
+            }
+            group.addTask {
+                try await session.wait(for: operation, timeout: setupTimeout) { cache, _ -> WaitStep<Void> in
+                    cache.property("Discovering", of: path, on: BlueZ.adapterInterface)?.bool == true ? .done(()) : .keepWaiting
+                }
+                try await Task.sleep(for: CleanupPolicy.unansweredStartGrace)
+                return false
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
     }
 
     private func discoveryWatcher(filter: DiscoveryFilter, continuation: AsyncThrowingStream<[Advertisement], any Error>.Continuation) -> Session.Watcher {

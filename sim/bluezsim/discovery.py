@@ -91,7 +91,10 @@ class Discovery:
             call.error(ERR + "InProgress", "Operation already in progress")
             return
         self.sessions[call.sender] = dict(ad.filters.get(call.sender, {}))
-        call.reply()
+        if self.sim.faults.get("start_discovery_unanswered"):
+            self.pending[call.sender] = call     # client->msg stays set: Stop answers InProgress
+        else:
+            call.reply()
         if not ad.discovering:
             ad.set(Discovering=True)
             self.tick_timer = self.sim.every(TICK_MS, self._tick)

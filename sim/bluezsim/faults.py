@@ -27,6 +27,7 @@ FAULTS = {
     "power_off_mid_scan_ms": (int, 0, "that long after StartDiscovery the adapter powers off (0 = off)"),
     "start_discovery_in_progress": (int, 0, "answer InProgress to that many StartDiscovery calls; -1 = always"),
     "start_discovery_delay_ms": (int, 0, "delay the StartDiscovery reply"),
+    "start_discovery_unanswered": (bool, False, "StartDiscovery starts the client's discovery (Discovering true, devices reported) but is never answered; StopDiscovery answers InProgress; the session ends when the client leaves the bus. BlueZ 5.66 keeps one pending start per adapter (adapter.c start_discovery: adapter->client), so of two clients starting at once the first is never answered (seen on a real bluetoothd)"),
     "access_denied": (bool, False, "every org.bluez call answers org.freedesktop.DBus.Error.AccessDenied"),
     "bluez_exit_on": (str, "", "when this method is called, the org.bluez connection closes without replying"),
     "cached_devices": (bool, False, "the tree holds stale devices from an earlier scan (no RSSI, not advertising)"),
