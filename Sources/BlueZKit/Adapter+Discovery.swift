@@ -15,9 +15,11 @@ public enum CleanupPolicy {
     /// (bluez/src/adapter.c start_discovery: `adapter->client`): when two clients start
     /// discovery at once, the first one's StartDiscovery is never answered, although its
     /// session is registered and the adapter discovers for it (seen with two `blectl scan`
-    /// started together on a real bluetoothd). A start that is answered is answered as the
-    /// adapter starts discovering, so a second is plenty.
-    public static let unansweredStartGrace: Duration = .seconds(1)
+    /// started together on a real bluetoothd). An answered start is answered within
+    /// milliseconds of the Discovering change (both follow the kernel's start), so half a
+    /// second is plenty; a reply that still comes later is waited for at the end and the
+    /// StopDiscovery sent.
+    public static let unansweredStartGrace: Duration = .milliseconds(500)
 }
 
 extension Adapter {
