@@ -110,13 +110,20 @@ extension Device {
     ///   - disconnectTimeout: how long to wait for the Disconnect reply when `body` ends
     ///     normally; when interrupted, ``CleanupPolicy/interruptedTimeout``.
     /// - Throws: the errors of ``connect(timeout:)`` and ``waitForServicesResolved(timeout:)``,
-    ///   what `body` throws.
+    ///   what `body` throws; a ``BLEError/disconnected(_:)`` that came with Bluetooth itself
+    ///   going away (bluetoothd stopping, the adapter powered off or removed) is thrown as
+    ///   that ``BLEError/unavailable(_:)`` (``Adapter/unavailabilityAfterLinkLoss(within:)``).
     public func withConnection<T: Sendable>(
         timeout: Duration, disconnectTimeout: Duration = .seconds(4),
         _ body: (ConnectedDevice) async throws -> T
     ) async throws -> T {
         let deadline = ContinuousClock.now + timeout
-        let origin = try await connect(timeout: timeout)
+        let origin: ConnectionOrigin
+        do {
+            origin = try await connect(timeout: timeout)
+        } catch {
+            throw await refinedLinkLoss(error)
+        }
         let result: Result<T, any Error>
         do {
             try await waitForServicesResolved(timeout: deadline - .now)
@@ -133,6 +140,16 @@ extension Device {
             let limit = succeeded && !Task.isCancelled ? disconnectTimeout : CleanupPolicy.interruptedTimeout
             await disconnectAsCleanup(waitingUpTo: limit)
         }
-        return try result.get()
+        do {
+            return try result.get()
+        } catch {
+            throw await refinedLinkLoss(error)
+        }
+    }
+
+    /// `error`, or when it is a disconnection that came with Bluetooth going away, that.
+    private func refinedLinkLoss(_ error: any Error) async -> any Error {
+        guard let bleError = error as? BLEError, case .disconnected = bleError, !Task.isCancelled else { return error }
+        return await adapter.unavailabilityAfterLinkLoss() ?? error
     }
 }

@@ -93,6 +93,17 @@ struct ErrorStatusTests {
         Case(label: "bluetoothd leaves the bus (bluez_exit_on Connect)", faults: ["bluez_exit_on": "Connect"],
              arguments: ["connect", World.probe], status: 69, code: "unavailable",
              message: .exactly("bluetoothd left the system bus"), address: probe),
+        // bluetoothd drops the links before it leaves the bus (or reports Powered false):
+        // that is Bluetooth going away, not the device (found on the real bluetoothd).
+        Case(label: "bluetoothd stops during a read (bluez_stop_on ReadValue)", faults: ["bluez_stop_on": "ReadValue"],
+             arguments: ["get-battery", World.gattBattery], status: 69, code: "unavailable",
+             message: .exactly("bluetoothd left the system bus"), address: "C0:FF:EE:00:00:04"),
+        Case(label: "bluetoothd stops during connect (bluez_stop_on Connect)", faults: ["bluez_stop_on": "Connect"],
+             arguments: ["get-version", World.probe], status: 69, code: "unavailable",
+             message: .exactly("bluetoothd left the system bus"), address: probe),
+        Case(label: "adapter powered off during a read (power_off_on ReadValue)", faults: ["power_off_on": "ReadValue"],
+             arguments: ["get-battery", World.gattBattery], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 is powered off"), address: "C0:FF:EE:00:00:04"),
         Case(label: "access denied, scan (access_denied)", faults: ["access_denied": "1"], arguments: ["scan", "--timeout", "1"],
              status: 77, code: "permission_denied", message: .prefix("permission denied by the D-Bus policy: "),
              dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
@@ -136,7 +147,7 @@ struct ErrorStatusTests {
             case .prefix(let text): #expect(message.hasPrefix(text), "\(message)")
             }
             // Whatever failed, nothing blectl started is left (bluez_exit_on took BlueZ away).
-            if c.faults["bluez_exit_on"] == nil {
+            if c.faults["bluez_exit_on"] == nil && c.faults["bluez_stop_on"] == nil {
                 try #expect(await sim.leftovers() == [])
             }
         }

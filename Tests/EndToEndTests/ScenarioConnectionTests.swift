@@ -48,6 +48,35 @@ import Testing
 
     /// 6. le-connection-abort-by-local after a brief Connected=true: the second Connect
     /// succeeds and the battery is read.
+    /// Two blectl processes connecting one device at once (found on the real bluetoothd):
+    /// BlueZ answers the second Connect Failed "Operation already in progress" (EALREADY).
+    /// Each ends either with the reading or with exit 5 busy naming the connect and the
+    /// D-Bus error as sent (it used to be exit 1 bluez_failed); at least one reads; nothing
+    /// is left.
+    @Test func twoClientsConnectingAtOnceOneIsBusy() async throws {
+        try await Sim.with(faults: Sim.fastDisconnect) { sim in
+            let first = try await sim.launch(["get-battery", World.probe, "--timeout", "10"])
+            let second = try await sim.launch(["get-battery", World.probe, "--timeout", "10"])
+            let results = [try await first.finish(), try await second.finish()]
+            for result in results {
+                switch result.status {
+                case 0:
+                    #expect(J.parse(result.stdout.trimmingCharacters(in: .newlines))?["percentage"] == 87, "\(result.stdout)")
+                case 5:
+                    let error = J.parse(result.stderr.trimmingCharacters(in: .newlines))?["error"]
+                    #expect(error?["code"] == "busy", "\(result.stderr)")
+                    #expect(error?["operation"] == "connect")
+                    #expect(error?["dbus_error"] == "org.bluez.Error.Failed")
+                    #expect(error?["message"] == "busy: connect on C0:FF:EE:00:00:01: Operation already in progress")
+                default:
+                    Issue.record("status \(result.status): \(result.stdout) \(result.stderr)")
+                }
+            }
+            #expect(results.contains { $0.status == 0 }, "\(results.map(\.status))")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
     @Test func abortByLocalIsRetried() async throws {
         try await Sim.with(faults: ["connect_abort_once": "true"]) { sim in
             let r = await sim.scenarioRun(["get-battery", World.gattBattery, "--timeout", "10"])

@@ -8,7 +8,7 @@ from gi.repository import GLib
 import dbus
 
 from .bus import Bus, DBusError, Obj
-from .ifaces import IFACES
+from .ifaces import ERR, IFACES
 from .faults import Faults, FAULTS
 from . import world
 from .adapter import Adapter, BluezRoot
@@ -147,6 +147,12 @@ class Sim:
             self.build_world()
         self.calls.clear()
 
+    def stop_bluez(self):
+        """Like bluetoothd stopping on SIGTERM: links dropped first, then off the bus."""
+        for dev in list(self.devices.values()):
+            dev.link_lost(reason="local")
+        self.later(100, self.exit_bluez)
+
     def exit_bluez(self):
         """Like bluetoothd crashing: the org.bluez connection goes away, nothing is answered."""
         self.cancel_all()
@@ -248,6 +254,15 @@ class Sim:
         target = self.faults.get("bluez_exit_on")
         if target and call.member == target:
             self.exit_bluez()
+            return True
+        target = self.faults.get("bluez_stop_on")
+        if target and call.member == target:
+            self.stop_bluez()
+            return True
+        target = self.faults.get("power_off_on")
+        if target and call.member == target and self.adapter is not None:
+            self.adapter.set_powered(False)
+            call.error(ERR + "Failed", "Operation failed")
             return True
         return False
 

@@ -30,6 +30,8 @@ FAULTS = {
     "start_discovery_unanswered": (bool, False, "StartDiscovery starts the client's discovery (Discovering true, devices reported) but is never answered; StopDiscovery answers InProgress; the session ends when the client leaves the bus. BlueZ 5.66 keeps one pending start per adapter (adapter.c start_discovery: adapter->client), so of two clients starting at once the first is never answered (seen on a real bluetoothd)"),
     "access_denied": (bool, False, "every org.bluez call answers org.freedesktop.DBus.Error.AccessDenied"),
     "bluez_exit_on": (str, "", "when this method is called, the org.bluez connection closes without replying"),
+    "bluez_stop_on": (str, "", "when this method is called, bluetoothd stops as on SIGTERM: every link dropped first (Connected false, pending GATT calls failed), then it leaves the bus 100 ms later; the call is not answered (seen on a real bluetoothd: a restart during service resolution)"),
+    "power_off_on": (str, "", "when this method is called, the adapter powers off: links dropped (Connected false), then Powered false; the call fails org.bluez.Error.Failed 'Operation failed'"),
     "cached_devices": (bool, False, "the tree holds stale devices from an earlier scan (no RSSI, not advertising)"),
     "foreign_filter": (bool, False, "discovery also reports devices another client's filter let through"),
     "preconnected": (str, "", "this address is connected and resolved at start-up by another client"),
