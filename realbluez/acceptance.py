@@ -479,6 +479,62 @@ def restart_bluetoothd(*argv):
     note(f"bluetoothd restarted {' '.join(argv) or '(default plugins)'} in {time.monotonic() - t:.2f} s")
 
 
+def test_two_connects_at_once():
+    """Two get-battery started together: bluetoothd answers the second Connect Failed
+    "Operation already in progress" (EALREADY). Each ends with 73 or exit 5 busy naming the
+    connect; at least one reads; nothing is left."""
+    argv = [args.blectl, "get-battery", PERIPHERAL, "--timeout", "30"]
+    t = time.monotonic()
+    procs = [subprocess.Popen(argv, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    runs = []
+    for p in procs:
+        out, err = p.communicate(timeout=90)
+        runs.append(Run(argv[1:], p.returncode, out, err, time.monotonic() - t))
+    for r in runs:
+        if r.rc == 0:
+            eq(r.json()["percentage"], 73, f"percentage ({r})")
+        else:
+            expect_rc(r, 5)
+            e = json.loads(r.err.strip().splitlines()[-1])["error"]
+            eq((e["code"], e["operation"], e["dbus_error"]), ("busy", "connect", "org.bluez.Error.Failed"),
+               f"busy error ({r})")
+    check(any(r.rc == 0 for r in runs), f"at least one of two get-battery read: {[str(r) for r in runs]}")
+    note(f"two get-battery at once: exits {[r.rc for r in runs]}")
+    assert_idle("two get-battery at once")
+
+
+def test_bluetoothd_restart_during_connect():
+    """bluetoothd restarted as soon as the link is up in get-version, while the services
+    are being resolved (it drops the link, then leaves the bus): exit 69 unavailable, not 4
+    disconnected; nothing left afterwards. A fresh bluetoothd first, so that resolving the
+    services takes a GATT discovery (a daemon that has resolved them before is too quick)."""
+    restart_bluetoothd()
+    p = subprocess.Popen([args.blectl, "get-version", PERIPHERAL, "--timeout", "30"], env=env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t = time.monotonic()
+    linked = False
+    while p.poll() is None and time.monotonic() - t < 25:
+        try:
+            linked = bool(device_prop(PERIPHERAL, "Connected"))
+        except dbus.DBusException:
+            linked = False
+        if linked:
+            break
+        time.sleep(0.02)
+    check(linked, f"Connected true while get-version ran (exit {p.poll()})")
+    at = time.monotonic() - t
+    restart_bluetoothd()
+    out, err = p.communicate(timeout=60)
+    r = Run(["get-version", PERIPHERAL], p.returncode, out, err, time.monotonic() - t)
+    expect_rc(r, 69)
+    e = json.loads(r.err.strip().splitlines()[-1])["error"]
+    eq(e["code"], "unavailable", f"error code ({r})")
+    note(f"bluetoothd restarted {at:.2f} s into get-version, with the link up: exit 69 \"{e['message']}\" "
+         f"{r.elapsed:.2f} s after start")
+    assert_idle("a bluetoothd restart during get-version")
+
+
 def test_battery_noplugin():
     restart_bluetoothd("--noplugin=battery")
     r = blectl("get-battery", PERIPHERAL, "--timeout", "30")
@@ -503,7 +559,8 @@ TESTS = [
     test_adapter, test_scan, test_second_scan, test_two_scans_at_once, test_connect, test_battery_default,
     test_version, test_version_vendor, test_battery_vendor, test_missing_device,
     test_sigint_connect_early, test_sigint_connect_linked, test_sigint_scan,
-    test_scan_after_interrupt, test_sigterm_scan,
+    test_scan_after_interrupt, test_sigterm_scan, test_two_connects_at_once,
+    test_bluetoothd_restart_during_connect,
     # Last: these restart bluetoothd without the battery plugin.
     test_battery_noplugin, test_connect_noplugin,
 ]
