@@ -177,6 +177,7 @@ struct HelpTextTests {
         ("77", "Permission denied by the D-Bus policy."),
         ("124", "Timed out."),
         ("130", "Interrupted by SIGINT."),
+        ("141", "Standard output's reader went away (SIGPIPE)."),
         ("143", "Interrupted by SIGTERM."),
     ])
     func exitStatus(code: String, meaning: String) throws {
