@@ -104,6 +104,21 @@ def expect_rc(r, rc):
         raise Failed(f"exit status {r.rc}, expected {rc}: {r}")
 
 
+def together(*argv, count=2, timeout=90):
+    """Start `count` blectl with the same arguments at once; -> [Run] when all have ended."""
+    t = time.monotonic()
+    procs = [subprocess.Popen([args.blectl, *argv], env=env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(count)]
+    runs = []
+    for p in procs:
+        out, err = p.communicate(timeout=timeout)
+        runs.append(Run(argv, p.returncode, out, err, time.monotonic() - t))
+    if args.verbose:
+        for r in runs:
+            print("    " + str(r), flush=True)
+    return runs
+
+
 def interrupted(argv, when, sig=signal.SIGINT, timeout=30):
     """Start blectl, call when(proc, t0) until it returns True, send sig; -> Run, t_sig."""
     t0 = time.monotonic()
@@ -323,14 +338,7 @@ def test_two_scans_at_once():
     """Two scans started together (BlueZ 5.66 keeps one pending StartDiscovery per adapter,
     so one of the two is never answered): both end 0 at their timeout and list the
     peripheral; nothing is left discovering."""
-    argv = [args.blectl, "scan", "--timeout", "4", "--name", "blesim real"]
-    t = time.monotonic()
-    procs = [subprocess.Popen(argv, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
-    runs = []
-    for p in procs:
-        out, err = p.communicate(timeout=60)
-        runs.append(Run(argv[1:], p.returncode, out, err, time.monotonic() - t))
+    runs = together("scan", "--timeout", "4", "--name", "blesim real")
     for r in runs:
         expect_rc(r, 0)
         eq([d["address"] for d in r.json_lines()], [PERIPHERAL], f"addresses printed by one of two scans ({r})")
@@ -483,14 +491,7 @@ def test_two_connects_at_once():
     """Two get-battery started together: bluetoothd answers the second Connect Failed
     "Operation already in progress" (EALREADY). Each ends with 73 or exit 5 busy naming the
     connect; at least one reads; nothing is left."""
-    argv = [args.blectl, "get-battery", PERIPHERAL, "--timeout", "30"]
-    t = time.monotonic()
-    procs = [subprocess.Popen(argv, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
-    runs = []
-    for p in procs:
-        out, err = p.communicate(timeout=90)
-        runs.append(Run(argv[1:], p.returncode, out, err, time.monotonic() - t))
+    runs = together("get-battery", PERIPHERAL, "--timeout", "30")
     for r in runs:
         if r.rc == 0:
             eq(r.json()["percentage"], 73, f"percentage ({r})")

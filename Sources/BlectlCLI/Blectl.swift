@@ -35,7 +35,11 @@ public enum Blectl {
             let work = Task { try await run(global, subcommand) }
             signals.install { work.cancel() }
             let result = await work.result
-            if let sig = signals.firstSignal { SignalHandling.die(by: sig) }
+            if let sig = signals.firstSignal {
+                // Lines already queued get a moment to reach a reader that is reading.
+                await StdoutWriter.shared.drain(within: .milliseconds(200))
+                SignalHandling.die(by: sig)
+            }
             switch result {
             case .success:
                 exit(0)
@@ -56,13 +60,26 @@ public enum Blectl {
         case .connect(let o), .getVersion(let o, _), .getBattery(let o, _): timeout = o.timeout
         }
         let context = try await CommandContext.open(global, timeout: timeout)
-        defer { context.session.close() }
-        switch subcommand {
-        case .scan(let options): try await ScanCommand.run(options, context)
-        case .connect(let options): try await ConnectCommand.run(options, context)
-        case .getVersion(let options, let vendor): try await GetVersionCommand.run(options, vendor, context)
-        case .getBattery(let options, let vendor): try await GetBatteryCommand.run(options, vendor, context)
+        var failure: (any Error)?
+        do {
+            switch subcommand {
+            case .scan(let options): try await ScanCommand.run(options, context)
+            case .connect(let options): try await ConnectCommand.run(options, context)
+            case .getVersion(let options, let vendor): try await GetVersionCommand.run(options, vendor, context)
+            case .getBattery(let options, let vendor): try await GetBatteryCommand.run(options, vendor, context)
+            }
+        } catch {
+            failure = error
         }
+        context.session.close()
+        // bluetoothd is as blectl found it; now stdout's reader takes what is queued, as
+        // from any filter (a signal ends the wait). A failure is reported either way.
+        do {
+            try await StdoutWriter.shared.drain()
+        } catch where failure == nil {
+            throw error
+        } catch {}
+        if let failure { throw failure }
     }
 }
 

@@ -13,9 +13,9 @@ enum ConnectCommand {
             let services = connected.services
             switch printer.format {
             case .json:
-                try printer.results([Records.gattTree(device, advertisement: device.current, origin: connected.origin, services: services).serialized()])
+                try await printer.results([Records.gattTree(device, advertisement: device.current, origin: connected.origin, services: services).serialized()])
             case .text:
-                try printer.results(Records.gattTreeText(device, advertisement: device.current, services: services))
+                try await printer.results(Records.gattTreeText(device, advertisement: device.current, services: services))
             }
         }
     }

@@ -10,8 +10,8 @@ enum GetBatteryCommand {
             return try await connected.batteryLevel(timeout: context.remaining)
         }
         switch context.printer.format {
-        case .json: try context.printer.results([Records.battery(reading, address: options.address).serialized()])
-        case .text: try context.printer.results([Records.batteryText(reading, address: options.address)])
+        case .json: try await context.printer.results([Records.battery(reading, address: options.address).serialized()])
+        case .text: try await context.printer.results([Records.batteryText(reading, address: options.address)])
         }
     }
 }

@@ -10,8 +10,8 @@ enum GetVersionCommand {
             return try await connected.deviceInformation(timeout: context.remaining)
         }
         switch context.printer.format {
-        case .json: try context.printer.results([Records.version(info, address: options.address).serialized()])
-        case .text: try context.printer.results(Records.versionText(info, address: options.address))
+        case .json: try await context.printer.results([Records.version(info, address: options.address).serialized()])
+        case .text: try await context.printer.results(Records.versionText(info, address: options.address))
         }
     }
 }

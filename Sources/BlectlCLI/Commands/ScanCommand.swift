@@ -23,7 +23,7 @@ enum ScanCommand {
                             case .text: lines.append(Records.advertisementText(advertisement))
                             }
                         }
-                        try printer.results(lines)
+                        try await printer.results(lines)
                     }
                 }
                 group.addTask { try await Task.sleep(for: scanLength) }

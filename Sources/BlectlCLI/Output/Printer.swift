@@ -12,13 +12,15 @@ public struct Printer: Sendable {
 
     public init(format: OutputFormat) { self.format = format }
 
-    /// Writes each line followed by a newline, in one write.
-    /// - Throws: ``OutputClosed`` when stdout is a pipe whose reader has gone (`blectl scan | head -1`).
-    public func results(_ lines: [String]) throws(OutputClosed) {
+    /// Queues each line, followed by a newline, for stdout (``StdoutWriter``: written in
+    /// order on a thread of its own; waits only while a stalled reader leaves too much queued).
+    /// - Throws: ``OutputClosed`` when stdout is a pipe whose reader has gone (`blectl scan | head -1`),
+    ///   `CancellationError` when cancelled while waiting for the reader.
+    public func results(_ lines: [String]) async throws {
         guard !lines.isEmpty else { return }
         var text = lines.joined(separator: "\n")
         text += "\n"
-        guard Self.write(text, to: .stdout) else { throw OutputClosed() }
+        try await StdoutWriter.shared.enqueue(text)
     }
 
     /// A standard stream, written with write(2): unbuffered, so nothing waits in a buffer

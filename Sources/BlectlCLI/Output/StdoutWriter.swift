@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Writes results to stdout on a thread of its own, so that a reader that stops reading
+/// (`blectl scan --updates | slow-consumer`, a paused pipeline) never holds up the command:
+/// the scan still ends at its timeout, discovery is still stopped, and a signal still
+/// cleans up at once. Only the writer thread ever blocks in write(2).
+///
+/// Lines are queued whole; the thread writes them in pieces of at most `PIPE_BUF` bytes
+/// cut at line ends (a pipe takes such a write whole or not at all), so a process that ends
+/// while the reader is stalled leaves only complete lines behind (lines longer than
+/// `PIPE_BUF` excepted). The one instance lives as long as the process. Producers wait, without holding a thread, while more than
+/// ``highWater`` bytes are queued: memory stays bounded, and the wait ends on cancellation.
+final class StdoutWriter: @unchecked Sendable {
+    static let shared = StdoutWriter(fd: 1)
+
+    /// Queued bytes above which ``enqueue(_:)`` waits for the reader.
+    static let highWater = 256 * 1024
+
+    private let fd: Int32
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var queue: [[UInt8]] = []       // chunks of whole lines, oldest first
+    private var queued = 0                  // bytes in `queue` plus the chunk being written
+    private var closed = false              // EPIPE or another write error: the reader is gone
+    private var started = false
+    private var waiters: [UInt64: Waiter] = [:]
+    private var nextWaiter: UInt64 = 0
+
+    private struct Waiter {
+        let limit: Int                      // resume once `queued <= limit` (or closed)
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    init(fd: Int32) {
+        self.fd = fd
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(wake, nil)
+    }
+
+    /// Queues `text` (whole lines) for stdout; waits while more than ``highWater`` bytes are
+    /// queued.
+    /// - Throws: ``OutputClosed`` once a write found the reader gone; `CancellationError`
+    ///   when cancelled while waiting.
+    func enqueue(_ text: String) async throws {
+        let bytes = Array(text.utf8)
+        let accepted: Bool = withLock {
+            if closed { return false }
+            startIfNeeded()
+            queue.append(bytes)
+            queued += bytes.count
+            pthread_cond_signal(wake)
+            return true
+        }
+        guard accepted else { throw OutputClosed() }
+        try await wait(untilQueuedAtMost: Self.highWater)
+    }
+
+    /// Waits until everything queued is written.
+    /// - Throws: ``OutputClosed`` when the reader went away with lines still queued;
+    ///   `CancellationError` when cancelled first.
+    func drain() async throws {
+        try await wait(untilQueuedAtMost: 0)
+    }
+
+    /// Like ``drain()``, but gives up silently after `limit` (used on the way out after a
+    /// signal: what is written is whole, what is not is dropped).
+    func drain(within limit: Duration) async {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let done = withLock { queued == 0 || closed }
+            if done { return }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    private func wait(untilQueuedAtMost limit: Int) async throws {
+        let id: UInt64 = withLock { nextWaiter += 1; return nextWaiter }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resumeNow: Result<Void, any Error>? = withLock {
+                    if closed { return .failure(OutputClosed()) }
+                    if queued <= limit { return .success(()) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    waiters[id] = Waiter(limit: limit, continuation: continuation)
+                    return nil
+                }
+                if let resumeNow { continuation.resume(with: resumeNow) }
+            }
+        } onCancel: {
+            let waiter = withLock { waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Under the lock.
+    private func startIfNeeded() {
+        guard !started else { return }
+        started = true
+        let thread = UnsafeMutablePointer<pthread_t>.allocate(capacity: 1)
+        defer { thread.deallocate() }
+        let context = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(thread, nil, { context in
+            Unmanaged<StdoutWriter>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        }, context)
+        pthread_detach(thread.pointee)
+    }
+
+    private func run() {
+        while true {
+            let chunk: [UInt8] = withLock {
+                while queue.isEmpty { pthread_cond_wait(wake, mutex) }
+                return queue.removeFirst()
+            }
+            let ok = writeWhole(chunk)
+            let ready: [CheckedContinuation<Void, any Error>] = withLock {
+                queued -= chunk.count
+                if !ok {
+                    closed = true
+                    queue.removeAll()
+                    queued = 0
+                }
+                let due = waiters.filter { closed || queued <= $0.value.limit }
+                for id in due.keys { waiters.removeValue(forKey: id) }
+                return due.values.map(\.continuation)
+            }
+            for continuation in ready {
+                if ok { continuation.resume() } else { continuation.resume(throwing: OutputClosed()) }
+            }
+        }
+    }
+
+    /// Writes `chunk` in pieces of at most PIPE_BUF bytes ending at a newline where it can.
+    private func writeWhole(_ chunk: [UInt8]) -> Bool {
+        let pipeBuf = 4096   // PIPE_BUF on Linux
+        return chunk.withUnsafeBufferPointer { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                var end = min(offset + pipeBuf, buffer.count)
+                if end < buffer.count, let lastNewline = buffer[offset..<end].lastIndex(of: 0x0A) {
+                    end = lastNewline + 1
+                }
+                var written = offset
+                while written < end {
+                    let n = Glibc.write(fd, buffer.baseAddress! + written, end - written)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return false
+                    }
+                    written += n
+                }
+                offset = end
+            }
+            return true
+        }
+    }
+
+    private func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
