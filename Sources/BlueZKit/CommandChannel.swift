@@ -26,11 +26,24 @@ public final class CommandChannel: Sendable {
     }
 
     /// Opens a channel (StartNotify on `notify`), runs `body`, closes it (StopNotify).
-    /// - Throws: the errors of ``ConnectedDevice/withNotifications(_:setupTimeout:onValue:_:)``.
+    /// - Throws: ``BLEError/notSupported(_:_:)`` when `write` has neither the `write` nor the
+    ///   `write-without-response` flag, or `notify` neither `notify` nor `indicate` (nothing is
+    ///   sent then); the errors of ``ConnectedDevice/withNotifications(_:setupTimeout:onValue:_:)``.
     public static func with<T: Sendable>(
         _ device: ConnectedDevice, write: GATTCharacteristic, notify: GATTCharacteristic, setupTimeout: Duration,
         _ body: (CommandChannel) async throws -> T
     ) async throws -> T {
+        // bluetoothd passes on a write to a characteristic whatever its Flags say, and a
+        // device may take it (seen on the real rig: a vendor "command" overwrote the Battery
+        // Level); refuse before touching the device.
+        guard write.flags.contains("write") || write.flags.contains("write-without-response") else {
+            throw BLEError.notSupported(device.device.operation(.write, service: write.service, characteristic: write.uuid),
+                                        "characteristic \(write.uuid.shortString) in service \(write.service.shortString) on \(device.device.address) cannot be written (flags: \(write.flags.joined(separator: " ")))")
+        }
+        guard notify.flags.contains("notify") || notify.flags.contains("indicate") else {
+            throw BLEError.notSupported(device.device.operation(.notificationSetup, service: notify.service, characteristic: notify.uuid),
+                                        "characteristic \(notify.uuid.shortString) in service \(notify.service.shortString) on \(device.device.address) cannot notify (flags: \(notify.flags.joined(separator: " ")))")
+        }
         let channel = CommandChannel(device: device, write: write, notify: notify)
         return try await device.withNotifications(notify, setupTimeout: setupTimeout, onValue: { channel.deliver($0) }) {
             try await body(channel)

@@ -56,6 +56,13 @@ struct ErrorStatusTests {
         Case(label: "no Device Information service", arguments: ["get-version", World.battery1], status: 3,
              code: "not_supported", message: .exactly("not supported by the device: no GATT service 180a on C0:FF:EE:00:00:03"),
              operation: "service_lookup", address: "C0:FF:EE:00:00:03", service: "180a"),
+        // bluetoothd would pass the write on whatever the Flags say (the rig's peripheral took
+        // it and its Battery Level changed): refused before anything is sent.
+        Case(label: "vendor write characteristic not writable",
+             arguments: ["get-version", World.probe, "--vendor-service", "180f", "--vendor-write", "2a19", "--vendor-notify", "2a19"],
+             status: 3, code: "not_supported",
+             message: .exactly("not supported by the device: characteristic 2a19 in service 180f on C0:FF:EE:00:00:01 cannot be written (flags: read notify)"),
+             operation: "write", address: probe, service: "180f", characteristic: "2a19"),
         Case(label: "vendor write characteristic missing",
              arguments: ["get-version", World.probe, "--vendor-service", World.vendorService,
                          "--vendor-write", "5a1e00ff-6c2d-4b8e-9f3a-0c1d2e3f4a5b", "--vendor-notify", World.vendorNotify],
