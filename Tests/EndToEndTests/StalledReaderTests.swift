@@ -8,52 +8,84 @@ import SimulatorHarness
 import Testing
 
 @Suite struct StalledReaderTests {
-    /// 2,000 advertisers changing RSSI: far more than a pipe (64 KiB) and blectl's queue
-    /// (256 KiB) hold within the scan.
+    /// 2,000 advertisers changing RSSI: output comes faster than the stalled pipe takes.
     static let busy = ["advertisers": "2000", "rssi_churn": "true"]
 
-    func launchBash(_ sim: Sim, _ script: String) async throws -> RunningProcess {
+    /// Runs blectl with stdout a one-page pipe (F_SETPIPE_SZ 4096, so that it is full after
+    /// a few lines whatever blectl's speed, sanitizers included) that nobody reads for
+    /// `stall` seconds; with `signalAfter`, SIGINT then, and the milliseconds blectl took to
+    /// end reported. Prints what blectl wrote, and "status=N ms=M" on stderr.
+    static let stalledReader = """
+        import fcntl, os, signal, subprocess, sys, time
+        stall, signal_after = float(sys.argv[1]), float(sys.argv[2])
+        r, w = os.pipe()
+        fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ
+        p = subprocess.Popen(sys.argv[3:], stdout=w)
+        os.close(w)
+        ms = -1
+        if signal_after > 0:
+            time.sleep(signal_after)
+            p.send_signal(signal.SIGINT)
+            t = time.monotonic()
+            try:
+                p.wait(timeout=10)
+                ms = int((time.monotonic() - t) * 1000)
+            except subprocess.TimeoutExpired:
+                pass
+        time.sleep(stall)
+        data = b""
+        while chunk := os.read(r, 65536):
+            data += chunk
+        p.wait()
+        sys.stdout.buffer.write(data)
+        status = 128 - p.returncode if p.returncode < 0 else p.returncode
+        sys.stderr.write(f"status={status} ms={ms}\\n")
+        """
+
+    func runStalled(_ sim: Sim, stall: Double, signalAfter: Double, _ arguments: [String]) async throws -> RunningProcess {
         let simulator = sim.simulator
-        return try await offThread { try simulator.launch("/bin/bash", ["-c", script, BlectlBinary.path]) }
+        let args = ["-c", Self.stalledReader, String(stall), String(signalAfter), BlectlBinary.path] + arguments
+        return try await offThread { try simulator.launch("/usr/bin/python3", args) }
+    }
+
+    static func report(_ stderr: String) -> (status: Int, ms: Int)? {
+        guard let line = stderr.split(separator: "\n").last(where: { $0.hasPrefix("status=") }) else { return nil }
+        let fields = line.split(separator: " ").map { $0.split(separator: "=").last.map(String.init) ?? "" }
+        guard fields.count == 2, let status = Int(fields[0]), let ms = Int(fields[1]) else { return nil }
+        return (status, ms)
+    }
+
+    static func brokenLines(_ stdout: String) -> [Substring] {
+        stdout.split(separator: "\n").filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) == nil }
     }
 
     @Test func scanEndsAtItsTimeoutWhileTheReaderSleeps() async throws {
         try await Sim.with(faults: Self.busy) { sim in
-            let process = try await launchBash(sim, """
-                "$0" scan --updates --timeout 1.5 | (sleep 5; cat); echo "status=${PIPESTATUS[0]}" >&2
-                """)
-            // The scan's 1.5 s are over; the reader has not read anything yet.
-            await pause(.seconds(3))
+            let process = try await runStalled(sim, stall: 7, signalAfter: 0, ["scan", "--updates", "--timeout", "2.5"])
+            // The scan's 2.5 s are over (with room for a slow start); nothing has been read.
+            await pause(.seconds(5))
             let state = try await sim.state()
             #expect(state.discovering == false, "discovery still running while stdout is stalled")
             #expect(state.leftovers == [], "\(state.leftovers)")
-            let result = try await process.finish(timeout: .seconds(20))
-            #expect(result.stderr.contains("status=0"), "\(result.stderr)")
-            let lines = result.stdout.split(separator: "\n")
-            // More than a pipe holds: blectl had to wait for the reader.
-            #expect(result.stdout.utf8.count > 200_000, "only \(result.stdout.utf8.count) bytes: the reader was never stalled")
-            let broken = lines.filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) == nil }
-            #expect(broken.isEmpty, "\(broken.prefix(3))")
+            let result = try await process.finish(timeout: .seconds(30))
+            #expect(Self.report(result.stderr)?.status == 0, "\(result.stderr)")
+            // More than the pipe holds: blectl had to wait for the reader.
+            #expect(result.stdout.utf8.count > 4096, "only \(result.stdout.utf8.count) bytes: the reader was never stalled")
+            #expect(Self.brokenLines(result.stdout).isEmpty, "\(Self.brokenLines(result.stdout).prefix(3))")
         }
     }
 
     @Test func firstSignalEndsAStalledScanAtOnce() async throws {
         try await Sim.with(faults: Self.busy) { sim in
-            let process = try await launchBash(sim, """
-                "$0" scan --updates --timeout 30 > >(sleep 4; cat) & pid=$!
-                sleep 2
-                kill -INT $pid; t=$(date +%s%N)
-                wait $pid; s=$?
-                echo "status=$s ms=$(( ($(date +%s%N) - t) / 1000000 ))" >&2
-                sleep 3
-                """)
-            let result = try await process.finish(timeout: .seconds(20))
-            let report = result.stderr.split(separator: "\n").first { $0.hasPrefix("status=") }.map(String.init) ?? ""
-            #expect(report.hasPrefix("status=130 "), "\(result.stderr)")
-            let ms = Int(report.split(separator: "=").last ?? "") ?? .max
-            #expect(ms < 2000, "blectl took \(ms) ms to end after SIGINT")
-            let broken = result.stdout.split(separator: "\n").filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) == nil }
-            #expect(broken.isEmpty, "\(broken.prefix(3))")
+            let process = try await runStalled(sim, stall: 1, signalAfter: 2.5, ["scan", "--updates", "--timeout", "30"])
+            let result = try await process.finish(timeout: .seconds(30))
+            let report = Self.report(result.stderr)
+            #expect(report?.status == 130, "\(result.stderr)")
+            #expect((report?.ms ?? .max) >= 0 && (report?.ms ?? .max) < 2000, "blectl took \(report?.ms ?? -1) ms to end after SIGINT")
+            // What was in the pipe when blectl died: whole lines (before the fix it could not
+            // die at all: `ms` stayed -1 while nobody read).
+            #expect(!result.stdout.isEmpty)
+            #expect(Self.brokenLines(result.stdout).isEmpty, "\(Self.brokenLines(result.stdout).prefix(3))")
             try await sim.scenarioExpectClean()
         }
     }
