@@ -36,8 +36,8 @@ extension Adapter {
     /// Sets the discovery filter (Transport "le", DuplicateData explicit, UUIDs and RSSI when
     /// asked), then StartDiscovery (an `org.bluez.Error.InProgress` answer is retried once after
     /// 200 ms; a StartDiscovery still unanswered ``CleanupPolicy/unansweredStartGrace`` after
-    /// the adapter started discovering is taken as started, see there). `body` gets a stream of batches of devices *seen during this scan* (added, or a
-    /// change of RSSI, ManufacturerData, ServiceData or TxPower; then also a change of UUIDs or
+    /// the adapter started discovering is taken as started, see there). `body` gets a stream
+    /// of batches of devices *seen during this scan* (added, or a change of RSSI, ManufacturerData, ServiceData or TxPower; then also a change of UUIDs or
     /// Name, as a scan response completes the advertisement) that pass `filter`, checked
     /// again here because BlueZ merges the filters of all clients. Devices only cached from
     /// earlier are never reported.
@@ -51,7 +51,7 @@ extension Adapter {
     /// - Parameters:
     ///   - filter: what to report.
     ///   - setupTimeout: the limit for SetDiscoveryFilter and StartDiscovery.
-    /// - Throws: ``BLEError/busy(_:message:)`` when discovery stays InProgress,
+    /// - Throws: ``BLEError/busy(_:dbusError:message:)`` when discovery stays InProgress,
     ///   ``BLEError/unavailable(_:)``, ``BLEError/failed(_:dbusError:message:)``,
     ///   ``BLEError/timedOut(_:)``, what `body` throws, `CancellationError`.
     public func withDiscovery<T: Sendable>(

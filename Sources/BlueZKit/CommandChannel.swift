@@ -36,18 +36,23 @@ public final class CommandChannel: Sendable {
         // bluetoothd passes on a write to a characteristic whatever its Flags say, and a
         // device may take it (seen on the real rig: a vendor "command" overwrote the Battery
         // Level); refuse before touching the device.
-        guard write.flags.contains("write") || write.flags.contains("write-without-response") else {
-            throw BLEError.notSupported(device.device.operation(.write, service: write.service, characteristic: write.uuid),
-                                        "characteristic \(write.uuid.shortString) in service \(write.service.shortString) on \(device.device.address) cannot be written (flags: \(write.flags.joined(separator: " ")))")
-        }
-        guard notify.flags.contains("notify") || notify.flags.contains("indicate") else {
-            throw BLEError.notSupported(device.device.operation(.notificationSetup, service: notify.service, characteristic: notify.uuid),
-                                        "characteristic \(notify.uuid.shortString) in service \(notify.service.shortString) on \(device.device.address) cannot notify (flags: \(notify.flags.joined(separator: " ")))")
-        }
+        try require(write, oneOf: ["write", "write-without-response"], for: .write, "be written", on: device)
+        try require(notify, oneOf: ["notify", "indicate"], for: .notificationSetup, "notify", on: device)
         let channel = CommandChannel(device: device, write: write, notify: notify)
         return try await device.withNotifications(notify, setupTimeout: setupTimeout, onValue: { channel.deliver($0) }) {
             try await body(channel)
         }
+    }
+
+    /// Throws ``BLEError/notSupported(_:_:)`` (operation `kind`) unless `characteristic`
+    /// has one of `flags`; `ability` completes "cannot …" in the message.
+    private static func require(_ characteristic: GATTCharacteristic, oneOf flags: [String], for kind: BLEOperation.Kind,
+                                _ ability: String, on device: ConnectedDevice) throws {
+        guard !flags.contains(where: characteristic.flags.contains) else { return }
+        throw BLEError.notSupported(
+            device.device.operation(kind, service: characteristic.service, characteristic: characteristic.uuid),
+            "characteristic \(characteristic.uuid.shortString) in service \(characteristic.service.shortString) on "
+                + "\(device.device.address) cannot \(ability) (flags: \(characteristic.flags.joined(separator: " ")))")
     }
 
     /// Requests waiting for an answer (for tests: nothing may be left after a request).

@@ -18,7 +18,7 @@ extension Device {
     /// cancellation it sends Disconnect, which makes BlueZ cancel the pending Connect (whose late
     /// error is dropped).
     /// - Returns: whether the device was already connected.
-    /// - Throws: ``BLEError/timedOut(_:)`` (connect), ``BLEError/busy(_:message:)``
+    /// - Throws: ``BLEError/timedOut(_:)`` (connect), ``BLEError/busy(_:dbusError:message:)``
     ///   (InProgress: another attempt holds the device), ``BLEError/failed(_:dbusError:message:)``,
     ///   ``BLEError/disconnected(_:)`` (the device object went away), `CancellationError`.
     public func connect(timeout: Duration) async throws -> ConnectionOrigin {

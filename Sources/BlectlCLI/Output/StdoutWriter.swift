@@ -12,8 +12,9 @@ import Musl
 /// Lines are queued whole; the thread writes them in pieces of at most `PIPE_BUF` bytes
 /// cut at line ends (a pipe takes such a write whole or not at all), so a process that ends
 /// while the reader is stalled leaves only complete lines behind (lines longer than
-/// `PIPE_BUF` excepted). The one instance lives as long as the process. Producers wait, without holding a thread, while more than
+/// `PIPE_BUF` excepted). Producers wait, without holding a thread, while more than
 /// ``highWater`` bytes are queued: memory stays bounded, and the wait ends on cancellation.
+/// The one instance lives as long as the process.
 final class StdoutWriter: @unchecked Sendable {
     static let shared = StdoutWriter(fd: 1)
 
@@ -69,11 +70,11 @@ final class StdoutWriter: @unchecked Sendable {
     /// Like ``drain()``, but gives up silently after `limit` (used on the way out after a
     /// signal: what is written is whole, what is not is dropped).
     func drain(within limit: Duration) async {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            let done = withLock { queued == 0 || closed }
-            if done { return }
-            try? await Task.sleep(for: .milliseconds(5))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await self.drain() }
+            group.addTask { try? await Task.sleep(for: limit) }
+            await group.next()
+            group.cancelAll()
         }
     }
 
