@@ -249,6 +249,22 @@ def host_sees_peripheral(timeout=15.0):
         b.close()  # bluetoothd ends a discovery when its client leaves, in any case
 
 
+def wait_for_command_channel(timeout=60.0):
+    """The VM's init opens its command channel (ttyS1) only once bluetoothd is up, and a
+    serial port that nobody has open drops what it receives: a command sent in between is
+    lost (seen once: the first fixture timed out). Ping until the channel answers."""
+    t = time.monotonic()
+    while True:
+        try:
+            status, out = ctl.command(args.ctl, "ping", timeout=3)
+            if status == 0 and "pong" in out:
+                return time.monotonic() - t
+        except (TimeoutError, OSError):
+            pass
+        if time.monotonic() - t > timeout:
+            raise RigError(f"the VM's command channel did not answer a ping within {timeout} s")
+
+
 def fixture(before):
     """Start the next test from a clean world. Linux 6.1 sometimes leaves a link the host
     does not know after a cancelled LE connection (README: fixture repair): bumble drops
@@ -580,6 +596,10 @@ def main():
     selected = [t for t in TESTS if not args.k or any(k in t.__name__ for k in args.k)]
     rounds = max(1, args.repeat)
     t_all = time.monotonic()
+    if args.ctl:
+        dt = wait_for_command_channel()
+        if dt > 0.5:
+            note(f"the command channel answered {dt:.1f} s after hci0 was powered")
     for index in range(rounds * len(selected)):
         t = selected[index % len(selected)]
         if index and index % len(selected) == 0:
