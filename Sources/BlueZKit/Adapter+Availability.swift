@@ -18,13 +18,11 @@ extension Adapter {
         let path = self.path
         let name = self.name
         do {
-            return try await session.wait(for: BLEOperation(.adapter), timeout: grace) { cache, changes -> WaitStep<BLEError> in
-                for change in changes {
-                    switch change {
-                    case .bluezVanished: return .done(.unavailable(.bluezLeft))
-                    case .busLost: return .done(.unavailable(.busUnreachable("the connection to the system bus was lost")))
-                    default: continue
-                    }
+            return try await session.wait(for: BLEOperation(.adapter), timeout: grace) { cache, event -> WaitStep<BLEError> in
+                switch event {
+                case .bluezVanished?: return .done(.unavailable(.bluezLeft))
+                case .busLost?: return .done(.unavailable(.busUnreachable("the connection to the system bus was lost")))
+                default: break
                 }
                 guard cache[path, BlueZ.adapterInterface] != nil else { return .done(.unavailable(.noAdapter(name))) }
                 if cache.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool == false {

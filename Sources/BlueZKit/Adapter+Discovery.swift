@@ -79,23 +79,43 @@ extension Adapter {
                 }
             }
         }
-        let result: Result<T, any Error>
+        var result: Result<T, any Error>
         var answered = true
+        var lateStart: Task<Void, Never>?
         do {
             answered = try await awaitStartDiscovery(start, setupTimeout: setupTimeout)
+            if !answered {
+                // Taken as started without its reply: should the reply still come as an error,
+                // the scan ends with it (it was another client's discovery we heard).
+                lateStart = Task {
+                    if case .failure(let error) = await start.result { continuation.finish(throwing: error) }
+                }
+            }
             result = .success(try await body(stream))
         } catch {
             result = .failure(error)
         }
+        lateStart?.cancel()
         session.removeWatcher(watcher)
         continuation.finish()
         // A start left unanswered stays so (BlueZ answers StopDiscovery InProgress until
         // then); closing the bus connection ends that session, so do not wait long for it.
         let startWait = answered ? CleanupPolicy.pendingStartTimeout : CleanupPolicy.interruptedTimeout
+        let startOutcome = Lock<Result<Void, any Error>?>(nil)
         await runCleanup {
-            guard (try? await awaitCancellable(start, timeout: startWait)) != nil else { return }
+            do {
+                try await awaitCancellable(start, timeout: startWait)
+            } catch {
+                startOutcome.withLock { $0 = .failure(error) }
+                return
+            }
             _ = try? await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StopDiscovery"), operation: operation,
                                         timeout: CleanupPolicy.interruptedTimeout)
+        }
+        // A start taken as begun that then failed: the scan reports that failure, not success.
+        if !answered, case .success = result, case .failure(let error)? = startOutcome.withLock({ $0 }),
+           !(error is CancellationError), !(error is BusError) {
+            if case BLEError.timedOut = error {} else { result = .failure(error) }
         }
         return try result.get()
     }
@@ -125,49 +145,72 @@ extension Adapter {
         }
     }
 
+    /// What one scan's watcher keeps between events.
+    private struct ScanState {
+        /// Devices heard during this scan.
+        var heard = Set<ObjectPath>()
+        /// Advertisements of the current batch not yet yielded.
+        var pending = [Advertisement]()
+        /// The stream has been finished.
+        var ended = false
+    }
+
+    /// Turns events into advertisements: each built from the cache as it was right after the
+    /// event that made it (so two RSSI values in one batch are two advertisements, each with
+    /// its own value), yielded as one array per batch of messages.
     private func discoveryWatcher(filter: DiscoveryFilter, continuation: AsyncThrowingStream<[Advertisement], any Error>.Continuation) -> Session.Watcher {
         let adapterPath = path
         let adapterName = name
-        let heard = Lock(Set<ObjectPath>())   // devices heard during this scan
-        return { cache, changes in
-            var seen = [ObjectPath]()
+        let scan = Lock(ScanState())
+        return { cache, event in
+            guard let event else { return nil }
+            var sighted: ObjectPath?
             var failure: BLEError?
-            for change in changes {
-                switch change {
-                case .added(let path, let interfaces):
-                    if interfaces.contains(BlueZ.deviceInterface), path.parent == adapterPath { seen.append(path) }
-                case .changed(let path, BlueZ.deviceInterface, let changed, _):
-                    guard path.parent == adapterPath else { break }
-                    if changed.contains(where: Adapter.sightingProperties.contains)
-                        || (changed.contains(where: Adapter.advertisingDataProperties.contains) && heard.withLock { $0.contains(path) }) {
-                        seen.append(path)
-                    }
-                case .changed(adapterPath, BlueZ.adapterInterface, let changed, _):
-                    if changed.contains("Powered"), cache.property("Powered", of: adapterPath, on: BlueZ.adapterInterface)?.bool == false {
-                        failure = .unavailable(.poweredOff(adapterName))
-                    }
-                case .removed(adapterPath, let interfaces) where interfaces.contains(BlueZ.adapterInterface):
-                    failure = .unavailable(.noAdapter(adapterName))
-                case .bluezVanished:
-                    failure = .unavailable(.bluezLeft)
-                case .busLost:
-                    failure = .unavailable(.busUnreachable("the connection to the system bus was lost"))
-                default:
-                    break
+            switch event {
+            case .added(let path, let interfaces):
+                if interfaces[BlueZ.deviceInterface] != nil, path.parent == adapterPath { sighted = path }
+            case .changed(let path, BlueZ.deviceInterface, let changed, _) where path.parent == adapterPath:
+                if changed.keys.contains(where: Adapter.sightingProperties.contains)
+                    || (changed.keys.contains(where: Adapter.advertisingDataProperties.contains) && scan.withLock { $0.heard.contains(path) }) {
+                    sighted = path
                 }
+            case .changed(adapterPath, BlueZ.adapterInterface, let changed, _):
+                if changed["Powered"]?.bool == false { failure = .unavailable(.poweredOff(adapterName)) }
+            case .removed(adapterPath, let interfaces) where interfaces.contains(BlueZ.adapterInterface):
+                failure = .unavailable(.noAdapter(adapterName))
+            case .bluezVanished:
+                failure = .unavailable(.bluezLeft)
+            case .busLost:
+                failure = .unavailable(.busUnreachable("the connection to the system bus was lost"))
+            default:
+                break
             }
-            if !seen.isEmpty { heard.withLock { $0.formUnion(seen) } }
-            var batch = [Advertisement]()
-            for path in seen {
-                guard let properties = cache[path, BlueZ.deviceInterface],
-                      let advertisement = Advertisement(path: path, properties: properties),
-                      filter.matches(advertisement) else { continue }
-                batch.append(advertisement)
-            }
-            guard !batch.isEmpty || failure != nil else { return nil }
-            return { [batch, failure] in
-                if !batch.isEmpty { continuation.yield(batch) }
-                if let failure { continuation.finish(throwing: failure) }
+            let advertisement = sighted.flatMap { path in
+                cache[path, BlueZ.deviceInterface].flatMap { Advertisement(path: path, properties: $0) }
+            }.flatMap { filter.matches($0) ? $0 : nil }
+            return scan.withLock { state -> (@Sendable () -> Void)? in
+                guard !state.ended else { return nil }
+                if let sighted { state.heard.insert(sighted) }
+                if let failure {
+                    state.ended = true
+                    let batch = state.pending
+                    state.pending.removeAll()
+                    return {
+                        if !batch.isEmpty { continuation.yield(batch) }
+                        continuation.finish(throwing: failure)
+                    }
+                }
+                guard let advertisement else { return nil }
+                state.pending.append(advertisement)
+                // One action per batch yields everything the batch added (actions run after it).
+                guard state.pending.count == 1 else { return nil }
+                return {
+                    let batch = scan.withLock { state in
+                        defer { state.pending.removeAll() }
+                        return state.pending
+                    }
+                    if !batch.isEmpty { continuation.yield(batch) }
+                }
             }
         }
     }

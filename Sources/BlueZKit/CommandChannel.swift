@@ -114,7 +114,7 @@ public final class CommandChannel: Sendable {
                 }
                 written.withLock { $0 = true }
                 // A link lost between the write reply and the flag: no later change will come.
-                if let error = device.session.withCache({ lost($0, []) }) {
+                if let error = device.session.withCache({ lost($0, nil) }) {
                     shot.fail(error)
                     return
                 }

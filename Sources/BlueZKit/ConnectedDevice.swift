@@ -51,60 +51,80 @@ public struct ConnectedDevice: Sendable {
 
     /// The service with `uuid`, waiting for GATT objects that arrive after ServicesResolved.
     ///
-    /// When objects were still being added after ServicesResolved, the service is returned
-    /// only once the tree has been quiet for ``gattBurstQuietTime``, so that it comes with all
-    /// its characteristics and descriptors.
+    /// While the device has no GATT objects, waits for them up to `timeout`; once it has some,
+    /// the service counts as absent when the tree has been quiet for ``serviceSettleTime``
+    /// without it. When objects were still being added after ServicesResolved, the service is
+    /// returned only once the tree has been quiet for ``gattBurstQuietTime``, so that it comes
+    /// with all its characteristics and descriptors. Every decision is taken from the cache
+    /// inside the session's watcher, atomically with its registration, so objects exported
+    /// between two looks are never missed.
     /// - Throws: ``BLEError/notSupported(_:_:)`` when the tree settles without it,
     ///   ``BLEError/timedOut(_:)`` (service lookup), ``BLEError/disconnected(_:)``, `CancellationError`.
     public func service(_ uuid: BluetoothUUID, timeout: Duration) async throws -> GATTService {
         let deadline = ContinuousClock.now + timeout
-        let devicePath = device.path
         let operation = device.operation(.serviceLookup, service: uuid)
-        let lost = device.linkLost(during: operation)
+        var objects = -1    // GATT objects under the device at the last look; -1: not looked yet
         while true {
-            if let found = services.first(where: { $0.uuid == uuid }) {
-                try await waitForTrailingObjects(deadline: deadline, operation: operation)
-                return services.first(where: { $0.uuid == uuid }) ?? found
-            }
-            let hasServices = !services.isEmpty
             let remaining = deadline - .now
-            let window = hasServices ? min(Self.serviceSettleTime, remaining) : remaining
-            do {
-                try await session.wait(for: operation, timeout: window) { cache, changes -> WaitStep<Void> in
-                    if let error = lost(cache, changes) { return .fail(error) }
-                    for case .added(let path, _) in changes where path.isDescendant(ofOrEqualTo: devicePath) && path != devicePath {
-                        return .done(())
-                    }
-                    return .keepWaiting
-                }
-            } catch BLEError.timedOut where hasServices && remaining > Self.serviceSettleTime {
+            guard remaining > .zero else { throw BLEError.timedOut(operation) }
+            let settling = objects > 0 && remaining > Self.serviceSettleTime
+            let window = settling ? Self.serviceSettleTime : remaining
+            switch try await look(for: uuid, objectsBefore: objects, window: window, operation: operation) {
+            case .found(let count):
+                try await waitForTrailingObjects(objectsNow: count, deadline: deadline, operation: operation)
                 if let found = services.first(where: { $0.uuid == uuid }) { return found }
+                objects = -1    // gone again meanwhile (its objects re-exported): look again
+            case .grew(let count):
+                objects = count
+            case nil where settling:
                 throw BLEError.notSupported(operation, "no GATT service \(uuid.shortString) on \(device.address)")
+            case nil:
+                throw BLEError.timedOut(operation)
             }
         }
     }
 
-    /// Returns once the GATT tree is complete: at once when nothing was added after
-    /// ServicesResolved, else when no object has been added for ``gattBurstQuietTime`` (or at
-    /// `deadline`, leaving the timeout to the operation that follows).
-    /// - Throws: ``BLEError/disconnected(_:)``, ``BLEError/unavailable(_:)``, `CancellationError`.
-    private func waitForTrailingObjects(deadline: ContinuousClock.Instant, operation: BLEOperation) async throws {
+    /// What one look at the GATT tree found.
+    private enum Look: Sendable {
+        /// The service is exported; the number of GATT objects under the device then.
+        case found(objects: Int)
+        /// The number of GATT objects under the device changed (or was first counted).
+        case grew(objects: Int)
+    }
+
+    /// Waits up to `window` for the service `uuid` (nil: none) to be exported or the number
+    /// of GATT objects under the device to differ from `objectsBefore`; nil when neither
+    /// happens within `window`. Decided from the cache in the watcher.
+    private func look(for uuid: BluetoothUUID?, objectsBefore: Int, window: Duration, operation: BLEOperation) async throws -> Look? {
         let devicePath = device.path
-        guard !treeSettled.isSet,
-              session.withCache({ $0.gattObjectCount(under: devicePath) }) > gattObjectsAtResolution else { return }
         let lost = device.linkLost(during: operation)
-        while deadline - .now > .zero {
-            do {
-                try await session.wait(for: operation, timeout: min(Self.gattBurstQuietTime, deadline - .now)) { cache, changes -> WaitStep<Void> in
-                    if let error = lost(cache, changes) { return .fail(error) }
-                    for case .added(let path, _) in changes where path.isDescendant(ofOrEqualTo: devicePath) && path != devicePath {
-                        return .done(())
-                    }
-                    return .keepWaiting
+        do {
+            return try await session.wait(for: operation, timeout: window) { cache, event -> WaitStep<Look?> in
+                if let error = lost(cache, event) { return .fail(error) }
+                if case .changed? = event { return .keepWaiting }   // properties never change the tree
+                if let uuid, cache.hasGATTService(uuid, under: devicePath) {
+                    return .done(.found(objects: cache.gattObjectCount(under: devicePath)))
                 }
-            } catch BLEError.timedOut {
-                break
+                let count = cache.gattObjectCount(under: devicePath)
+                return count != objectsBefore ? .done(.grew(objects: count)) : .keepWaiting
             }
+        } catch BLEError.timedOut(operation) {
+            return nil
+        }
+    }
+
+    /// Returns once the GATT tree is complete: at once when nothing was added after
+    /// ServicesResolved, else when the number of objects has not changed for
+    /// ``gattBurstQuietTime`` (or at `deadline`, leaving the timeout to the operation that follows).
+    /// - Throws: ``BLEError/disconnected(_:)``, ``BLEError/unavailable(_:)``, `CancellationError`.
+    private func waitForTrailingObjects(objectsNow: Int, deadline: ContinuousClock.Instant, operation: BLEOperation) async throws {
+        guard !treeSettled.isSet, objectsNow > gattObjectsAtResolution else { return }
+        var objects = objectsNow
+        while deadline - .now > .zero {
+            guard case .grew(let count)? = try await look(for: nil, objectsBefore: objects,
+                                                          window: min(Self.gattBurstQuietTime, deadline - .now), operation: operation)
+            else { break }
+            objects = count
         }
         treeSettled.set()
     }
@@ -203,10 +223,12 @@ public struct ConnectedDevice: Sendable {
     }
 
     /// Runs `body` with notifications of `characteristic` on (StartNotify), delivering each
-    /// value to `onValue` on the connection's queue, in order; StopNotify when done (errors
-    /// dropped). The watcher is in place before StartNotify, so no notification is missed.
-    /// The Value change that echoes one of this session's own reads
-    /// (``read(_:timeout:)``) is not a notification and is not delivered.
+    /// value to `onValue` on the connection's queue, in bus order, each with the bytes its
+    /// own signal carried (two notifications in one batch are two values); StopNotify when
+    /// done (errors dropped). The watcher is in place before StartNotify, so no notification
+    /// is missed. The Value change that echoes one of this session's own reads
+    /// (``read(_:timeout:)``) is not a notification and is not delivered. `onValue` may call
+    /// back into the session (a call, ``Session/close()``), but must not block.
     ///
     /// Interrupted while the StartNotify reply is pending, it waits for that reply (at most
     /// ``CleanupPolicy/pendingStartTimeout``) and sends StopNotify if notifications did start:
@@ -219,13 +241,10 @@ public struct ConnectedDevice: Sendable {
         _ body: () async throws -> T
     ) async throws -> T {
         let path = characteristic.path
-        let watcher = session.addWatcher { cache, changes in
-            var values = [[UInt8]]()
-            for case .changed(path, BlueZ.gattCharacteristicInterface, let changed, _) in changes where changed.contains("Value") {
-                if let value = cache.property("Value", of: path, on: BlueZ.gattCharacteristicInterface)?.bytes { values.append(value) }
-            }
-            guard !values.isEmpty else { return nil }
-            return { [values] in for value in values { onValue(value) } }
+        let watcher = session.addWatcher { _, event in
+            guard let value = event?.value(of: "Value", on: BlueZ.gattCharacteristicInterface, at: path)?.bytes,
+                  case .changed? = event else { return nil }
+            return { onValue(value) }
         }
         let operation = device.operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
         let result: Result<T, any Error>
@@ -253,5 +272,37 @@ public struct ConnectedDevice: Sendable {
                                         timeout: CleanupPolicy.interruptedTimeout)
         }
         return try result.get()
+    }
+
+    /// Runs `body` with the notifications of `characteristic` as a stream (StartNotify first,
+    /// StopNotify when `body` ends, as ``withNotifications(_:setupTimeout:onValue:_:)``).
+    ///
+    /// The stream yields every notified value once, in bus order (unbounded buffer: none is
+    /// dropped, whatever the reader's pace). It ends with ``BLEError/disconnected(_:)`` when
+    /// the link drops (Connected false or the device object removed), with
+    /// ``BLEError/unavailable(_:)`` when bluetoothd leaves or the bus is lost, and normally
+    /// when `body` returns.
+    /// - Throws: ``BLEError/timedOut(_:)`` (notification setup), ``BLEError/disconnected(_:)``,
+    ///   ``BLEError/failed(_:dbusError:message:)``, what `body` throws.
+    public func withNotificationStream<T: Sendable>(
+        _ characteristic: GATTCharacteristic, setupTimeout: Duration,
+        _ body: (AsyncThrowingStream<[UInt8], any Error>) async throws -> T
+    ) async throws -> T {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+        let operation = device.operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
+        let lost = device.linkLost(during: operation)
+        let ending = session.addWatcher { cache, event in
+            if let error = lost(cache, event) { return { continuation.finish(throwing: error) } }
+            guard let event, event.endsBlueZ else { return nil }
+            let error = BLEError.unavailable(event.isBusLost ? .busUnreachable("the connection to the system bus was lost") : .bluezLeft)
+            return { continuation.finish(throwing: error) }
+        }
+        defer {
+            session.removeWatcher(ending)
+            continuation.finish()
+        }
+        return try await withNotifications(characteristic, setupTimeout: setupTimeout, onValue: { continuation.yield($0) }) {
+            try await body(stream)
+        }
     }
 }

@@ -93,7 +93,7 @@ extension Device {
         // Enqueued now, whatever the state of this task.
         let pending = session.connection.send(BlueZ.call(path, BlueZ.deviceInterface, "Disconnect")) { _ in replied.succeed(()) }
         _ = try? await withOneShot(timeout: limit) { (wait: OneShot<Void>) in replied.onFinish { wait.succeed(()) } }
-        await session.connection.flush()
+        await session.connection.flush(within: CleanupPolicy.interruptedTimeout)
         pending.cancel()
     }
 

@@ -26,7 +26,7 @@ public struct Device: Sendable {
     /// A condition that fails with ``BLEError/disconnected(_:)`` when the device object is
     /// removed or Connected becomes false: the one shared by every operation on the link, so a
     /// disconnection fails all of them in the same signal batch.
-    func linkLost(during operation: BLEOperation) -> @Sendable (ObjectCache, [CacheChange]) -> (any Error)? {
+    func linkLost(during operation: BLEOperation) -> @Sendable (ObjectCache, SessionEvent?) -> (any Error)? {
         let path = path
         return { cache, _ in
             guard let properties = cache[path, BlueZ.deviceInterface] else { return BLEError.disconnected(operation) }

@@ -36,6 +36,14 @@ extension ObjectCache {
         objects.keys.reduce(0) { $0 + ($1 != device && $1.isDescendant(ofOrEqualTo: device) ? 1 : 0) }
     }
 
+    /// Whether a GattService1 with `uuid` is exported under `device`.
+    public func hasGATTService(_ uuid: BluetoothUUID, under device: ObjectPath) -> Bool {
+        objects.contains { path, interfaces in
+            guard let service = interfaces[BlueZ.gattServiceInterface], path.isDescendant(ofOrEqualTo: device) else { return false }
+            return service["UUID"]?.string.flatMap { BluetoothUUID($0) } == uuid
+        }
+    }
+
     /// The GATT tree under a device, services and characteristics sorted by object path
     /// (which follows the attribute handles). Objects with a malformed UUID are skipped.
     public func gattServices(of device: ObjectPath) -> [GATTService] {

@@ -1,19 +1,5 @@
 import DBusKit
 
-/// One change the object cache saw, as delivered to watchers.
-public enum CacheChange: Sendable {
-    /// InterfacesAdded (or present in the first GetManagedObjects).
-    case added(ObjectPath, interfaces: [String])
-    /// InterfacesRemoved.
-    case removed(ObjectPath, interfaces: [String])
-    /// PropertiesChanged: the names changed and the names invalidated.
-    case changed(ObjectPath, interface: String, changed: [String], invalidated: [String])
-    /// bluetoothd left the bus (NameOwnerChanged with no new owner).
-    case bluezVanished
-    /// The connection to the bus was lost.
-    case busLost
-}
-
 /// The properties of every org.bluez object this session knows, kept current by folding
 /// InterfacesAdded, InterfacesRemoved and PropertiesChanged into it (a pure reducer, as bleak's
 /// manager does). Only the interfaces blectl uses are kept.
@@ -52,20 +38,21 @@ public struct ObjectCache: Sendable {
     }
 
     @discardableResult
-    private mutating func add(_ path: ObjectPath, interfaces value: DBusValue) -> [String] {
-        var added = [String]()
+    private mutating func add(_ path: ObjectPath, interfaces value: DBusValue) -> [String: Properties] {
+        var added = [String: Properties]()
         for entry in value.dictionaryEntries ?? [] {
             guard let name = entry.key.string, BlueZ.cachedInterfaces.contains(name) else { continue }
             let properties = entry.value.stringKeyedDictionary ?? [:]
             objects[path, default: [:]][name, default: [:]].merge(properties) { _, new in new }
-            added.append(name)
+            added[name] = properties
         }
         return added
     }
 
-    /// Folds one signal from org.bluez into the cache; returns the change, or nil when the
-    /// signal is not one the cache tracks or is malformed.
-    public mutating func apply(_ signal: Message) -> CacheChange? {
+    /// Folds one signal from org.bluez into the cache; returns the event with the values the
+    /// signal carried, or nil when the signal is not one the cache tracks or is malformed.
+    /// The caller checks that the signal came from bluetoothd.
+    public mutating func apply(_ signal: Message) -> SessionEvent? {
         switch (signal.interface, signal.member) {
         case (BlueZ.objectManager, "InterfacesAdded"):
             guard signal.body.count >= 2, let path = signal.body[0].objectPath else { return nil }
@@ -86,7 +73,7 @@ public struct ObjectCache: Sendable {
             let invalidated = signal.body.count >= 3 ? (signal.body[2].stringArray ?? []) : []
             objects[path]![interface]!.merge(changed) { _, new in new }
             for name in invalidated { objects[path]![interface]![name] = nil }
-            return .changed(path, interface: interface, changed: Array(changed.keys), invalidated: invalidated)
+            return .changed(path, interface: interface, changed: changed, invalidated: invalidated)
         default:
             return nil
         }

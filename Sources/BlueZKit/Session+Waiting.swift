@@ -1,43 +1,55 @@
 import DBusKit
 
 /// What a wait condition decides on each look at the cache.
-enum WaitStep<Value: Sendable>: Sendable {
+public enum WaitStep<Value: Sendable>: Sendable {
+    /// The wait ends with this value.
     case done(Value)
+    /// The wait ends with this error.
     case fail(any Error)
+    /// Look again at the next event.
     case keepWaiting
 }
 
 extension Session {
-    /// Waits until `evaluate` decides, looking at the cache now and after every change batch.
+    /// Waits until `evaluate` decides, looking at the cache now and after every event.
     ///
-    /// bluetoothd leaving the bus fails the wait with ``BLEError/unavailable(_:)`` unless
-    /// `evaluate` decides otherwise first.
+    /// `evaluate` runs on the connection's queue under the session lock: first at once, with
+    /// the cache as it is and no event (nil), atomically with the registration, so nothing
+    /// can happen between that look and the next; then once per event, in bus order, with
+    /// that event (and its values) and the cache as it was right after it, never a later
+    /// state. It must be quick and must not call back into the session.
+    ///
+    /// bluetoothd leaving the bus or the bus being lost fails the wait with
+    /// ``BLEError/unavailable(_:)`` unless `evaluate`, which sees that event first, decides.
+    /// - Parameters:
+    ///   - operation: named by the timeout error.
+    ///   - timeout: the limit.
+    /// - Returns: the value of ``WaitStep/done(_:)``.
     /// - Throws: what `evaluate` fails with, ``BLEError/timedOut(_:)`` naming `operation`,
-    ///   `CancellationError`.
-    func wait<Value: Sendable>(
+    ///   ``BLEError/unavailable(_:)``, `CancellationError`.
+    public func wait<Value: Sendable>(
         for operation: BLEOperation, timeout: Duration,
-        _ evaluate: @escaping @Sendable (ObjectCache, [CacheChange]) -> WaitStep<Value>
+        _ evaluate: @escaping @Sendable (ObjectCache, SessionEvent?) -> WaitStep<Value>
     ) async throws -> Value {
         try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<Value>) in
             watch(shot, evaluate)
         }
     }
 
-    /// Resolves `shot` from cache changes (see ``wait(for:timeout:_:)``); the watcher is
-    /// removed when the shot finishes, whoever resolves it.
+    /// Resolves `shot` from events (see ``wait(for:timeout:_:)``); the watcher is removed
+    /// when the shot finishes, whoever resolves it.
     func watch<Value: Sendable>(
         _ shot: OneShot<Value>,
-        _ evaluate: @escaping @Sendable (ObjectCache, [CacheChange]) -> WaitStep<Value>
+        _ evaluate: @escaping @Sendable (ObjectCache, SessionEvent?) -> WaitStep<Value>
     ) {
-        let id = addWatcher { cache, changes in
-            if changes.contains(where: { if case .bluezVanished = $0 { true } else if case .busLost = $0 { true } else { false } }) {
-                let lost = changes.contains { if case .busLost = $0 { true } else { false } }
-                return { shot.fail(BLEError.unavailable(lost ? .busUnreachable("the connection to the system bus was lost") : .bluezLeft)) }
-            }
-            switch evaluate(cache, changes) {
-            case .keepWaiting: return nil
+        let id = addWatcher { cache, event in
+            switch evaluate(cache, event) {
             case .done(let value): return { shot.succeed(value) }
             case .fail(let error): return { shot.fail(error) }
+            case .keepWaiting:
+                guard let event, event.endsBlueZ else { return nil }
+                let error = BLEError.unavailable(event.isBusLost ? .busUnreachable("the connection to the system bus was lost") : .bluezLeft)
+                return { shot.fail(error) }
             }
         }
         shot.onFinish { [weak self] in self?.removeWatcher(id) }
@@ -51,13 +63,13 @@ extension Session {
     ///   what `abortIf` fails with, `CancellationError`.
     func call(
         _ call: MethodCall, operation: BLEOperation, timeout: Duration,
-        abortIf: (@Sendable (ObjectCache, [CacheChange]) -> (any Error)?)? = nil,
+        abortIf: (@Sendable (ObjectCache, SessionEvent?) -> (any Error)?)? = nil,
         onReply: (@Sendable (Message) -> Void)? = nil
     ) async throws -> Message {
         do {
             return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<Message>) in
-                watch(shot) { cache, changes in
-                    if let abortIf, let error = abortIf(cache, changes) { return .fail(error) }
+                watch(shot) { cache, event in
+                    if let abortIf, let error = abortIf(cache, event) { return .fail(error) }
                     return .keepWaiting
                 }
                 guard !shot.isResolved else { return }

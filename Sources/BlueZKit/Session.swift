@@ -10,18 +10,26 @@ import Synchronization
 /// connection's queue, in arrival order and before any later reply is delivered, so a reply
 /// (Connect) is never seen before the signals that preceded it (Connected=true).
 public final class Session: Sendable {
-    /// A watcher sees the cache after each batch of changes (on the connection's queue, under
-    /// the session lock) and may return an action to run outside the lock.
-    typealias Watcher = @Sendable (ObjectCache, [CacheChange]) -> (@Sendable () -> Void)?
+    /// A watcher sees every event, one at a time in bus order, with the cache as it was right
+    /// after that event (on the connection's queue, under the session lock), and may return an
+    /// action; the actions of one batch of messages run after it, in order, outside the lock.
+    /// The first call, at registration, has no event (nil), or the event that ended bluetoothd.
+    typealias Watcher = @Sendable (ObjectCache, SessionEvent?) -> (@Sendable () -> Void)?
 
     struct State {
         var cache = ObjectCache()
-        var bluezAvailable = true
-        var watchers: [UInt64: Watcher] = [:]
+        /// The unique name owning org.bluez: only its signals count. nil while unknown or unowned.
+        var bluezOwner: String?
+        /// The event that ended bluetoothd for us (it left, or the bus is gone), until it returns.
+        var ended: SessionEvent?
+        /// Watchers in registration order: for one event they run in this order.
+        var watchers: [(id: UInt64, watcher: Watcher)] = []
         var nextID: UInt64 = 0
         /// Values our own ReadValue calls returned, per characteristic, whose Value change
         /// BlueZ has not signalled yet (see ``expectReadMirror(of:on:)``).
         var readMirrors: [ObjectPath: [ReadMirror]] = [:]
+        /// Signals dropped because they did not come from org.bluez's owner.
+        var foreignSignals = 0
     }
 
     /// A value a ReadValue of ours returned: BlueZ stores it and signals it as a Value change
@@ -74,30 +82,50 @@ public final class Session: Sendable {
         MatchRule(sender: BlueZ.service, interface: BlueZ.objectManager, member: "InterfacesAdded"),
         MatchRule(sender: BlueZ.service, interface: BlueZ.objectManager, member: "InterfacesRemoved"),
         MatchRule(sender: BlueZ.service, interface: BlueZ.properties, member: "PropertiesChanged", pathNamespace: "/org/bluez"),
-        MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: BlueZ.service),
+        MatchRule(sender: busDaemon, interface: busDaemon, member: "NameOwnerChanged", arg0: BlueZ.service),
     ]
 
+    /// The bus daemon's name: the sender of its own signals (NameOwnerChanged).
+    static let busDaemon = "org.freedesktop.DBus"
+
     private func load(timeout: Duration) async throws {
-        _ = connection.addSignalHandler(matching: Self.matchRules) { [weak self] messages in
+        connection.addSignalHandler(matching: Self.matchRules) { [weak self] messages in
             self?.receive(messages)
         }
-        _ = connection.onConnectionLost { [weak self] in self?.publish([.busLost], clear: true) }
+        connection.onConnectionLost { [weak self] in self?.end(with: .busLost) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for rule in Self.matchRules {
                 group.addTask { [connection] in try await connection.addMatch(rule, timeout: timeout) }
             }
             try await group.waitForAll()
         }
-        guard try await connection.nameOwner(of: BlueZ.service, timeout: timeout) != nil else {
+        // The owner, then the objects: each applied on the queue, in order with the signals
+        // around it, so nothing between them is lost or taken from someone else.
+        let owner = BusConnection.busCall("GetNameOwner", [.string(BlueZ.service)])
+        do {
+            try await applyReply(to: owner, timeout: timeout) { state, reply in
+                if let name = reply.body.first?.string, state.bluezOwner == nil, state.ended == nil { state.bluezOwner = name }
+                return nil
+            }
+        } catch BusError.errorReply(DBusErrorName.nameHasNoOwner, _) {
             throw BLEError.unavailable(.bluezNotRunning)
         }
-        // Apply the snapshot on the queue, in order with the signals around it.
-        let call = BlueZ.call("/", BlueZ.objectManager, "GetManagedObjects")
+        try await applyReply(to: BlueZ.call("/", BlueZ.objectManager, "GetManagedObjects"), timeout: timeout) { state, reply in
+            state.cache.load(managedObjects: reply.body.first ?? .array(elementSignature: "y", []))
+            return nil
+        }
+    }
+
+    /// Sends `call` and, on the connection's queue as its reply is delivered (after every
+    /// signal that arrived before it), applies the reply to the state under the lock; the
+    /// event `apply` returns goes to the watchers.
+    private func applyReply(to call: MethodCall, timeout: Duration?,
+                            _ apply: @escaping @Sendable (inout State, Message) -> SessionEvent?) async throws {
         try await withOneShot(timeout: timeout) { (shot: OneShot<Void>) in
             let pending = connection.send(call) { [weak self] result in
                 switch result {
                 case .success(let reply):
-                    self?.state.withLock { $0.cache.load(managedObjects: reply.body.first ?? .array(elementSignature: "y", [])) }
+                    self?.withEvents { state, emit in if let event = apply(&state, reply) { emit(event, state) } }
                     shot.succeed(())
                 case .failure(let error):
                     shot.fail(error)
@@ -107,30 +135,96 @@ public final class Session: Sendable {
         }
     }
 
-    /// Closes the bus connection. Pending calls fail; bluetoothd then ends this client's
-    /// discovery and notification sessions.
+    /// Closes the bus connection, without blocking, from anywhere (also from inside a
+    /// notification callback or an event handler). Pending calls and waits fail (the bus is
+    /// gone: ``BLEError/unavailable(_:)``), later ones fail at once, ``events()`` streams end;
+    /// bluetoothd then ends this client's discovery and notification sessions.
     public func close() { connection.close() }
 
     // MARK: - Signals -> cache -> watchers
 
+    /// Folds the signals of one batch into the cache one at a time, in bus order, running the
+    /// watchers after each with that event; signals not from org.bluez's owner are dropped.
     private func receive(_ messages: [Message]) {
-        var changes = [CacheChange]()
-        var vanished = false
-        state.withLock { state in
+        var reload = false
+        withEvents { state, emit in
             for message in messages {
-                if message.member == "NameOwnerChanged" {
-                    if message.body.count >= 3, message.body[2].string == "" {
-                        vanished = true
-                    } else if message.body.count >= 3, message.body[2].string?.isEmpty == false {
-                        state.bluezAvailable = true
+                if message.member == "NameOwnerChanged", message.interface == Self.busDaemon {
+                    guard message.sender == Self.busDaemon, message.body.count >= 3, message.body[0].string == BlueZ.service,
+                          let newOwner = message.body[2].string else { state.foreignSignals += 1; continue }
+                    if newOwner.isEmpty {
+                        guard state.ended == nil else { continue }
+                        state.bluezOwner = nil
+                        state.cache.clear()
+                        state.readMirrors.removeAll()
+                        state.ended = .bluezVanished
+                        emit(.bluezVanished, state)
+                    } else {
+                        state.bluezOwner = newOwner
+                        if case .busLost? = state.ended { continue }
+                        state.ended = nil
+                        reload = true
+                        emit(.bluezAppeared(owner: newOwner), state)
                     }
                     continue
                 }
-                if let change = state.cache.apply(message) { changes.append(Self.droppingReadMirror(change, from: &state)) }
+                guard let sender = message.sender, sender == state.bluezOwner else {
+                    state.foreignSignals += 1
+                    continue
+                }
+                guard let applied = state.cache.apply(message) else { continue }
+                let event = Self.droppingReadMirror(applied, from: &state)
+                emit(event, state)
             }
         }
-        if !changes.isEmpty { publish(changes, clear: false) }
-        if vanished { publish([.bluezVanished], clear: true) }
+        if reload { reloadObjects() }
+    }
+
+    /// bluetoothd has a new owner: its objects replace the cache (GetManagedObjects, applied
+    /// in order with the signals around it), then watchers get ``SessionEvent/loaded``.
+    private func reloadObjects() {
+        let call = BlueZ.call("/", BlueZ.objectManager, "GetManagedObjects")
+        connection.send(call) { [weak self] result in
+            guard case .success(let reply) = result else { return }
+            self?.withEvents { state, emit in
+                guard state.ended == nil, reply.sender == state.bluezOwner else { return }
+                state.cache.load(managedObjects: reply.body.first ?? .array(elementSignature: "y", []))
+                emit(.loaded, state)
+            }
+        }
+    }
+
+    /// The bus is gone: the cache is emptied and every watcher gets ``SessionEvent/busLost``.
+    private func end(with event: SessionEvent) {
+        withEvents { state, emit in
+            guard state.ended?.isBusLost != true else { return }
+            state.cache.clear()
+            state.bluezOwner = nil
+            state.readMirrors.removeAll()
+            state.ended = event
+            emit(event, state)
+        }
+    }
+
+    /// Runs `body` under the lock with an `emit` that runs every watcher (in registration
+    /// order) on the event and the cache as it is at that moment; then runs the watchers'
+    /// actions, in order, outside the lock.
+    private func withEvents(_ body: (inout State, inout Emitted) -> Void) {
+        var emitted = Emitted()
+        state.withLock { state in body(&state, &emitted) }
+        for action in emitted.actions { action() }
+    }
+
+    /// The watchers' actions collected while events are emitted under the lock.
+    struct Emitted {
+        var actions: [@Sendable () -> Void] = []
+
+        /// Runs every watcher on `event` and the cache as it is now (in `state`).
+        mutating func callAsFunction(_ event: SessionEvent, _ state: State) {
+            for entry in state.watchers {
+                if let action = entry.watcher(state.cache, event) { actions.append(action) }
+            }
+        }
     }
 
     // MARK: - Our own reads are not notifications
@@ -149,59 +243,54 @@ public final class Session: Sendable {
         state.withLock { $0.readMirrors[path, default: []].append(ReadMirror(value: value, expires: expires)) }
     }
 
-    /// `change` without its Value when it is the echo of one of our reads.
-    private static func droppingReadMirror(_ change: CacheChange, from state: inout State) -> CacheChange {
-        guard case .changed(let path, BlueZ.gattCharacteristicInterface, let changed, let invalidated) = change,
-              changed.contains("Value"), var mirrors = state.readMirrors[path] else { return change }
+    /// `event` without its Value when the value it carries is the echo of one of our reads.
+    private static func droppingReadMirror(_ event: SessionEvent, from state: inout State) -> SessionEvent {
+        guard case .changed(let path, BlueZ.gattCharacteristicInterface, var changed, let invalidated) = event,
+              let value = changed["Value"]?.bytes, var mirrors = state.readMirrors[path] else { return event }
         let now = ContinuousClock.now
         mirrors.removeAll { $0.expires < now }
-        let value = state.cache.property("Value", of: path, on: BlueZ.gattCharacteristicInterface)?.bytes
-        var echoed = false
-        if let value, let index = mirrors.firstIndex(where: { $0.value == value }) {
-            mirrors.remove(at: index)
-            echoed = true
-        }
+        let echo = mirrors.firstIndex { $0.value == value }
+        if let echo { mirrors.remove(at: echo) }
         state.readMirrors[path] = mirrors.isEmpty ? nil : mirrors
-        guard echoed else { return change }
-        return .changed(path, interface: BlueZ.gattCharacteristicInterface, changed: changed.filter { $0 != "Value" },
-                        invalidated: invalidated)
-    }
-
-    private func publish(_ changes: [CacheChange], clear: Bool) {
-        let actions: [@Sendable () -> Void] = state.withLock { state in
-            if clear {
-                state.cache.clear()
-                state.bluezAvailable = false
-            }
-            return state.watchers.values.compactMap { $0(state.cache, changes) }
-        }
-        for action in actions { action() }
+        guard echo != nil else { return event }
+        changed["Value"] = nil
+        return .changed(path, interface: BlueZ.gattCharacteristicInterface, changed: changed, invalidated: invalidated)
     }
 
     // MARK: - Watchers
 
-    /// Registers `watcher` and runs it once at once on the current cache with no changes,
-    /// under the same lock (so nothing can slip between the check and the registration).
+    /// Registers `watcher` and runs it once at once on the current cache (with no event, or
+    /// the event that ended bluetoothd), under the same lock, so nothing can slip between
+    /// the check and the registration.
     func addWatcher(_ watcher: @escaping Watcher) -> UInt64 {
         let (id, action) = state.withLock { state -> (UInt64, (@Sendable () -> Void)?) in
             state.nextID += 1
-            state.watchers[state.nextID] = watcher
-            let changes: [CacheChange] = state.bluezAvailable ? [] : [.bluezVanished]
-            return (state.nextID, watcher(state.cache, changes))
+            state.watchers.append((state.nextID, watcher))
+            return (state.nextID, watcher(state.cache, state.ended))
         }
         action?()
         return id
     }
 
     func removeWatcher(_ id: UInt64) {
-        _ = state.withLock { $0.watchers.removeValue(forKey: id) }
+        state.withLock { $0.watchers.removeAll { $0.id == id } }
     }
 
     /// Watchers currently registered (for tests: nothing may be left after an operation).
     package var watcherCount: Int { state.withLock { $0.watchers.count } }
 
+    /// Signals dropped because they did not come from org.bluez's current owner.
+    package var foreignSignalCount: Int { state.withLock { $0.foreignSignals } }
+
     /// A consistent read of the cache.
     public func withCache<T>(_ body: (ObjectCache) throws -> T) rethrows -> T {
         try state.withLock { try body($0.cache) }
     }
+
+    /// Whether bluetoothd is on the bus (as far as this session has seen).
+    public var isBlueZAvailable: Bool { state.withLock { $0.ended == nil } }
+}
+
+extension SessionEvent {
+    var isBusLost: Bool { if case .busLost = self { true } else { false } }
 }

@@ -30,11 +30,12 @@ public struct VendorProtocol: Sendable, Equatable {
         let answer = try await CommandChannel.with(device, write: write, notify: notify, setupTimeout: deadline - .now) { channel in
             try await channel.request([command], responseCode: command | 0x80, timeout: deadline - .now)
         }
-        guard answer.count >= 1 + payloadLength else {
+        // The answer's bytes come from the device: check the length before taking any.
+        guard payloadLength >= 0, answer.count >= 1 + payloadLength else {
             throw BLEError.protocolError(device.device.operation(.response, service: service, characteristic: notifyCharacteristic),
-                                         "answer \(answer) is shorter than \(1 + payloadLength) bytes")
+                                         "answer \(answer) is shorter than \(1 + max(0, payloadLength)) bytes")
         }
-        return Array(answer[1 ... payloadLength])
+        return Array(answer.dropFirst().prefix(payloadLength))
     }
 
     /// The firmware version as "major.minor.patch".

@@ -19,14 +19,24 @@ public final class BusConnection: @unchecked Sendable {
 
     // All of the following are confined to `queue`.
     private let raw: OpaquePointer
+    /// False once the connection is closed by us or lost: every new call then fails at once.
     private var isOpen = true
+    /// Whether libdbus's side has been torn down (after ``isOpen`` went false).
+    private var tornDown = false
     private var replyHandlers: [UInt32: @Sendable (Result<Message, BusError>) -> Void] = [:]
-    private var routes: [UInt64: SignalRoute] = [:]
-    private var lostHandlers: [UInt64: @Sendable () -> Void] = [:]
-    private var nextToken: UInt64 = 0
+    /// Signal routes in registration order: handlers of one batch run in that order.
+    private var routes: [(id: UInt64, route: SignalRoute)] = []
+    /// Connection-lost handlers in registration order.
+    private var lostHandlers: [(id: UInt64, handler: @Sendable () -> Void)] = []
+    /// Continuations of ``flush(within:)`` waiting for the outgoing queue to empty.
+    private var flushWaiters: [OneShot<Void>] = []
     private var watches: [OpaquePointer: WatchSources] = [:]
     private var timeouts: [OpaquePointer: any DispatchSourceTimer] = [:]
     private var drainScheduled = false
+    /// Handler tokens, handed out from any thread without touching the queue.
+    private let nextToken = Atomic<UInt64>(0)
+    /// Marks ``queue`` so that calls made on it (from a handler) are recognised.
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// The default system bus address when `DBUS_SYSTEM_BUS_ADDRESS` is not set (D-Bus specification).
     public static let defaultSystemBusAddress = "unix:path=/var/run/dbus/system_bus_socket"
@@ -49,7 +59,7 @@ public final class BusConnection: @unchecked Sendable {
     /// queue, not on a concurrency thread.
     public static func connect(to address: String) async throws -> BusConnection {
         let queue = DispatchQueue(label: "blectl.dbus")
-        let box = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedBox<OpaquePointer>, any Error>) in
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<BusConnection, any Error>) in
             queue.async {
                 dbus_threads_init_default()
                 var error = DBusError()
@@ -67,11 +77,9 @@ public final class BusConnection: @unchecked Sendable {
                     return
                 }
                 dbus_connection_set_exit_on_disconnect(raw, 0)
-                continuation.resume(returning: UncheckedBox(raw))
+                continuation.resume(returning: BusConnection(raw: raw, queue: queue))
             }
         }
-        let connection = queue.sync { BusConnection(raw: box.value, queue: queue) }
-        return connection
     }
 
     /// Runs on `queue`.
@@ -79,6 +87,7 @@ public final class BusConnection: @unchecked Sendable {
         self.raw = raw
         self.queue = queue
         self.uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
         let context = Unmanaged.passUnretained(self).toOpaque()
         dbus_connection_add_filter(raw, { _, message, context in
             guard let message, let context else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
@@ -115,20 +124,40 @@ public final class BusConnection: @unchecked Sendable {
 
     deinit {
         // The last reference is gone, so nothing else can be using the connection.
-        if isOpen { teardown() }
+        if !tornDown { teardown() }
     }
 
-    /// Closes the connection: pending calls fail with ``BusError/disconnected``; handlers are dropped.
+    /// Whether the caller runs on ``queue`` (a reply, signal or lost handler).
+    private var onQueue: Bool { DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) }
+
+    /// Closes the connection: pending calls fail with ``BusError/disconnected``, later calls
+    /// fail at once, the ``onConnectionLost(_:)`` handlers run, signal handlers are dropped.
+    ///
+    /// Never blocks and never waits for the daemon: safe from any thread and from inside a
+    /// reply, signal or lost handler. Called on ``queue`` it takes effect before it returns;
+    /// from elsewhere, before anything enqueued after it (a later ``send(_:replyHandler:)``
+    /// fails with ``BusError/disconnected``).
     public func close() {
-        queue.sync {
-            guard isOpen else { return }
-            failPending(with: .disconnected)
-            teardown()
-        }
+        if onQueue { shutDown(failingWith: .disconnected) } else { queue.async { [self] in shutDown(failingWith: .disconnected) } }
+    }
+
+    /// Marks the connection closed, fails what waits on it, and tears libdbus's side down on a
+    /// later turn of the queue (this may run inside `dbus_connection_dispatch`). Queue only.
+    private func shutDown(failingWith error: BusError) {
+        guard isOpen else { return }
+        isOpen = false
+        let handlers = lostHandlers.map(\.handler)
+        routes.removeAll()
+        lostHandlers.removeAll()
+        failPending(with: error)
+        resumeFlushWaiters()
+        for handler in handlers { handler() }
+        queue.async { [self] in if !tornDown { teardown() } }
     }
 
     private func teardown() {
         isOpen = false
+        tornDown = true
         routes.removeAll()
         lostHandlers.removeAll()
         dbus_connection_set_dispatch_status_function(raw, nil, nil, nil)
@@ -186,14 +215,30 @@ public final class BusConnection: @unchecked Sendable {
         }
     }
 
-    /// Writes out everything queued for sending (blocking the connection's queue only).
-    public func flush() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { [self] in
-                if isOpen { dbus_connection_flush(raw) }
-                continuation.resume()
-            }
+    /// Waits until everything queued for sending has been written to the socket, the
+    /// connection is closed or lost, or `limit` passes (a stalled daemon that reads nothing).
+    /// Never blocks a thread: the writing is done by the connection's write watch.
+    /// - Returns: whether the outgoing queue was empty.
+    @discardableResult
+    public func flush(within limit: Duration) async -> Bool {
+        let shot = OneShot<Void>()
+        queue.async { [self] in
+            if !isOpen || dbus_connection_has_messages_to_send(raw) == 0 { shot.succeed(()) } else { flushWaiters.append(shot) }
         }
+        do {
+            try await withOneShot(timeout: limit) { (wait: OneShot<Void>) in shot.onFinish { wait.succeed(()) } }
+        } catch {
+            return false
+        }
+        return true
+    }
+
+    /// Resumes ``flush(within:)`` callers once nothing waits to be written (queue only).
+    private func resumeFlushWaiters() {
+        guard !flushWaiters.isEmpty, !isOpen || dbus_connection_has_messages_to_send(raw) == 0 else { return }
+        let waiters = flushWaiters
+        flushWaiters.removeAll()
+        for waiter in waiters { waiter.succeed(()) }
     }
 
     fileprivate func cancelReply(serial: UInt32) {
@@ -206,27 +251,36 @@ public final class BusConnection: @unchecked Sendable {
     /// order, in batches (one call per dispatch pass, and always before a later reply is
     /// delivered). Local routing only: ask the bus for the signals with ``addMatch(_:)``.
     /// - Returns: a token for ``removeSignalHandler(_:)``.
+    /// Handlers of one batch run in the order they were registered. Registration never
+    /// blocks (it takes effect on ``queue`` before anything enqueued after it, such as a call
+    /// sent next); it may be made from inside a handler.
+    /// - Returns: a token for ``removeSignalHandler(_:)``.
+    @discardableResult
     public func addSignalHandler(matching rules: [MatchRule], _ handler: @escaping @Sendable ([Message]) -> Void) -> HandlerToken {
-        let token = queue.sync { () -> UInt64 in
-            nextToken += 1
-            routes[nextToken] = SignalRoute(rules: rules, handler: handler)
-            return nextToken
-        }
-        return HandlerToken(id: token)
+        let id = nextToken.add(1, ordering: .relaxed).newValue
+        onQueueOrLater { [self] in if isOpen { routes.append((id, SignalRoute(rules: rules, handler: handler))) } }
+        return HandlerToken(id: id)
     }
 
     public func removeSignalHandler(_ token: HandlerToken) {
-        queue.async { [self] in routes.removeValue(forKey: token.id) }
+        onQueueOrLater { [self] in routes.removeAll { $0.id == token.id } }
     }
 
-    /// Runs `handler` on ``queue`` once if the connection to the bus is lost.
+    /// Runs `handler` on ``queue`` once when the connection ends: lost (the daemon hung up),
+    /// or closed by ``close()``; at once (on the queue) when it has ended already. It runs
+    /// after the signals received before the end and after pending calls have failed.
+    @discardableResult
     public func onConnectionLost(_ handler: @escaping @Sendable () -> Void) -> HandlerToken {
-        let token = queue.sync { () -> UInt64 in
-            nextToken += 1
-            lostHandlers[nextToken] = handler
-            return nextToken
+        let id = nextToken.add(1, ordering: .relaxed).newValue
+        onQueueOrLater { [self] in
+            if isOpen { lostHandlers.append((id, handler)) } else { handler() }
         }
-        return HandlerToken(id: token)
+        return HandlerToken(id: id)
+    }
+
+    /// Runs `work` now when on ``queue``, else enqueues it.
+    private func onQueueOrLater(_ work: @escaping @Sendable () -> Void) {
+        if onQueue { work() } else { queue.async(execute: work) }
     }
 
     /// Asks the bus daemon to route signals matching `rule` to this connection (`AddMatch`).
@@ -330,13 +384,13 @@ public final class BusConnection: @unchecked Sendable {
         }
     }
 
+    /// The daemon hung up (libdbus's local Disconnected signal, the last message): the
+    /// signals that arrived ahead of the loss are delivered first, then pending calls fail,
+    /// then the lost handlers run; every later call fails at once.
     private func connectionLost() {
         guard isOpen else { return }
-        failPending(with: .disconnected)
         flushSignalBatches()
-        let handlers = lostHandlers.values
-        lostHandlers.removeAll()
-        for handler in handlers { handler() }
+        shutDown(failingWith: .disconnected)
     }
 
     private func failPending(with error: BusError) {
@@ -376,20 +430,23 @@ public final class BusConnection: @unchecked Sendable {
 
     private func handleWatch(_ watch: OpaquePointer, flags: UInt32) {
         guard isOpen, watches[watch] != nil else { return }
+        // Read before handling: on a hang-up libdbus may free the watch inside the call.
+        let fd = dbus_watch_get_unix_fd(watch)
         dbus_watch_handle(watch, flags)
         if flags == CDBUS_WATCH_READABLE {
             // libdbus reads at most 2 KiB per call. While more is waiting in the socket, read
             // on (bounded), so one drain dispatches a large batch and the handlers (and the
             // tasks they wake) run once for it instead of once per handful of signals.
             // Measured on a queued drain of 10,000 devices: 38-41 -> 30-32 us of CPU each.
-            let fd = dbus_watch_get_unix_fd(watch)
             var rounds = 0
             while rounds < 256, isOpen, watches[watch] != nil, Self.bytesWaiting(fd) > 0 {
                 dbus_watch_handle(watch, flags)
                 rounds += 1
             }
+        } else if isOpen {
+            resumeFlushWaiters()
         }
-        scheduleDrain()
+        if isOpen { scheduleDrain() }
     }
 
     /// Bytes readable on `fd` now (FIONREAD).
