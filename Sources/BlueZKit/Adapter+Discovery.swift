@@ -88,7 +88,9 @@ extension Adapter {
                 // Taken as started without its reply: should the reply still come as an error,
                 // the scan ends with it (it was another client's discovery we heard).
                 lateStart = Task {
-                    if case .failure(let error) = await start.result { continuation.finish(throwing: error) }
+                    if case .failure(let error) = await start.result, Self.isLateStartFailure(error) {
+                        continuation.finish(throwing: error)
+                    }
                 }
             }
             result = .success(try await body(stream))
@@ -113,11 +115,19 @@ extension Adapter {
                                         timeout: CleanupPolicy.interruptedTimeout)
         }
         // A start taken as begun that then failed: the scan reports that failure, not success.
-        if !answered, case .success = result, case .failure(let error)? = startOutcome.withLock({ $0 }),
-           !(error is CancellationError), !(error is BusError) {
-            if case BLEError.timedOut = error {} else { result = .failure(error) }
+        if !answered, case .success = result, case .failure(let error)? = startOutcome.withLock({ $0 }), Self.isLateStartFailure(error) {
+            result = .failure(error)
         }
         return try result.get()
+    }
+
+    /// Whether `error`, from a StartDiscovery taken as begun without its reply, is BlueZ
+    /// refusing it (which ends the scan): not our own wait giving up (a timeout: BlueZ 5.66
+    /// may never answer it, see ``CleanupPolicy/unansweredStartGrace``) or a cancellation.
+    static func isLateStartFailure(_ error: any Error) -> Bool {
+        guard let error = error as? BLEError else { return false }
+        if case .timedOut = error { return false }
+        return true
     }
 
     /// Waits for the StartDiscovery reply (`start`), or, when the adapter has been

@@ -1,20 +1,30 @@
 import DBusKit
 import Synchronization
 
-/// Request/response over two characteristics: a command written to one, the answer taken from
-/// notifications on another, matched by the answer's first byte (the response code).
+/// Request/response over two characteristics: a command written to one, the answers taken from
+/// notifications on another, matched by a prefix of their bytes (a response code, a sequence
+/// number; empty: any notification).
 ///
-/// Notifications are subscribed before anything is written, and a request registers its
-/// matcher before its write, so an answer that arrives before the WriteValue reply is still
-/// matched. Notifications no request waits for are ignored. Several requests may be in flight;
-/// requests waiting for the same response code are answered in order.
+/// Notifications are subscribed (StartNotify) before anything is written, and a request
+/// registers its matcher before its write, so an answer that arrives before the WriteValue
+/// reply is still matched. Each notification goes to the first request, in the order the
+/// requests were made, whose prefix it starts with; notifications no request waits for are
+/// ignored. Several requests may be in flight.
 public final class CommandChannel: Sendable {
     public let device: ConnectedDevice
     public let writeCharacteristic: GATTCharacteristic
     public let notifyCharacteristic: GATTCharacteristic
 
+    private struct Matcher {
+        var id: UInt64
+        var prefix: [UInt8]
+        var count: Int
+        var answers: [[UInt8]] = []
+        var shot: OneShot<[[UInt8]]>
+    }
     private struct Matchers {
-        var waiting: [UInt8: [(id: UInt64, shot: OneShot<[UInt8]>)]] = [:]
+        /// In the order the requests were made.
+        var waiting: [Matcher] = []
         var nextID: UInt64 = 0
     }
     private let matchers = Lock(Matchers())
@@ -56,53 +66,64 @@ public final class CommandChannel: Sendable {
     }
 
     /// Requests waiting for an answer (for tests: nothing may be left after a request).
-    package var waitingCount: Int { matchers.withLock { $0.waiting.values.reduce(0) { $0 + $1.count } } }
+    package var waitingCount: Int { matchers.withLock { $0.waiting.count } }
 
+    /// Gives `value` (one notification, as its signal carried it) to the first request whose
+    /// prefix it starts with.
     private func deliver(_ value: [UInt8]) {
-        guard let code = value.first else { return }
-        let shot: OneShot<[UInt8]>? = matchers.withLock { state in
-            guard var queue = state.waiting[code], !queue.isEmpty else { return nil }
-            let first = queue.removeFirst()
-            state.waiting[code] = queue.isEmpty ? nil : queue
-            return first.shot
+        let done: (OneShot<[[UInt8]]>, [[UInt8]])? = matchers.withLock { state in
+            guard let index = state.waiting.firstIndex(where: { value.starts(with: $0.prefix) }) else { return nil }
+            state.waiting[index].answers.append(value)
+            guard state.waiting[index].answers.count >= state.waiting[index].count else { return nil }
+            let matcher = state.waiting.remove(at: index)
+            return (matcher.shot, matcher.answers)
         }
-        shot?.succeed(value)
+        if let (shot, answers) = done { shot.succeed(answers) }
     }
 
-    private func unregister(code: UInt8, id: UInt64) {
-        matchers.withLock { state in
-            state.waiting[code]?.removeAll { $0.id == id }
-            if state.waiting[code]?.isEmpty == true { state.waiting[code] = nil }
-        }
+    private func unregister(id: UInt64) {
+        matchers.withLock { $0.waiting.removeAll { $0.id == id } }
     }
 
     /// Writes `command` and waits for the notification whose first byte is `responseCode`.
+    /// - Returns: the whole answer, response code included.
+    /// - Throws: as ``request(_:responsePrefix:count:timeout:)``.
+    public func request(_ command: [UInt8], responseCode: UInt8, timeout: Duration) async throws -> [UInt8] {
+        try await request(command, responsePrefix: [responseCode], count: 1, timeout: timeout)[0]
+    }
+
+    /// Writes `command` and waits for `count` notifications that start with `responsePrefix`.
     ///
     /// The error names the stage the request was in: while the write is pending, its timeout
     /// and a link loss are the write's (``BLEOperation/Kind/write``, the write characteristic);
-    /// once it is done, they are the wait for the answer (``BLEOperation/Kind/response``, the
-    /// notify characteristic). An answer notified before the WriteValue reply is taken.
-    /// - Parameter timeout: the limit for the write and the answer together.
-    /// - Returns: the whole answer, response code included.
+    /// once it is done, they are the wait for the answers (``BLEOperation/Kind/response``, the
+    /// notify characteristic). Answers notified before the WriteValue reply count.
+    /// - Parameters:
+    ///   - command: the bytes written (Write Request when the characteristic has the `write`
+    ///     flag, else Write Command).
+    ///   - responsePrefix: the bytes an answer starts with; empty matches every notification.
+    ///   - count: how many answers to collect (at least 1).
+    ///   - timeout: the limit for the write and the answers together.
+    /// - Returns: the answers, whole, in the order they were notified.
     /// - Throws: ``BLEError/timedOut(_:)``, ``BLEError/disconnected(_:)`` (write or response),
     ///   the write's other errors, `CancellationError`.
-    public func request(_ command: [UInt8], responseCode: UInt8, timeout: Duration) async throws -> [UInt8] {
+    public func request(_ command: [UInt8], responsePrefix: [UInt8], count: Int = 1, timeout: Duration) async throws -> [[UInt8]] {
         let operation = device.device.operation(.response, service: notifyCharacteristic.service, characteristic: notifyCharacteristic.uuid)
         let type: ConnectedDevice.WriteType = writeCharacteristic.flags.contains("write") || !writeCharacteristic.flags.contains("write-without-response") ? .request : .command
         let deadline = ContinuousClock.now + timeout
         let written = Lock(false)
-        return try await withOneShot { (shot: OneShot<[UInt8]>) in
+        return try await withOneShot { (shot: OneShot<[[UInt8]]>) in
             let id = matchers.withLock { state -> UInt64 in
                 state.nextID += 1
-                state.waiting[responseCode, default: []].append((state.nextID, shot))
+                state.waiting.append(Matcher(id: state.nextID, prefix: responsePrefix, count: max(1, count), shot: shot))
                 return state.nextID
             }
-            shot.onFinish { [self] in unregister(code: responseCode, id: id) }
+            shot.onFinish { [self] in unregister(id: id) }
             // While the write is pending, its own link watch and timeout decide.
             let lost = device.device.linkLost(during: operation)
-            device.session.watch(shot) { cache, changes in
+            device.session.watch(shot) { cache, event in
                 guard written.withLock({ $0 }) else { return .keepWaiting }
-                return lost(cache, changes).map { .fail($0) } ?? .keepWaiting
+                return lost(cache, event).map { .fail($0) } ?? .keepWaiting
             }
             guard !shot.isResolved else { return }
             let writer = Task { [device, writeCharacteristic] in

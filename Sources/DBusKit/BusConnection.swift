@@ -29,7 +29,7 @@ public final class BusConnection: @unchecked Sendable {
     /// Connection-lost handlers in registration order.
     private var lostHandlers: [(id: UInt64, handler: @Sendable () -> Void)] = []
     /// Continuations of ``flush(within:)`` waiting for the outgoing queue to empty.
-    private var flushWaiters: [OneShot<Void>] = []
+    private var flushWaiters: [FlushWaiter] = []
     private var watches: [OpaquePointer: WatchSources] = [:]
     private var timeouts: [OpaquePointer: any DispatchSourceTimer] = [:]
     private var drainScheduled = false
@@ -219,18 +219,22 @@ public final class BusConnection: @unchecked Sendable {
     /// connection is closed or lost, or `limit` passes (a stalled daemon that reads nothing).
     /// Never blocks a thread: the writing is done by the connection's write watch.
     /// - Returns: whether the outgoing queue was empty.
+    /// Not cancellable: it is clean-up's last step (a message enqueued just before is on the
+    /// wire, or the limit passed, when it returns).
     @discardableResult
     public func flush(within limit: Duration) async -> Bool {
-        let shot = OneShot<Void>()
-        queue.async { [self] in
-            if !isOpen || dbus_connection_has_messages_to_send(raw) == 0 { shot.succeed(()) } else { flushWaiters.append(shot) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let waiter = FlushWaiter(continuation)
+            let timer = OneShotTimer.schedule(after: limit) { waiter.resume(flushed: false) }
+            waiter.onResume { timer.cancel() }
+            queue.async { [self] in
+                if !isOpen || dbus_connection_has_messages_to_send(raw) == 0 {
+                    waiter.resume(flushed: true)
+                } else {
+                    flushWaiters.append(waiter)
+                }
+            }
         }
-        do {
-            try await withOneShot(timeout: limit) { (wait: OneShot<Void>) in shot.onFinish { wait.succeed(()) } }
-        } catch {
-            return false
-        }
-        return true
     }
 
     /// Resumes ``flush(within:)`` callers once nothing waits to be written (queue only).
@@ -238,7 +242,7 @@ public final class BusConnection: @unchecked Sendable {
         guard !flushWaiters.isEmpty, !isOpen || dbus_connection_has_messages_to_send(raw) == 0 else { return }
         let waiters = flushWaiters
         flushWaiters.removeAll()
-        for waiter in waiters { waiter.succeed(()) }
+        for waiter in waiters { waiter.resume(flushed: true) }
     }
 
     fileprivate func cancelReply(serial: UInt32) {
@@ -510,6 +514,35 @@ public final class PendingReply: @unchecked Sendable {
         connection.queue.async { [self] in
             if serial != 0 { connection.cancelReply(serial: serial) }
         }
+    }
+}
+
+/// A ``BusConnection/flush(within:)`` caller: resumed once, by the write watch or its timer.
+private final class FlushWaiter: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Bool, Never>?
+        var cleanup: (@Sendable () -> Void)?
+    }
+    private let state: Lock<State>
+
+    init(_ continuation: CheckedContinuation<Bool, Never>) { state = Lock(State(continuation: continuation)) }
+
+    func onResume(_ cleanup: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            guard state.continuation != nil else { return true }
+            state.cleanup = cleanup
+            return false
+        }
+        if runNow { cleanup() }
+    }
+
+    func resume(flushed: Bool) {
+        let taken = state.withLock { state -> State in
+            defer { state = State() }
+            return state
+        }
+        taken.cleanup?()
+        taken.continuation?.resume(returning: flushed)
     }
 }
 
