@@ -19,11 +19,7 @@ extension Adapter {
         let name = self.name
         do {
             return try await session.wait(for: BLEOperation(.adapter), timeout: grace) { cache, event -> WaitStep<BLEError> in
-                switch event {
-                case .bluezVanished?: return .done(.unavailable(.bluezLeft))
-                case .busLost?: return .done(.unavailable(.busUnreachable("the connection to the system bus was lost")))
-                default: break
-                }
+                if let gone = event?.unavailability { return .done(gone) }
                 guard cache[path, BlueZ.adapterInterface] != nil else { return .done(.unavailable(.noAdapter(name))) }
                 if cache.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool == false {
                     return .done(.unavailable(.poweredOff(name)))

@@ -188,10 +188,8 @@ extension Adapter {
                 if changed["Powered"]?.bool == false { failure = .unavailable(.poweredOff(adapterName)) }
             case .removed(adapterPath, let interfaces) where interfaces.contains(BlueZ.adapterInterface):
                 failure = .unavailable(.noAdapter(adapterName))
-            case .bluezVanished:
-                failure = .unavailable(.bluezLeft)
-            case .busLost:
-                failure = .unavailable(.busUnreachable("the connection to the system bus was lost"))
+            case .bluezVanished, .busLost:
+                failure = event.unavailability
             default:
                 break
             }

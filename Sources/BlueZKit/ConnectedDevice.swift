@@ -292,10 +292,8 @@ public struct ConnectedDevice: Sendable {
         let operation = device.operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
         let lost = device.linkLost(during: operation)
         let ending = session.addWatcher { cache, event in
-            if let error = lost(cache, event) { return { continuation.finish(throwing: error) } }
-            guard let event, event.endsBlueZ else { return nil }
-            let error = BLEError.unavailable(event.isBusLost ? .busUnreachable("the connection to the system bus was lost") : .bluezLeft)
-            return { continuation.finish(throwing: error) }
+            if let error = event?.unavailability ?? lost(cache, event) { return { continuation.finish(throwing: error) } }
+            return nil
         }
         defer {
             session.removeWatcher(ending)

@@ -19,8 +19,8 @@ extension Session {
     /// that event (and its values) and the cache as it was right after it, never a later
     /// state. It must be quick and must not call back into the session.
     ///
-    /// bluetoothd leaving the bus or the bus being lost fails the wait with
-    /// ``BLEError/unavailable(_:)`` unless `evaluate`, which sees that event first, decides.
+    /// bluetoothd leaving the bus or the bus being lost (or the session closed) fails the
+    /// wait with ``BLEError/unavailable(_:)``, whatever `evaluate` would say of the emptied cache.
     /// - Parameters:
     ///   - operation: named by the timeout error.
     ///   - timeout: the limit.
@@ -43,13 +43,11 @@ extension Session {
         _ evaluate: @escaping @Sendable (ObjectCache, SessionEvent?) -> WaitStep<Value>
     ) {
         let id = addWatcher { cache, event in
+            if let error = event?.unavailability { return { shot.fail(error) } }
             switch evaluate(cache, event) {
             case .done(let value): return { shot.succeed(value) }
             case .fail(let error): return { shot.fail(error) }
-            case .keepWaiting:
-                guard let event, event.endsBlueZ else { return nil }
-                let error = BLEError.unavailable(event.isBusLost ? .busUnreachable("the connection to the system bus was lost") : .bluezLeft)
-                return { shot.fail(error) }
+            case .keepWaiting: return nil
             }
         }
         shot.onFinish { [weak self] in self?.removeWatcher(id) }

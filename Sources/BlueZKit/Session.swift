@@ -145,7 +145,7 @@ public final class Session: Sendable {
 
     /// Folds the signals of one batch into the cache one at a time, in bus order, running the
     /// watchers after each with that event; signals not from org.bluez's owner are dropped.
-    private func receive(_ messages: [Message]) {
+    func receive(_ messages: [Message]) {
         var reload = false
         withEvents { state, emit in
             for message in messages {

@@ -36,6 +36,15 @@ public enum SessionEvent: Sendable, Equatable {
         }
     }
 
+    /// The error for what depends on bluetoothd when this event ends it (see ``endsBlueZ``).
+    public var unavailability: BLEError? {
+        switch self {
+        case .bluezVanished: .unavailable(.bluezLeft)
+        case .busLost: .unavailable(.busUnreachable("the connection to the system bus was lost"))
+        default: nil
+        }
+    }
+
     /// The value of property `name` that this event set on `interface` of `path`, if it did.
     public func value(of name: String, on interface: String, at path: ObjectPath) -> DBusValue? {
         switch self {

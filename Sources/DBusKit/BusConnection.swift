@@ -30,6 +30,8 @@ public final class BusConnection: @unchecked Sendable {
     private var lostHandlers: [(id: UInt64, handler: @Sendable () -> Void)] = []
     /// Continuations of ``flush(within:)`` waiting for the outgoing queue to empty.
     private var flushWaiters: [FlushWaiter] = []
+    /// Objects this connection exports: path -> method-call handler.
+    private var exported: [ObjectPath: (id: UInt64, handler: @Sendable (Message) -> MethodReply)] = [:]
     private var watches: [OpaquePointer: WatchSources] = [:]
     private var timeouts: [OpaquePointer: any DispatchSourceTimer] = [:]
     private var drainScheduled = false
@@ -149,6 +151,7 @@ public final class BusConnection: @unchecked Sendable {
         let handlers = lostHandlers.map(\.handler)
         routes.removeAll()
         lostHandlers.removeAll()
+        exported.removeAll()
         failPending(with: error)
         resumeFlushWaiters()
         for handler in handlers { handler() }
@@ -190,6 +193,33 @@ public final class BusConnection: @unchecked Sendable {
             replyHandlers[serial] = replyHandler
         }
         return pending
+    }
+
+    /// Emits the signals, in order, back to back (a receiver reading them together gets them
+    /// in one batch).
+    /// - Throws: ``BusError/invalidArgument(_:)`` (checked before anything is sent),
+    ///   ``BusError/disconnected``, ``BusError/outOfMemory``.
+    public func emit(_ signals: [Signal]) async throws {
+        var encoded = [UncheckedBox<OpaquePointer>]()
+        for signal in signals {
+            do throws(BusError) { encoded.append(UncheckedBox(try MessageEncoder.signal(signal))) } catch {
+                for message in encoded { dbus_message_unref(message.value) }
+                throw error
+            }
+        }
+        let sent = encoded
+        let result: Result<Void, BusError> = await withCheckedContinuation { continuation in
+            queue.async { [self] in
+                defer { for message in sent { dbus_message_unref(message.value) } }
+                guard isOpen else { continuation.resume(returning: .failure(.disconnected)); return }
+                for message in sent where dbus_connection_send(raw, message.value, nil) == 0 {
+                    continuation.resume(returning: .failure(.outOfMemory))
+                    return
+                }
+                continuation.resume(returning: .success(()))
+            }
+        }
+        try result.get()
     }
 
     /// Sends a method call flagged no-reply-expected (fire and forget).
@@ -313,6 +343,76 @@ public final class BusConnection: @unchecked Sendable {
                    interface: "org.freedesktop.DBus", member: member, arguments: arguments)
     }
 
+    // MARK: - Exported objects
+
+    /// Answers method calls to `path` with `handler` (on ``queue``, in arrival order, after
+    /// the signals received before each call). Calls to paths nobody exports are answered
+    /// `org.freedesktop.DBus.Error.UnknownObject`. A later export of the same path replaces
+    /// this one.
+    /// - Returns: a token for ``unexport(_:)``.
+    @discardableResult
+    public func export(_ path: ObjectPath, _ handler: @escaping @Sendable (Message) -> MethodReply) -> HandlerToken {
+        let id = nextToken.add(1, ordering: .relaxed).newValue
+        onQueueOrLater { [self] in if isOpen { exported[path] = (id, handler) } }
+        return HandlerToken(id: id)
+    }
+
+    /// Stops answering for the object exported with `token`.
+    public func unexport(_ token: HandlerToken) {
+        onQueueOrLater { [self] in
+            if let path = exported.first(where: { $0.value.id == token.id })?.key { exported[path] = nil }
+        }
+    }
+
+    /// Asks the bus for a well-known name (`RequestName`, flag DO_NOT_QUEUE).
+    /// - Returns: whether this connection is now its primary owner.
+    public func requestName(_ name: String, timeout: Duration? = nil) async throws -> Bool {
+        let reply = try await call(Self.busCall("RequestName", [.string(name), .uint32(4)]), timeout: timeout)
+        // 1: primary owner, 4: already the owner.
+        return [1, 4].contains(reply.body.first?.integer)
+    }
+
+    /// Gives up a well-known name (`ReleaseName`).
+    public func releaseName(_ name: String, timeout: Duration? = nil) async throws {
+        _ = try await call(Self.busCall("ReleaseName", [.string(name)]), timeout: timeout)
+    }
+
+    private func answer(_ incoming: OpaquePointer) {
+        let call = MessageDecoder.decode(incoming)
+        let reply: MethodReply
+        if let path = call.path, let entry = exported[path] {
+            reply = entry.handler(call)
+        } else {
+            reply = .error(name: DBusErrorName.unknownObject, message: "no object at \(call.path?.rawValue ?? "?")")
+        }
+        guard dbus_message_get_no_reply(incoming) == 0 else { return }
+        let message: OpaquePointer?
+        switch reply {
+        case .noReply:
+            return
+        case .values(let values):
+            message = dbus_message_new_method_return(incoming)
+            if let message, (try? MessageEncoder.append(values, to: message)) == nil {
+                dbus_message_unref(message)
+                sendError(to: incoming, name: "org.freedesktop.DBus.Error.Failed", message: "reply values could not be encoded")
+                return
+            }
+        case .error(let name, let text):
+            sendError(to: incoming, name: name, message: text)
+            return
+        }
+        guard let message else { return }
+        dbus_connection_send(raw, message, nil)
+        dbus_message_unref(message)
+    }
+
+    private func sendError(to call: OpaquePointer, name: String, message text: String) {
+        let valid = dbus_validate_error_name(name, nil) != 0 ? name : "org.freedesktop.DBus.Error.Failed"
+        guard let message = dbus_message_new_error(call, valid, text.utf8.contains(0) ? "" : text) else { return }
+        dbus_connection_send(raw, message, nil)
+        dbus_message_unref(message)
+    }
+
     // MARK: - Introspection for tests
 
     /// Reply handlers still registered (calls sent and neither answered nor cancelled).
@@ -355,6 +455,10 @@ public final class BusConnection: @unchecked Sendable {
             } else {
                 handler(.success(decoded))
             }
+            return DBUS_HANDLER_RESULT_HANDLED
+        case CDBUS_MESSAGE_TYPE_METHOD_CALL:
+            flushSignalBatches()
+            answer(message)
             return DBUS_HANDLER_RESULT_HANDLED
         case CDBUS_MESSAGE_TYPE_SIGNAL:
             if dbus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
@@ -544,6 +648,16 @@ private final class FlushWaiter: Sendable {
         taken.cleanup?()
         taken.continuation?.resume(returning: flushed)
     }
+}
+
+/// How an exported object answers a method call (``BusConnection/export(_:_:)``).
+public enum MethodReply: Sendable {
+    /// A method return with these values.
+    case values([DBusValue])
+    /// An error reply: its D-Bus name (`org.bluez.Error.Rejected`) and message.
+    case error(name: String, message: String)
+    /// No reply (the caller's own timeout decides).
+    case noReply
 }
 
 /// Identifies a handler registered on a ``BusConnection``.

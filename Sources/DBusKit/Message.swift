@@ -60,3 +60,21 @@ public struct MethodCall: Sendable {
         self.arguments = arguments
     }
 }
+
+/// A signal to emit: object path, interface, member, arguments, and optionally one
+/// destination (a unicast signal, delivered to that connection only, match rules or not).
+public struct Signal: Sendable {
+    public var path: ObjectPath
+    public var interface: String
+    public var member: String
+    public var destination: String?
+    public var arguments: [DBusValue]
+
+    public init(path: ObjectPath, interface: String, member: String, destination: String? = nil, arguments: [DBusValue] = []) {
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.destination = destination
+        self.arguments = arguments
+    }
+}

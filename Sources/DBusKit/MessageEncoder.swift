@@ -20,6 +20,27 @@ enum MessageEncoder {
         return message
     }
 
+    static func signal(_ signal: Signal) throws(BusError) -> OpaquePointer {
+        guard dbus_validate_path(signal.path.rawValue, nil) != 0 else { throw .invalidArgument("object path '\(signal.path)'") }
+        guard dbus_validate_interface(signal.interface, nil) != 0 else { throw .invalidArgument("interface '\(signal.interface)'") }
+        guard dbus_validate_member(signal.member, nil) != 0 else { throw .invalidArgument("member '\(signal.member)'") }
+        if let destination = signal.destination, dbus_validate_bus_name(destination, nil) == 0 {
+            throw .invalidArgument("bus name '\(destination)'")
+        }
+        guard let message = dbus_message_new_signal(signal.path.rawValue, signal.interface, signal.member) else { throw .outOfMemory }
+        if let destination = signal.destination, dbus_message_set_destination(message, destination) == 0 {
+            dbus_message_unref(message)
+            throw .outOfMemory
+        }
+        do {
+            try append(signal.arguments, to: message)
+        } catch {
+            dbus_message_unref(message)
+            throw error
+        }
+        return message
+    }
+
     static func validate(_ call: MethodCall) throws(BusError) {
         guard dbus_validate_bus_name(call.destination, nil) != 0 else { throw .invalidArgument("bus name '\(call.destination)'") }
         guard dbus_validate_path(call.path.rawValue, nil) != 0 else { throw .invalidArgument("object path '\(call.path)'") }
