@@ -2,14 +2,14 @@ import DBusKit
 
 /// How long clean-up after an interrupted operation (StopDiscovery, Disconnect, StopNotify)
 /// may take of our own time.
-public enum CleanupPolicy {
-    public static let interruptedTimeout: Duration = .milliseconds(400)
+package enum CleanupPolicy {
+    package static let interruptedTimeout: Duration = .milliseconds(400)
     /// How long clean-up waits for the reply to a start call (StartDiscovery, StartNotify)
     /// still pending when the operation was interrupted, so that the matching stop follows a
     /// start that succeeded: BlueZ answers the stop with InProgress while the start is pending
     /// (bluez/src/adapter.c stop_discovery), so it cannot be sent earlier. Closing the bus
     /// connection ends whatever is still left after that.
-    public static let pendingStartTimeout: Duration = .seconds(2)
+    package static let pendingStartTimeout: Duration = .seconds(2)
     /// How long a StartDiscovery may stay unanswered once the adapter is discovering before
     /// the scan goes on without its reply. BlueZ 5.66 keeps one pending start per adapter
     /// (bluez/src/adapter.c start_discovery: `adapter->client`): when two clients start
@@ -19,7 +19,7 @@ public enum CleanupPolicy {
     /// milliseconds of the Discovering change (both follow the kernel's start), so half a
     /// second is plenty; a reply that still comes later is waited for at the end and the
     /// StopDiscovery sent.
-    public static let unansweredStartGrace: Duration = .milliseconds(500)
+    package static let unansweredStartGrace: Duration = .milliseconds(500)
 }
 
 extension Adapter {

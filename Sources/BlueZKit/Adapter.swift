@@ -9,11 +9,37 @@ public struct Adapter: Sendable {
     /// `hci0`
     public var name: String { String(path.lastComponent) }
 
-    /// The adapter to use, once BlueZ is ready: the one named, or the first powered one.
+    /// A handle for the adapter at `path` (`/org/bluez/hci0`); nothing is checked.
+    public init(session: Session, path: ObjectPath) {
+        self.session = session
+        self.path = path
+    }
+
+    /// Every adapter BlueZ has, powered or not, sorted by object path (org.bluez.Adapter1
+    /// objects in the session's cache).
+    public static func all(in session: Session) -> [Adapter] {
+        session.withCache { $0.paths(with: BlueZ.adapterInterface) }.map { Adapter(session: session, path: $0) }
+    }
+
+    /// The adapter named `name` (`hci0`).
+    /// - Throws: ``BLEError/unavailable(_:)`` `.noAdapter(name)` when BlueZ has none so named.
+    public static func named(_ name: String, in session: Session) throws -> Adapter {
+        guard let adapter = all(in: session).first(where: { $0.name == name }) else { throw BLEError.unavailable(.noAdapter(name)) }
+        return adapter
+    }
+
+    /// Adapter1.Powered as last signalled (false when unknown).
+    public var isPowered: Bool {
+        let path = path
+        return session.withCache { $0.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool } ?? false
+    }
+
+    /// blectl's choice of adapter: the one named (which must be powered), or the first
+    /// powered one by path.
     /// - Parameter name: `hci0`-style name; nil picks the first powered adapter by path.
     /// - Throws: ``BLEError/unavailable(_:)`` with `.noAdapter` (none, or not the one named) or
     ///   `.poweredOff`.
-    public static func ready(in session: Session, named name: String?) throws -> Adapter {
+    package static func ready(in session: Session, named name: String?) throws -> Adapter {
         try session.withCache { cache in
             let all = cache.paths(with: BlueZ.adapterInterface)
             let powered = { (path: ObjectPath) in cache.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool == true }

@@ -364,6 +364,40 @@ public final class BusConnection: @unchecked Sendable {
         }
     }
 
+    /// Answers a method call later: `call` is the message an exported object's handler got
+    /// (and answered ``MethodReply/noReply``). Does nothing when the caller asked for no reply
+    /// or the connection is closed.
+    public func reply(to call: Message, _ reply: MethodReply) {
+        guard let caller = call.sender, call.kind == .methodCall else { return }
+        onQueueOrLater { [self] in
+            guard isOpen else { return }
+            let message: OpaquePointer?
+            switch reply {
+            case .noReply:
+                return
+            case .values(let values):
+                message = dbus_message_new(CDBUS_MESSAGE_TYPE_METHOD_RETURN)
+                if let message, (try? MessageEncoder.append(values, to: message)) == nil {
+                    dbus_message_unref(message)
+                    return
+                }
+            case .error(let name, let text):
+                message = dbus_message_new(CDBUS_MESSAGE_TYPE_ERROR)
+                if let message {
+                    let valid = dbus_validate_error_name(name, nil) != 0 ? name : "org.freedesktop.DBus.Error.Failed"
+                    dbus_message_set_error_name(message, valid)
+                    if !text.utf8.contains(0) { try? MessageEncoder.append([.string(text)], to: message) }
+                }
+            }
+            guard let message else { return }
+            dbus_message_set_reply_serial(message, call.serial)
+            dbus_message_set_destination(message, caller)
+            dbus_message_set_no_reply(message, 1)
+            dbus_connection_send(raw, message, nil)
+            dbus_message_unref(message)
+        }
+    }
+
     /// Asks the bus for a well-known name (`RequestName`, flag DO_NOT_QUEUE).
     /// - Returns: whether this connection is now its primary owner.
     public func requestName(_ name: String, timeout: Duration? = nil) async throws -> Bool {

@@ -11,11 +11,11 @@ import Darwin
 /// Used instead of `Synchronization.Mutex` because ThreadSanitizer understands pthread
 /// mutexes but not Mutex's futex-based lock on Linux, which it reports as races: with this
 /// lock the sanitizer runs need no suppressions and still see real races.
-public final class Lock<Value>: @unchecked Sendable {
+package final class Lock<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    public init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -30,7 +30,7 @@ public final class Lock<Value>: @unchecked Sendable {
     /// Runs `body` with exclusive access to the value. Do not resume continuations or call
     /// out to unknown code inside: return an action and run it after.
     @inline(__always)
-    public func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -8,7 +8,7 @@ import Synchronization
 /// dropped. When the outcome is decided, every clean-up registered with ``onFinish(_:)``
 /// runs once (a timer cancelled, a reply handler removed), then the waiting task resumes.
 /// Clean-ups and the resumption run outside the lock.
-public final class OneShot<Success: Sendable>: Sendable {
+package final class OneShot<Success: Sendable>: Sendable {
     private enum State {
         /// Not decided; the awaiting continuation once installed.
         case waiting(CheckedContinuation<Success, any Error>?, [@Sendable () -> Void])
@@ -19,7 +19,7 @@ public final class OneShot<Success: Sendable>: Sendable {
 
     private let state: Lock<State>
 
-    public init() {
+    package init() {
         state = Lock(.waiting(nil, []))
         OperationMetrics.liveOneShots.add(1, ordering: .relaxed)
     }
@@ -27,13 +27,13 @@ public final class OneShot<Success: Sendable>: Sendable {
     deinit { OperationMetrics.liveOneShots.subtract(1, ordering: .relaxed) }
 
     /// Whether an outcome has been decided.
-    public var isResolved: Bool {
+    package var isResolved: Bool {
         state.withLock { if case .waiting = $0 { false } else { true } }
     }
 
     /// Offers an outcome; returns whether it was the one taken.
     @discardableResult
-    public func resolve(_ result: Result<Success, any Error>) -> Bool {
+    package func resolve(_ result: Result<Success, any Error>) -> Bool {
         let action: (CheckedContinuation<Success, any Error>?, [@Sendable () -> Void])? = state.withLock { state in
             guard case .waiting(let continuation, let cleanups) = state else { return nil }
             state = continuation == nil ? .decidedEarly(result) : .finished
@@ -45,11 +45,11 @@ public final class OneShot<Success: Sendable>: Sendable {
         return true
     }
 
-    public func succeed(_ value: Success) { resolve(.success(value)) }
-    public func fail(_ error: any Error) { resolve(.failure(error)) }
+    package func succeed(_ value: Success) { resolve(.success(value)) }
+    package func fail(_ error: any Error) { resolve(.failure(error)) }
 
     /// Registers a clean-up to run once when the outcome is decided; runs it now if it already is.
-    public func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
+    package func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             guard case .waiting(let continuation, var cleanups) = state else { return true }
             cleanups.append(cleanup)
@@ -87,7 +87,7 @@ public final class OneShot<Success: Sendable>: Sendable {
 ///     the task was already cancelled. Register clean-ups on the shot with `onFinish`.
 /// - Returns: the value the winning source resolved with.
 /// - Throws: the winning source's error, `timeoutError()`, or `CancellationError`.
-public func withOneShot<Success: Sendable>(
+package func withOneShot<Success: Sendable>(
     timeout: Duration? = nil,
     timeoutError: @escaping @Sendable () -> any Error = { BusError.timedOut },
     _ start: (OneShot<Success>) -> Void
