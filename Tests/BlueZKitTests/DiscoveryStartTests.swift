@@ -40,9 +40,15 @@ import Testing
         #expect(await eventually { scanning.withLock { $0 } }, "the scan did not go on without the reply")
         fake.connection.reply(to: held.withLock { $0 }!, .error(name: BlueZ.Error.failed, message: "Operation failed"))
         // A hang detector: a scan still running after 20 s is stopped (and the test fails).
-        let watchdog = Task { try await Task.sleep(for: .seconds(20)); scan.cancel() }
+        let stoppedByWatchdog = Lock(false)
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(20))
+            stoppedByWatchdog.withLock { $0 = true }
+            scan.cancel()
+        }
         let outcome = await scan.value
         watchdog.cancel()
+        #expect(!stoppedByWatchdog.withLock { $0 }, "the refusal did not end the scan")
         #expect(outcome == "failed org.bluez.Error.Failed Operation failed")
         // Nothing was started in BlueZ, so nothing is stopped.
         #expect(!fake.calls.withLock { $0.map(\.member) }.contains("StopDiscovery"))
