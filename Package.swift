@@ -22,6 +22,8 @@ let package = Package(
         .target(name: "BlueZKit", dependencies: ["DBusKit"]),
         .target(name: "BlectlCLI", dependencies: ["BlueZKit", "DBusKit"]),
         .executableTarget(name: "blectl", dependencies: ["BlectlCLI"]),
+        // The README's library example (built with everything else, so CI builds it).
+        .executableTarget(name: "scan-notify", dependencies: ["BlueZKit"], path: "Examples/ScanAndNotify"),
 
         // Test support: starts a private dbus-daemon with the simulated BlueZ (sim/).
         .target(name: "SimulatorHarness", path: "Tests/SimulatorHarness"),

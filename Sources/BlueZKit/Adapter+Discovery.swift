@@ -56,6 +56,7 @@ extension Adapter {
     ///   ``BLEError/timedOut(_:)``, what `body` throws, `CancellationError`.
     public func withDiscovery<T: Sendable>(
         filter: DiscoveryFilter, setupTimeout: Duration,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: (AsyncThrowingStream<[Advertisement], any Error>) async throws -> T
     ) async throws -> T {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Advertisement].self)

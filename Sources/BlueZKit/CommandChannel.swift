@@ -41,6 +41,7 @@ public final class CommandChannel: Sendable {
     ///   sent then); the errors of ``ConnectedDevice/withNotifications(_:setupTimeout:onValue:_:)``.
     public static func with<T: Sendable>(
         _ device: ConnectedDevice, write: GATTCharacteristic, notify: GATTCharacteristic, setupTimeout: Duration,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: (CommandChannel) async throws -> T
     ) async throws -> T {
         // bluetoothd passes on a write to a characteristic whatever its Flags say, and a

@@ -238,6 +238,7 @@ public struct ConnectedDevice: Sendable {
     public func withNotifications<T: Sendable>(
         _ characteristic: GATTCharacteristic, setupTimeout: Duration,
         onValue: @escaping @Sendable ([UInt8]) -> Void,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> T
     ) async throws -> T {
         let path = characteristic.path
@@ -286,6 +287,7 @@ public struct ConnectedDevice: Sendable {
     ///   ``BLEError/failed(_:dbusError:message:)``, what `body` throws.
     public func withNotificationStream<T: Sendable>(
         _ characteristic: GATTCharacteristic, setupTimeout: Duration,
+        isolation: isolated (any Actor)? = #isolation,
         _ body: (AsyncThrowingStream<[UInt8], any Error>) async throws -> T
     ) async throws -> T {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)

@@ -115,6 +115,7 @@ extension Device {
     ///   that ``BLEError/unavailable(_:)`` (``Adapter/unavailabilityAfterLinkLoss(within:)``).
     public func withConnection<T: Sendable>(
         timeout: Duration, disconnectTimeout: Duration = .seconds(4),
+        isolation: isolated (any Actor)? = #isolation,
         _ body: (ConnectedDevice) async throws -> T
     ) async throws -> T {
         let deadline = ContinuousClock.now + timeout
