@@ -54,20 +54,10 @@ public enum Blectl {
     }
 
     static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
-        let timeout: Duration
-        switch subcommand {
-        case .scan(let o): timeout = o.timeout
-        case .connect(let o), .getVersion(let o, _), .getBattery(let o, _): timeout = o.timeout
-        }
-        let context = try await CommandContext.open(global, timeout: timeout)
+        let context = try await CommandContext.open(global, timeout: subcommand.command.timeout)
         var failure: (any Error)?
         do {
-            switch subcommand {
-            case .scan(let options): try await ScanCommand.run(options, context)
-            case .connect(let options): try await ConnectCommand.run(options, context)
-            case .getVersion(let options, let vendor): try await GetVersionCommand.run(options, vendor, context)
-            case .getBattery(let options, let vendor): try await GetBatteryCommand.run(options, vendor, context)
-            }
+            try await subcommand.command.run(context)
         } catch {
             failure = error
         }
@@ -85,10 +75,5 @@ public enum Blectl {
 
 extension Subcommand {
     /// The device the subcommand works on, if any.
-    var address: BluetoothAddress? {
-        switch self {
-        case .scan: nil
-        case .connect(let o), .getVersion(let o, _), .getBattery(let o, _): o.address
-        }
-    }
+    var address: BluetoothAddress? { command.address }
 }

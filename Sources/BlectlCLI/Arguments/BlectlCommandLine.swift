@@ -56,25 +56,10 @@ private func invocation(for arguments: [String]) throws(UsageError) -> Invocatio
         }
 
         let globals = try BlectlCommands.Global.options(from: values)
-        switch leaf.name {
-        case BlectlCommands.Scan.command.name:
-            return .run(globals, .scan(try BlectlCommands.Scan.options(from: values)))
-        case BlectlCommands.connect.name:
-            return .run(globals, .connect(try BlectlCommands.Device.options(from: values)))
-        case BlectlCommands.getVersion.name:
-            return .run(globals, .getVersion(
-                try BlectlCommands.Device.options(from: values),
-                try BlectlCommands.Vendor.options(from: values)
-            ))
-        case BlectlCommands.getBattery.name:
-            return .run(globals, .getBattery(
-                try BlectlCommands.Device.options(from: values),
-                try BlectlCommands.Vendor.options(from: values)
-            ))
-        default:
-            // Declared in `root` but not handled above: a programming error, reported
-            // without trapping.
+        guard let type = Subcommands.type(named: leaf.name) else {
+            // Declared in `root` but not registered: a programming error, reported without trapping.
             throw UsageError("Unknown subcommand \(leaf.name.quotedForMessage)")
         }
+        return .run(globals, Subcommand(try type.init(from: values)))
     }
 }

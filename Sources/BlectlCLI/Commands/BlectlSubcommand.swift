@@ -1,0 +1,48 @@
+import BlueZKit
+
+/// One blectl subcommand, whole: its declaration (names, help, options and arguments, from
+/// which the parser, the help text and the usage errors are made), its parsed options, what
+/// it does, and the records it prints. Each lives in one file under `Commands/`; adding one
+/// means that file, its line in ``Subcommands/all``, its tests and its man-page section.
+protocol BlectlSubcommand: Sendable, Equatable {
+    /// The declaration: name, aliases, help prose, arguments and options.
+    static var command: CommandSpec { get }
+    /// Reads the matched command line through the declarations.
+    /// - Throws: `UsageError` for a value that does not convert or options that conflict.
+    init(from values: ParsedValues) throws(UsageError)
+    /// The limit for the whole command (`--timeout`), start-up included.
+    var timeout: Duration { get }
+    /// The device the command works on, named in the error object; nil for none.
+    var address: BluetoothAddress? { get }
+    /// Runs the command: results on stdout through `context.printer`, failures thrown.
+    func run(_ context: CommandContext) async throws
+}
+
+extension BlectlSubcommand {
+    var address: BluetoothAddress? { nil }
+
+    func isEqual(to other: any BlectlSubcommand) -> Bool { (other as? Self) == self }
+}
+
+/// Every subcommand, in the order the top-level help lists them.
+enum Subcommands {
+    static let all: [any BlectlSubcommand.Type] = [
+        ScanCommand.self, ConnectCommand.self, GetVersionCommand.self, GetBatteryCommand.self,
+    ]
+
+    /// The subcommand whose canonical name is `name`.
+    static func type(named name: String) -> (any BlectlSubcommand.Type)? {
+        all.first { $0.command.name == name }
+    }
+}
+
+/// The subcommand to run, with its parsed options.
+public struct Subcommand: Sendable, Equatable, CustomStringConvertible {
+    let command: any BlectlSubcommand
+
+    init(_ command: any BlectlSubcommand) { self.command = command }
+
+    public static func == (lhs: Subcommand, rhs: Subcommand) -> Bool { lhs.command.isEqual(to: rhs.command) }
+
+    public var description: String { String(describing: command) }
+}
