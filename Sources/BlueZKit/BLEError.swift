@@ -84,6 +84,18 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     case failed(BLEOperation, dbusError: String, message: String)
     /// BlueZ answered with something this library does not understand.
     case protocolError(BLEOperation, String)
+    /// The device refused the operation for want of pairing, encryption or authorization:
+    /// BlueZ answered `org.bluez.Error.NotPermitted` or `org.bluez.Error.NotAuthorized`
+    /// (bluez/src/gatt-client.c maps ATT "insufficient authentication/encryption" to
+    /// NotPermitted "Not paired"). The D-Bus error name and message as sent.
+    case notPermitted(BLEOperation, dbusError: String, message: String)
+    /// Pairing failed: `org.bluez.Error.AuthenticationFailed`, `AuthenticationRejected`,
+    /// `AuthenticationCanceled` or `AuthenticationTimeout` (bluez/doc/org.bluez.Device.rst
+    /// Pair). The D-Bus error name and message as sent.
+    case authenticationFailed(BLEOperation, dbusError: String, message: String)
+    /// The device sent a value that breaks its protocol (an empty Battery Level, a level
+    /// above 100 %, a vendor answer too short): what was wrong.
+    case deviceProtocolError(BLEOperation, String)
 
     public var description: String {
         switch self {
@@ -102,6 +114,10 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timedOut(let operation): "timed out during \(operation)"
         case .failed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .protocolError(let operation, let what): "unexpected answer from BlueZ during \(operation): \(what)"
+        case .notPermitted(let operation, let name, let message):
+            "\(operation) not permitted: \(name): \(message) (the device wants pairing or encryption: try 'blectl pair \(operation.address?.description ?? "ADDRESS")')"
+        case .authenticationFailed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
+        case .deviceProtocolError(let operation, let what): "the device broke its protocol during \(operation): \(what)"
         }
     }
 
@@ -109,7 +125,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     public var operation: BLEOperation? {
         switch self {
         case .disconnected(let op), .busy(let op, _, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
-             .notSupported(let op, _): op
+             .notSupported(let op, _), .notPermitted(let op, _, _), .authenticationFailed(let op, _, _), .deviceProtocolError(let op, _): op
         default: nil
         }
     }
@@ -119,6 +135,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .failed(_, let name, _): name
         case .busy(_, let name, _): name
+        case .notPermitted(_, let name, _), .authenticationFailed(_, let name, _): name
         case .unavailable(.notReady): BlueZ.Error.notReady
         case .permissionDenied: DBusErrorName.accessDenied
         default: nil
@@ -160,6 +177,11 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
                 return BLEError.failed(operation, dbusError: name, message: message)
             case BlueZ.Error.failed where message == "Not connected":
                 return BLEError.disconnected(operation)
+            case BlueZ.Error.notPermitted, BlueZ.Error.notAuthorized:
+                return BLEError.notPermitted(operation, dbusError: name, message: message)
+            case BlueZ.Error.authenticationFailed, BlueZ.Error.authenticationRejected, BlueZ.Error.authenticationCanceled,
+                 BlueZ.Error.authenticationTimeout:
+                return BLEError.authenticationFailed(operation, dbusError: name, message: message)
             default: return BLEError.failed(operation, dbusError: name, message: message)
             }
         }

@@ -22,7 +22,8 @@ extension ConnectedDevice {
 
     /// The battery level: Battery1.Percentage if present; else GATT 0x2A19 in 0x180F; else
     /// Battery1 if it appears within ``battery1Grace`` (and `timeout`).
-    /// - Throws: ``BLEError/notSupported(_:_:)`` when the device has neither, the read's errors,
+    /// - Throws: ``BLEError/notSupported(_:_:)`` when the device has neither,
+    ///   ``BLEError/deviceProtocolError(_:_:)`` for an empty Battery Level or one above 100, the read's errors,
     ///   ``BLEError/timedOut(_:)``, ``BLEError/disconnected(_:)``, `CancellationError`.
     public func batteryLevel(timeout: Duration) async throws -> BatteryReading {
         let deadline = ContinuousClock.now + timeout
@@ -31,9 +32,10 @@ extension ConnectedDevice {
             let service = try await service(.batteryService, timeout: deadline - .now)
             let level = try characteristic(.batteryLevel, in: service)
             let value = try await read(level, timeout: deadline - .now)
-            guard let byte = value.first else {
-                throw BLEError.protocolError(device.operation(.read, service: .batteryService, characteristic: .batteryLevel), "empty Battery Level value")
-            }
+            // Battery Level (SIG 0x2A19): one byte, 0-100 %.
+            let operation = device.operation(.read, service: .batteryService, characteristic: .batteryLevel)
+            guard let byte = value.first else { throw BLEError.deviceProtocolError(operation, "empty Battery Level value") }
+            guard byte <= 100 else { throw BLEError.deviceProtocolError(operation, "Battery Level \(byte) is above 100 %") }
             return BatteryReading(percentage: Int(byte), source: .gatt)
         } catch BLEError.notSupported {
             // Fall through: Battery1 may still appear.

@@ -26,6 +26,13 @@ public enum BlueZ {
         public static let notSupported = "org.bluez.Error.NotSupported"
         public static let doesNotExist = "org.bluez.Error.DoesNotExist"
         public static let invalidArguments = "org.bluez.Error.InvalidArguments"
+        public static let notPermitted = "org.bluez.Error.NotPermitted"
+        public static let notAuthorized = "org.bluez.Error.NotAuthorized"
+        public static let authenticationFailed = "org.bluez.Error.AuthenticationFailed"
+        public static let authenticationRejected = "org.bluez.Error.AuthenticationRejected"
+        public static let authenticationCanceled = "org.bluez.Error.AuthenticationCanceled"
+        public static let authenticationTimeout = "org.bluez.Error.AuthenticationTimeout"
+        public static let alreadyExists = "org.bluez.Error.AlreadyExists"
     }
 
     /// `org.bluez.Error.Failed` messages with a meaning of their own (bluez/src/device.c).

@@ -84,6 +84,23 @@ public struct ConnectedDevice: Sendable {
         }
     }
 
+    /// The whole GATT tree, once complete: waits for the first GATT objects when there are
+    /// none yet (up to `timeout`), then, when objects were still being added after
+    /// ServicesResolved, until none has been added for ``gattBurstQuietTime``.
+    /// - Returns: the services (empty when the device exported none within `timeout`).
+    /// - Throws: ``BLEError/disconnected(_:)``, ``BLEError/unavailable(_:)``, `CancellationError`.
+    public func completeServices(timeout: Duration) async throws -> [GATTService] {
+        let deadline = ContinuousClock.now + timeout
+        let operation = device.operation(.serviceLookup)
+        var objects = session.withCache { [path = device.path] in $0.gattObjectCount(under: path) }
+        if objects == 0 {
+            guard case .grew(let count)? = try await look(for: nil, objectsBefore: 0, window: timeout, operation: operation) else { return [] }
+            objects = count
+        }
+        try await waitForTrailingObjects(objectsNow: objects, deadline: deadline, operation: operation)
+        return services
+    }
+
     /// What one look at the GATT tree found.
     private enum Look: Sendable {
         /// The service is exported; the number of GATT objects under the device then.

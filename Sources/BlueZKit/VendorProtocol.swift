@@ -20,7 +20,7 @@ public struct VendorProtocol: Sendable, Equatable {
 
     /// Sends `command` and returns the answer's payload (after the response code).
     /// - Throws: ``BLEError/notSupported(_:_:)`` when the service or a characteristic is missing,
-    ///   ``BLEError/protocolError(_:_:)`` for an answer shorter than `payloadLength`, the
+    ///   ``BLEError/deviceProtocolError(_:_:)`` for an answer shorter than `payloadLength`, the
     ///   errors of ``CommandChannel/request(_:responseCode:timeout:)``.
     public func send(_ command: UInt8, payloadLength: Int, on device: ConnectedDevice, timeout: Duration) async throws -> [UInt8] {
         let deadline = ContinuousClock.now + timeout
@@ -32,7 +32,7 @@ public struct VendorProtocol: Sendable, Equatable {
         }
         // The answer's bytes come from the device: check the length before taking any.
         guard payloadLength >= 0, answer.count >= 1 + payloadLength else {
-            throw BLEError.protocolError(device.device.operation(.response, service: service, characteristic: notifyCharacteristic),
+            throw BLEError.deviceProtocolError(device.device.operation(.response, service: service, characteristic: notifyCharacteristic),
                                          "answer \(answer) is shorter than \(1 + max(0, payloadLength)) bytes")
         }
         return Array(answer.dropFirst().prefix(payloadLength))
@@ -47,6 +47,10 @@ public struct VendorProtocol: Sendable, Equatable {
     /// The battery level in percent.
     public func batteryLevel(of device: ConnectedDevice, timeout: Duration) async throws -> BatteryReading {
         let bytes = try await send(Self.batteryCommand, payloadLength: 1, on: device, timeout: timeout)
+        guard bytes[0] <= 100 else {
+            throw BLEError.deviceProtocolError(device.device.operation(.response, service: service, characteristic: notifyCharacteristic),
+                                               "battery level \(bytes[0]) is above 100 %")
+        }
         return BatteryReading(percentage: Int(bytes[0]), source: .vendor)
     }
 }

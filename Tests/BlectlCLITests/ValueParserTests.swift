@@ -73,4 +73,29 @@ struct ValueParserTests {
         #expect("tab\there".quotedForMessage == "'tab\\there'")
         #expect("\u{7f}\u{85}é".quotedForMessage == "'\\u{7f}\\u{85}é'")
     }
+
+    @Test("hex bytes: every accepted spelling", arguments: [
+        ("0102ff", [UInt8]([1, 2, 0xFF])), ("01:02:FF", [1, 2, 0xFF]), ("0x0102ff", [1, 2, 0xFF]), ("0X0A", [0x0A]),
+        ("01-02", [1, 2]), ("01 02", [1, 2]), ("00", [0]),
+    ])
+    func hexBytes(text: String, expected: [UInt8]) throws {
+        #expect(try ValueParser<[UInt8]>.hexBytes.parse(text) == expected)
+    }
+
+    @Test("hex bytes: rejected", arguments: ["", "0", "0x", "012", "0g", "01:2", "01::02", "01:02:", "xyz", "01 02:03",
+                                              String(repeating: "00", count: 513)])
+    func hexBytesRejected(text: String) {
+        #expect(throws: ExpectedValue.self) { try ValueParser<[UInt8]>.hexBytes.parse(text) }
+    }
+
+    @Test("value records: hex and, for clean UTF-8 only, text")
+    func valueRecords() {
+        #expect(JSONValue.object(Records.value(Array("3.1.4".utf8))).serialized() == #"{"value":"332e312e34","text":"3.1.4"}"#)
+        #expect(JSONValue.object(Records.value([0x82, 0x49])).serialized() == #"{"value":"8249","text":null}"#)
+        #expect(Records.text(of: Array("é☃".utf8)) == "é☃")
+        #expect(Records.text(of: [0x41, 0x00]) == nil)            // C0
+        #expect(Records.text(of: Array("a\u{85}".utf8)) == nil)  // C1 (NEL)
+        #expect(Records.text(of: [0xFF]) == nil)                  // not UTF-8
+        #expect(Records.text(of: []) == "")
+    }
 }

@@ -73,4 +73,24 @@ struct BLEErrorMappingTests {
         let read = BLEOperation(.read, address: Self.address)
         #expect(Self.map(DBusErrorName.unknownObject, "x", during: read) == .failed(read, dbusError: DBusErrorName.unknownObject, message: "x"))
     }
+
+    static let read = BLEOperation(.read, address: address, service: .batteryService, characteristic: .batteryLevel)
+
+    @Test("NotPermitted and NotAuthorized (pairing or encryption wanted) are not_permitted, name kept",
+          arguments: [BlueZ.Error.notPermitted, BlueZ.Error.notAuthorized])
+    func notPermitted(name: String) {
+        let error = Self.map(name, "Not paired", during: Self.read)
+        #expect(error == .notPermitted(Self.read, dbusError: name, message: "Not paired"))
+        #expect(error?.dbusError == name)
+        #expect(error?.operation == Self.read)
+        #expect(error?.description.contains("blectl pair C0:FF:EE:00:00:01") == true)
+    }
+
+    @Test("Authentication* answers to Pair are authentication failures, name kept", arguments: [
+        BlueZ.Error.authenticationFailed, BlueZ.Error.authenticationRejected, BlueZ.Error.authenticationCanceled, BlueZ.Error.authenticationTimeout,
+    ])
+    func authenticationFailed(name: String) {
+        let pair = BLEOperation(.connect, address: Self.address)
+        #expect(Self.map(name, "x", during: pair) == .authenticationFailed(pair, dbusError: name, message: "x"))
+    }
 }

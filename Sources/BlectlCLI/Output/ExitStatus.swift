@@ -61,6 +61,10 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 
     /// The status for an error thrown by the BlueZ layer.
     public init(for error: any Error) {
+        if let error = error as? any CommandError {
+            self = error.status
+            return
+        }
         guard let error = error as? BLEError else {
             self = .internal
             return
@@ -75,6 +79,27 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .timedOut: self = .timedOut
         case .failed: self = .bluezFailed
         case .protocolError: self = .internal
+        case .notPermitted, .authenticationFailed: self = .permissionDenied
+        case .deviceProtocolError: self = .bluezFailed
+        }
+    }
+
+    /// The `code` of the JSON error object for `error`: the status's code, or a finer one
+    /// where one status covers several kinds (77: `permission_denied`, `not_permitted`,
+    /// `authentication_failed`; 1: `bluez_failed`, `device_protocol_error`).
+    public static func code(for error: any Error) -> String {
+        switch error as? BLEError {
+        case .notPermitted?: "not_permitted"
+        case .authenticationFailed?: "authentication_failed"
+        case .deviceProtocolError?: "device_protocol_error"
+        default: ExitStatus(for: error).code
         }
     }
 }
+
+/// An error of blectl's own (not BlueZ's) with the exit status it ends with, such as a
+/// characteristic UUID that names several characteristics (64).
+protocol CommandError: Error, CustomStringConvertible {
+    var status: ExitStatus { get }
+}
+

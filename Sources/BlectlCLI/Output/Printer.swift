@@ -58,7 +58,7 @@ public struct Printer: Sendable {
         case .json:
             let operation = (error as? BLEError)?.operationInfo
             let object: JSONValue = .object([("error", .object([
-                ("code", .string(status.code)),
+                ("code", .string(ExitStatus.code(for: error))),
                 ("exit_status", .int(Int(status.rawValue))),
                 ("message", .string(message)),
                 ("operation", .optional(operation?.kind)),

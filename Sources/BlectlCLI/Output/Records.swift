@@ -3,6 +3,25 @@ import BlueZKit
 /// What the records of every subcommand share: SIG names in text, fixed-width hex, padding,
 /// control characters neutralised (field names documented in man/blectl.1).
 enum Records {
+    /// A value as JSON fields: `value`, lowercase hex; `text`, the bytes as UTF-8 when they
+    /// are valid UTF-8 without control characters (C0, DEL, C1), else null.
+    static func value(_ bytes: [UInt8]) -> [(String, JSONValue)] {
+        [("value", .string(bytes.hexString)), ("text", .optional(text(of: bytes)))]
+    }
+
+    /// A UUID as messages name it: its JSON form, with the SIG name after it where there is
+    /// one (`180f (Battery Service)`).
+    static func named(_ uuid: BluetoothUUID) -> String {
+        uuid.shortString + label(uuid)
+    }
+
+    /// The bytes as a string when they are valid UTF-8 without control characters.
+    static func text(of bytes: [UInt8]) -> String? {
+        guard let string = String(validating: bytes, as: UTF8.self) else { return nil }
+        let control = string.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+        return control ? nil : string
+    }
+
     static func label(_ uuid: BluetoothUUID) -> String {
         AssignedNumbers.name(for: uuid).map { " (\($0))" } ?? ""
     }

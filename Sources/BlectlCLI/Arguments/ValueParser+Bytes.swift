@@ -1,0 +1,40 @@
+extension ValueParser where Value == [UInt8] {
+    /// Bytes in hex: `0102ff`, `01:02:ff` (or `-`/space separated pairs) and `0x0102ff`, any
+    /// case; at least one byte, at most 512 (the longest attribute value, Core Vol 3 Part F
+    /// 3.2.9).
+    static var hexBytes: ValueParser<[UInt8]> {
+        ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> [UInt8] in
+            let expectation = ExpectedValue("hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)")
+            var digits = Substring(text)
+            if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
+            let separated = digits.contains(":") || digits.contains("-") || digits.contains(" ")
+            var bytes = [UInt8]()
+            if separated {
+                for pair in digits.split(separator: digits.contains(":") ? ":" : digits.contains("-") ? "-" : " ", omittingEmptySubsequences: false) {
+                    guard pair.utf8.count == 2, let byte = UInt8(pair, radix: 16) else { throw expectation }
+                    bytes.append(byte)
+                }
+            } else {
+                let utf8 = Array(digits.utf8)
+                guard utf8.count % 2 == 0 else { throw expectation }
+                var index = 0
+                while index < utf8.count {
+                    guard let high = hexDigit(utf8[index]), let low = hexDigit(utf8[index + 1]) else { throw expectation }
+                    bytes.append(high << 4 | low)
+                    index += 2
+                }
+            }
+            guard (1...512).contains(bytes.count) else { throw expectation }
+            return bytes
+        }, describe: { $0.hexString })
+    }
+}
+
+private func hexDigit(_ c: UInt8) -> UInt8? {
+    switch c {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}

@@ -1,0 +1,65 @@
+import BlueZKit
+
+/// How the GATT toolbox commands name an attribute: a characteristic UUID, with `--service`
+/// to choose when the UUID occurs in several services (without it blectl refuses to guess:
+/// exit 64 with the services listed).
+struct GATTTarget: Sendable, Equatable {
+    static let characteristicArgument = Argument<BluetoothUUID>(
+        "characteristic", help: "The characteristic's UUID: 16-bit (2a19), 32-bit or 128-bit.", parser: .uuid
+    )
+    static let serviceOption = Option<BluetoothUUID>(
+        "service", valueName: "uuid",
+        help: "The service the characteristic is in, when its UUID occurs in several services.",
+        parser: .uuid
+    )
+
+    var characteristic: BluetoothUUID
+    var service: BluetoothUUID?
+
+    init(characteristic: BluetoothUUID, service: BluetoothUUID? = nil) {
+        self.characteristic = characteristic
+        self.service = service
+    }
+
+    init(from values: ParsedValues) throws(UsageError) {
+        characteristic = try values.requiredValue(of: Self.characteristicArgument)
+        service = try values.value(of: Self.serviceOption)
+    }
+
+    /// The one characteristic named, in the device's complete GATT tree.
+    /// - Throws: ``BLEError/notSupported(_:_:)`` when there is none, ``AmbiguousAttribute``
+    ///   when the UUID is in several services and `--service` does not choose, the errors of
+    ///   ``ConnectedDevice/completeServices(timeout:)``.
+    func resolve(on device: ConnectedDevice, timeout: Duration) async throws -> GATTCharacteristic {
+        try Self.resolve(characteristic, service: service, on: device, in: try await device.completeServices(timeout: timeout))
+    }
+
+    static func resolve(_ uuid: BluetoothUUID, service: BluetoothUUID?, on device: ConnectedDevice,
+                        in services: [GATTService]) throws -> GATTCharacteristic {
+        let matches = services.filter { service == nil || $0.uuid == service }.flatMap { $0.characteristics.filter { $0.uuid == uuid } }
+        switch matches.count {
+        case 1:
+            return matches[0]
+        case 0:
+            let operation = BLEOperation(.serviceLookup, address: device.device.address, service: service, characteristic: uuid)
+            let place = service.map { "in service \(Records.named($0)) " } ?? ""
+            throw BLEError.notSupported(operation, "no characteristic \(Records.named(uuid)) \(place)on \(device.device.address)")
+        default:
+            throw AmbiguousAttribute(characteristic: uuid, services: matches.map(\.service), address: device.device.address)
+        }
+    }
+}
+
+/// A characteristic UUID found in several services with no `--service` to choose: blectl
+/// does not guess (exit 64, the services listed).
+struct AmbiguousAttribute: CommandError {
+    var characteristic: BluetoothUUID
+    var services: [BluetoothUUID]
+    var address: BluetoothAddress
+    var status: ExitStatus { .usage }
+
+    var description: String {
+        let list = services.map { Records.named($0) }.joined(separator: ", ")
+        return "characteristic \(Records.named(characteristic)) is in several services on \(address) (\(list)): choose one with --service"
+    }
+}
