@@ -16,17 +16,21 @@ public struct BatteryReading: Sendable, Equatable {
 }
 
 extension ConnectedDevice {
-    /// How long to wait for Battery1 to appear when neither it nor GATT 0x180F is there:
-    /// BlueZ's battery plugin adds it shortly after ServicesResolved.
+    /// How long after services are resolved (when ``batteryLevel(timeout:)`` starts) Battery1
+    /// may still appear when neither it nor GATT 0x180F is there: BlueZ's battery plugin adds
+    /// it shortly after ServicesResolved. The GATT lookup counts against it.
     public static let battery1Grace: Duration = .milliseconds(1500)
 
     /// The battery level: Battery1.Percentage if present; else GATT 0x2A19 in 0x180F; else
-    /// Battery1 if it appears within ``battery1Grace`` (and `timeout`).
-    /// - Throws: ``BLEError/notSupported(_:_:)`` when the device has neither,
-    ///   ``BLEError/deviceProtocolError(_:_:)`` for an empty Battery Level or one above 100, the read's errors,
-    ///   ``BLEError/timedOut(_:)``, ``BLEError/disconnected(_:)``, `CancellationError`.
+    /// Battery1 if it appears within ``battery1Grace`` of the call (and within `timeout`).
+    /// - Throws: ``BLEError/notSupported(_:_:)`` when the device has neither once the grace
+    ///   is over, ``BLEError/deviceProtocolError(_:_:)`` for an empty Battery Level or one
+    ///   above 100, the read's errors, ``BLEError/timedOut(_:)`` (when `timeout` ends before
+    ///   the grace), ``BLEError/disconnected(_:)``, `CancellationError`.
     public func batteryLevel(timeout: Duration) async throws -> BatteryReading {
-        let deadline = ContinuousClock.now + timeout
+        let start = ContinuousClock.now
+        let deadline = start + timeout
+        let graceEnd = start + Self.battery1Grace
         if let percentage = battery1Percentage { return BatteryReading(percentage: percentage, source: .battery1) }
         do {
             let service = try await service(.batteryService, timeout: deadline - .now)
@@ -43,14 +47,19 @@ extension ConnectedDevice {
         let path = device.path
         let operation = device.operation(.battery)
         let lost = device.linkLost(during: operation)
-        let grace = min(Self.battery1Grace, deadline - .now)
+        let graceOver = graceEnd <= deadline
+        if min(graceEnd, deadline) <= .now, graceOver {
+            // The GATT lookup took the whole grace: one look at the cache decides.
+            if let percentage = battery1Percentage { return BatteryReading(percentage: percentage, source: .battery1) }
+            throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
+        }
         do {
-            let percentage = try await session.wait(for: operation, timeout: grace) { cache, changes -> WaitStep<Int> in
+            let percentage = try await session.wait(for: operation, timeout: max(.zero, min(graceEnd, deadline) - .now)) { cache, event -> WaitStep<Int> in
                 if let p = cache.property("Percentage", of: path, on: BlueZ.batteryInterface)?.integer { return .done(p) }
-                return lost(cache, changes).map { .fail($0) } ?? .keepWaiting
+                return lost(cache, event).map { .fail($0) } ?? .keepWaiting
             }
             return BatteryReading(percentage: percentage, source: .battery1)
-        } catch BLEError.timedOut where deadline - .now > .zero {
+        } catch BLEError.timedOut where graceOver {
             throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
         }
     }
