@@ -56,6 +56,12 @@ public struct SimState: Sendable, Decodable {
     /// Addresses of the devices in the object tree.
     public let devices: [String]
     public let faults: [String: JSONValue]
+    /// The private dbus-daemon's process id (nil when the simulator joined an existing bus).
+    public let busPID: Int32?
+    /// How many times bluetoothd "blinked" (``Simulator/blink()``, fault bluez_blink_on).
+    public let blinks: Int?
+    /// How many times clients were held (stopped) for a group of messages (fault hold_client_ms).
+    public let holds: Int?
 
     enum CodingKeys: String, CodingKey {
         case adapter, powered, discovering, connections, devices, faults
@@ -64,6 +70,8 @@ public struct SimState: Sendable, Decodable {
         case pendingConnects = "pending_connects"
         case pendingGATT = "pending_gatt"
         case notifySessions = "notify_sessions"
+        case busPID = "bus_pid"
+        case blinks, holds
     }
 
     public var discoveryClients: [String] { discoverySessions.map(\.client) }
@@ -148,6 +156,36 @@ public final class Simulator: Sendable {
     /// Process id of bluez-sim.
     public var pid: Int32 { process.pid }
 
+    /// Whether bluez-sim is still running (it ends with its bus: ``killBus()``).
+    public var isRunning: Bool { process.poll() == nil }
+
+    // MARK: the private bus itself
+
+    /// The private dbus-daemon's process id: bluez-sim's dbus-daemon child, read from /proc
+    /// (no round trip, so ``killBus()`` acts at once), else State()'s `bus_pid`.
+    public func busProcessID() throws -> Int32 {
+        let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+        for child in children.split(separator: " ").compactMap({ Int32($0) }) {
+            let comm = (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) ?? ""
+            if comm.hasPrefix("dbus-daemon") { return child }
+        }
+        guard let busPID = try state().busPID else {
+            throw HarnessError.simctlFailed("the simulator did not start its own bus (no bus_pid)")
+        }
+        return busPID
+    }
+
+    /// Kills the private dbus-daemon with SIGKILL, now: every client's connection breaks at
+    /// once (the socket hangs up), as when the system bus dies. bluez-sim ends with it (its
+    /// control connection is gone); this waits for that, 5 s at most. Afterwards the control
+    /// interface is gone too: no state(), calls() or leftovers.
+    /// - Parameter busPID: the daemon's pid when already known (``busProcessID()``).
+    public func killBus(busPID: Int32? = nil) throws {
+        let target = try busPID ?? busProcessID()
+        guard kill(target, SIGKILL) == 0 else { throw HarnessError.spawnFailed("kill dbus-daemon \(target)", errno) }
+        _ = process.wait(timeout: .seconds(5))
+    }
+
     // MARK: control interface (through sim/simctl)
 
     private func simctl(_ args: [String]) throws -> String {
@@ -185,6 +223,14 @@ public final class Simulator: Sendable {
     /// Sets a fault at run time (value parsed like `--set NAME=VALUE`).
     public func setFault(_ name: String, _ value: String) throws { _ = try simctl(["fault", name, value]) }
     public func clearFaults() throws { _ = try simctl(["clear"]) }
+    /// bluetoothd "blinks": releases org.bluez and takes it again at once (same connection),
+    /// then InterfacesAdded for all its objects, all back to back (sim/README.md, Control).
+    public func blink() throws { _ = try simctl(["blink"]) }
+    /// `count` notifications (value i = i as 4 bytes big-endian, i = 1...count) back to back
+    /// on a characteristic of `address` that has a notification session.
+    public func notifyBurst(address: String, characteristic uuid: String, count: Int) throws {
+        _ = try simctl(["burst", address, uuid, String(count)])
+    }
     /// Back to the start-up world and faults, call log emptied.
     public func reset() throws { _ = try simctl(["reset"]) }
 

@@ -210,13 +210,33 @@ class Bus:
                 pass
 
     # ------------------------------------------------------------ signals
-    def _signal(self, path, iface, member, sig, *args):
-        if not self.alive:
-            return
+    @staticmethod
+    def _message(path, iface, member, sig, *args):
         m = dbus.lowlevel.SignalMessage(path, iface, member)
         if sig:
             m.append(*args, signature=sig)
-        self.conn.send_message(m)
+        return m
+
+    def _signal(self, path, iface, member, sig, *args):
+        if not self.alive:
+            return
+        self.conn.send_message(self._message(path, iface, member, sig, *args))
+
+    def send_back_to_back(self, messages):
+        """Sends messages built beforehand (prepare_props, added_message) in one tight loop,
+        so that they leave this process microseconds apart and a client reads them together
+        (one batch), as when a device's notifications or a restart's signals pile up."""
+        if not self.alive:
+            return
+        send = self.conn.send_message
+        for m in messages:
+            if m is not None:
+                send(m)
+        self.conn.flush()
+
+    def added_message(self, obj):
+        """InterfacesAdded of an exported object with all its interfaces (not sent)."""
+        return self._message("/", OM, "InterfacesAdded", "oa{sa{sv}}", obj.path, self._all_ifaces(obj))
 
     def _all_ifaces(self, obj):
         d = {i: {} for i in STD_IFACES}
@@ -263,6 +283,13 @@ class Bus:
 
     def set_props(self, obj, iface, changes, force=False):
         """changes: {name: value}; value None invalidates. Emits one PropertiesChanged."""
+        m = self.prepare_props(obj, iface, changes, force)
+        if m is not None and self.alive:
+            self.conn.send_message(m)
+
+    def prepare_props(self, obj, iface, changes, force=False):
+        """Like set_props, but returns the PropertiesChanged message (or None) unsent, for
+        send_back_to_back. The property table is updated at once."""
         table = obj.ifaces[iface]
         changed, invalidated = {}, []
         for name, value in changes.items():
@@ -275,9 +302,10 @@ class Bus:
             else:
                 changed[name] = typed(cur[0], value)
         if (changed or invalidated) and obj.path in self.objects:
-            self._signal(obj.path, PROPS, "PropertiesChanged", "sa{sv}as",
-                         iface, dbus.Dictionary(changed, signature="sv"),
-                         dbus.Array(invalidated, signature="s"))
+            return self._message(obj.path, PROPS, "PropertiesChanged", "sa{sv}as",
+                                 iface, dbus.Dictionary(changed, signature="sv"),
+                                 dbus.Array(invalidated, signature="s"))
+        return None
 
     def set_prop(self, obj, iface, name, value, force=False):
         self.set_props(obj, iface, {name: value}, force)

@@ -6,6 +6,7 @@ import json
 import dbus
 import dbus.service
 
+from .bus import DBusError
 from .faults import parse_value, FaultError, FAULTS
 
 IFACE = "org.blectl.Simulator1"
@@ -50,6 +51,26 @@ class Control(dbus.service.Object):
     @dbus.service.method(IFACE, in_signature="", out_signature="")
     def Reset(self):
         self.sim.reset()
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="")
+    def Blink(self):
+        """bluetoothd releases org.bluez and takes it again at once, then re-announces its
+        objects, all back to back (see Sim.blink_bluez)."""
+        try:
+            self.sim.blink_bluez()
+        except DBusError as e:
+            raise ControlError("Failed", e.text) from None
+
+    @dbus.service.method(IFACE, in_signature="ssi", out_signature="")
+    def NotifyBurst(self, address, uuid, count):
+        """count notifications (value i = i as 4 bytes big-endian) on a notifying
+        characteristic of that device, back to back."""
+        if count < 1:
+            raise ControlError("InvalidArguments", "count must be at least 1")
+        try:
+            self.sim.notify_burst(str(address), str(uuid), int(count))
+        except DBusError as e:
+            raise ControlError(e.name.rsplit(".", 1)[-1], e.text) from None
 
     @dbus.service.method(IFACE, in_signature="", out_signature="s")
     def Faults(self):

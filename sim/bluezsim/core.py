@@ -3,9 +3,13 @@ and the reset/build of the world. Components (adapter, discovery, devices, GATT)
 hang off it."""
 
 import json
+import os
+import signal
+import time
 
 from gi.repository import GLib
 import dbus
+import dbus.lowlevel
 
 from .bus import Bus, DBusError, Obj
 from .ifaces import ERR, IFACES
@@ -35,6 +39,10 @@ class Sim:
         # Device1 sightings signalled (InterfacesAdded of a device, or a change of RSSI and the
         # other advertising data): what a client printing every update must print.
         self.sightings = 0
+        self.bus_pid = None        # the private dbus-daemon's pid (--spawn-bus), for tests that kill it
+        self.blinks = 0
+        self.held = set()          # pids stopped by hold_clients, until resume
+        self.holds = 0
 
     # ------------------------------------------------------------ timers
     def later(self, ms, fn, *args):
@@ -163,6 +171,97 @@ class Sim:
             dev.drop_link_silently()    # the kernel drops links nobody uses any more
         GLib.idle_add(lambda: (self.bus.detach(), False)[1], priority=GLib.PRIORITY_HIGH)
 
+    def blink_bluez(self, hold=()):
+        """bluetoothd "blinks": org.bluez is released and requested again at once (same
+        connection, so the same unique name), then InterfacesAdded for every object, parents
+        first, as a bluetoothd registering its adapter sends them; all messages are sent back
+        to back, so a client reads NameOwnerChanged(old -> ""), NameOwnerChanged("" -> new)
+        and the InterfacesAdded in one batch. Links, sessions and calls in flight are kept."""
+        if not self.bus.alive:
+            raise DBusError("org.blectl.Simulator.Error.Failed", "bluetoothd is not running")
+        conn = self.bus.conn
+
+        def driver(member, sig, *args):
+            m = dbus.lowlevel.MethodCallMessage("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                                "org.freedesktop.DBus", member)
+            m.append(*args, signature=sig)
+            return m
+
+        paths = sorted(self.bus.objects, key=lambda p: (p.count("/"), p))
+        msgs = [driver("ReleaseName", "s", "org.bluez"),
+                driver("RequestName", "su", "org.bluez", dbus.UInt32(4))]      # DO_NOT_QUEUE
+        msgs += [self.bus.added_message(self.bus.objects[p]) for p in paths]
+        resume = self.hold_clients(hold)
+        self.bus.send_back_to_back(msgs)
+        resume()
+
+        def check():
+            if self.bus.alive and self.bus.conn is conn and conn.get_name_owner("org.bluez") != conn.get_unique_name():
+                import sys
+                print("bluez-sim: blink: org.bluez was not taken back", file=sys.stderr)
+            return False
+        GLib.idle_add(check)
+        self.blinks += 1
+
+    def notify_burst(self, address, uuid, count):
+        """Control: count distinct notifications on a notifying characteristic, back to back."""
+        dev = self.devices.get(address.upper())
+        if dev is None:
+            raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no device {address} in the tree")
+        want = world.norm_uuid(uuid)
+        for ch in dev.chars():
+            if ch.spec.uuid == want:
+                if not ch.burst(int(count)):
+                    raise DBusError("org.blectl.Simulator.Error.Failed", f"{ch.path} is not notifying")
+                return
+        raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no characteristic {uuid} on {address}")
+
+    # ------------------------------------------------------------ one client read
+    def hold_clients(self, names):
+        """hold_client_ms: stops (SIGSTOP) the processes of these unique names and waits until
+        they are stopped, so that a group of messages sent now is all in their sockets when
+        they run again (resume_later). Returns a callable to run once the group is sent. A
+        client that did not get the CPU for a moment reads such a group at once; this makes
+        it certain. Never stops this process; names without a pid are skipped."""
+        ms = self.faults.get("hold_client_ms")
+        if ms <= 0 or not self.bus.alive:
+            return lambda: None
+        pids = set()
+        for name in set(names):
+            try:
+                pid = int(self.bus.conn.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                                      "GetConnectionUnixProcessID", "s", (name,)))
+            except dbus.DBusException:
+                continue
+            if pid != os.getpid() and pid not in self.held:
+                pids.add(pid)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                self.held.add(pid)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 0.05
+        while time.monotonic() < deadline and not all(_stopped(p) for p in pids & self.held):
+            time.sleep(0.0005)
+        if pids:
+            self.holds += 1
+
+        def resume_later():
+            if self.bus.alive:
+                self.bus.conn.flush()
+            # Not self.later: a reset must not cancel it (the client would stay stopped).
+            GLib.timeout_add(ms, lambda: (self.resume(pids), False)[1])
+        return resume_later
+
+    def resume(self, pids=None):
+        for pid in list(self.held if pids is None else pids):
+            self.held.discard(pid)
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+
     # ------------------------------------------------------------ devices
     def all_specs(self):
         specs = world.default_devices() + world.filler_devices() + world.cached_devices()
@@ -255,6 +354,9 @@ class Sim:
         if target and call.member == target:
             self.exit_bluez()
             return True
+        target = self.faults.get("bluez_blink_on")
+        if target and call.member == target:
+            self.blink_bluez(hold=[call.sender])     # then the call is handled as usual
         target = self.faults.get("bluez_stop_on")
         if target and call.member == target:
             self.stop_bluez()
@@ -295,7 +397,19 @@ class Sim:
             "devices": sorted(self.devices),
             "faults": self.faults.as_json(),
             "sightings": self.sightings,
+            "bus_pid": self.bus_pid,
+            "blinks": self.blinks,
+            "holds": self.holds,
         }
 
     def state_json(self):
         return json.dumps(self.state())
+
+
+def _stopped(pid):
+    """Whether the process is stopped (state T in /proc/PID/stat), or gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except OSError:
+        return True

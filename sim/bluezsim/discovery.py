@@ -8,6 +8,8 @@ from .ifaces import ERR
 from . import world
 
 RSSI_THRESHOLD = 8
+PAIR_DELAY_MS = 300
+RSSI_PAIR = (-70, -40)     # rssi_back_to_back: two readings 30 dBm apart
 REPORT_DELAY_MS = 60
 TICK_MS = 700
 CHURN_MS = 200
@@ -25,6 +27,8 @@ class Discovery:
         self.power_timer = None
         self.bench = []          # pending bench specs to report
         self.bench_timer = None
+        self.pair_timer = None   # rssi_back_to_back, once per discovery run
+        self.pair_sent = False
         self.rng = random.Random(0x5A1E)
 
     # ------------------------------------------------------------ helpers
@@ -44,9 +48,12 @@ class Discovery:
         return any(match(f, spec) for f in self.sessions.values())
 
     def _cancel_timers(self):
-        for t in (self.report_timer, self.tick_timer, self.churn_timer, self.power_timer, self.bench_timer):
+        for t in (self.report_timer, self.tick_timer, self.churn_timer, self.power_timer, self.bench_timer,
+                  self.pair_timer):
             self.sim.cancel(t)
         self.report_timer = self.tick_timer = self.churn_timer = self.power_timer = self.bench_timer = None
+        self.pair_timer = None
+        self.pair_sent = False
         self.bench = []
 
     def clear(self, emit=False):
@@ -149,6 +156,8 @@ class Discovery:
         for spec in self.sim.advertisers():
             if self.passes(spec):
                 self.seen(spec, spec.rssi + self.rng.randint(-2, 2))
+        if self.sim.faults.get("rssi_back_to_back") and not self.pair_sent and self.pair_timer is None:
+            self.pair_timer = self.sim.later(PAIR_DELAY_MS, self._rssi_pair)
         n = self.sim.faults.get("advertisers")
         if n > 0:
             self.bench = [s for s in world.bench_devices(n, self.sim.faults.get("rssi_churn")) if self.passes(s)]
@@ -174,6 +183,23 @@ class Discovery:
             dev = self.sim.ensure_device(spec, rssi=rssi)
         else:
             dev.advertised(rssi, force=self.no_threshold())
+
+    def _rssi_pair(self):
+        """rssi_back_to_back: the device's RSSI changes twice (RSSI_PAIR), as two
+        PropertiesChanged sent back to back in this one callback."""
+        self.pair_timer = None
+        dev = self.sim.devices.get(self.sim.faults.get("rssi_back_to_back").upper())
+        if not self.active() or dev is None or dev.removed or dev.rssi is None:
+            return
+        self.pair_sent = True
+        msgs = []
+        for rssi in RSSI_PAIR:
+            dev.rssi = rssi
+            msgs.append(self.sim.bus.prepare_props(dev.obj, "org.bluez.Device1", {"RSSI": rssi}))
+            self.sim.sightings += 1
+        resume = self.sim.hold_clients(list(self.sessions))
+        self.sim.bus.send_back_to_back(msgs)
+        resume()
 
     def _tick(self):
         if not self.active():

@@ -3,13 +3,14 @@ device, ReadValue/WriteValue/StartNotify/StopNotify, and the vendor command prot
 
 from .bus import Obj, DBusError
 from .ifaces import ERR
-from .world import u16
+from .world import u16, norm_uuid
 
 OP_MS = 15
 NOTIFY_MS = 10
 STATUS_MS = 300
 MTU = 247
 CCC_UUID = u16(0x2902)
+UNSOLICITED = b"\x7f\x00"     # unsolicited_after_answer: unrelated to any command
 
 
 def not_connected():
@@ -27,7 +28,7 @@ class Char:
         self.spec = spec
         self.role = spec.role
         self.value = bytes(spec.value)
-        self.path = "%s/char%04x" % (svc_path, handle)
+        self.path = char_path(svc_path, handle)
         self.busy = None              # the Call in flight (ReadValue / WriteValue)
         self.notify_clients = set()
         self.pending_notify = {}      # sender -> StartNotify call not answered yet (start_notify_delay_ms)
@@ -37,7 +38,7 @@ class Char:
         self.flags = list(spec.flags)
         if self.role == "vendor_rsp" and self.sim.faults.get("response_readable"):
             self.flags.insert(0, "read")
-        notifiable = "notify" in spec.flags or "indicate" in spec.flags
+        notifiable = has_ccc(spec)
         o.ifaces["org.bluez.GattCharacteristic1"] = {
             "UUID": ["s", spec.uuid],
             "Service": ["o", svc_path],
@@ -166,12 +167,22 @@ class Char:
             answer = self.tree.vendor_answer(data[0])
         rsp = self.tree.vendor_rsp()
         if answer is not None and rsp is not None and self.sim.faults.get("notify_before_write_reply"):
-            rsp.notify(answer)
+            rsp.vendor_answer(answer)
             call.reply()
             return
         call.reply()
         if answer is not None and rsp is not None:
-            rsp._later(NOTIFY_MS, rsp.notify, answer)
+            rsp._later(NOTIFY_MS, rsp.vendor_answer, answer)
+
+    def vendor_answer(self, answer):
+        """The vendor answer notification; with unsolicited_after_answer, an unrelated
+        notification follows it back to back (both reach a client in one read)."""
+        if self.sim.faults.get("unsolicited_after_answer"):
+            resume = self.sim.hold_clients(self.notify_clients)
+            self.notify_many([answer, UNSOLICITED])
+            resume()
+        else:
+            self.notify(answer)
 
     # ------------------------------------------------------------ notifications
     def m_StartNotify(self, call):
@@ -184,6 +195,11 @@ class Char:
         if call.sender in self.pending_notify:
             raise in_progress()
         f = self.sim.faults
+        if f.get("start_notify_never_answers"):
+            # Registered at once (the client leaving drops it; StopNotify answers InProgress),
+            # never answered: the CCC write got no response.
+            self.pending_notify[call.sender] = call
+            return
         if f.get("drop_link_on") == "StartNotify":
             self.pending_notify[call.sender] = call
             self._drop_link_later(call)
@@ -212,6 +228,18 @@ class Char:
             if self.role == "vendor_rsp" and self.status_timer is None:
                 self.status_timer = self.sim.every(STATUS_MS, self._status)
         call.reply()
+        n = self.sim.faults.get("notify_burst")
+        want = self.sim.faults.get("notify_burst_char")
+        if n > 0 and (not want or norm_uuid(want) == self.spec.uuid):
+            self.burst(n)
+
+    def burst(self, count):
+        """count distinct notifications back to back: value i is i as 4 bytes big-endian,
+        i = 1..count. Returns False when notifications are off (nothing sent)."""
+        if not (self.notify_clients and self.device.connected and not self.device.removed):
+            return False
+        self.notify_many([i.to_bytes(4, "big") for i in range(1, count + 1)])
+        return True
 
     def m_StopNotify(self, call):
         if call.sender in self.pending_notify:
@@ -240,6 +268,17 @@ class Char:
         if self.notify_clients and self.device.connected and not self.device.removed:
             self.value = bytes(data)
             self.set(Value=self.value)
+
+    def notify_many(self, values):
+        """Notifications of each value, in order, sent back to back (messages built first)."""
+        if not (self.notify_clients and self.device.connected and not self.device.removed):
+            return
+        bus = self.sim.bus
+        msgs = []
+        for v in values:
+            self.value = bytes(v)
+            msgs.append(bus.prepare_props(self.obj, "org.bluez.GattCharacteristic1", {"Value": self.value}, force=True))
+        bus.send_back_to_back(msgs)
 
     def m_AcquireWrite(self, call, options):
         raise DBusError(ERR + "NotSupported", "Operation is not supported")
@@ -303,31 +342,66 @@ class Desc:
         raise DBusError(ERR + "NotPermitted", "Write not permitted")
 
 
+FIRST_HANDLE = 0x000A
+
+
+def has_ccc(char_spec):
+    return "notify" in char_spec.flags or "indicate" in char_spec.flags
+
+
+def layout(services):
+    """The attribute handles of a device's GATT database, as BlueZ numbers its objects:
+    [(service handle, ServiceSpec, [(char handle, CharSpec)])]. A characteristic takes its
+    declaration and value handles, plus one for the CCC descriptor when it can notify.
+    Pure: the object paths follow from it (see object_paths), for sim/impostor too."""
+    out, h = [], FIRST_HANDLE
+    for s in services:
+        sh, h = h, h + 1
+        chars = []
+        for cs in s.chars:
+            chars.append((h, cs))
+            h += 3 if has_ccc(cs) else 2
+        out.append((sh, s, chars))
+        h += 1
+    return out
+
+
+def service_path(device_path, handle):
+    return "%s/service%04x" % (device_path, handle)
+
+
+def char_path(service_path_, handle):
+    return "%s/char%04x" % (service_path_, handle)
+
+
+def characteristic_paths(device_path, services):
+    """{(service uuid, characteristic uuid): object path} of a device's characteristics."""
+    out = {}
+    for sh, s, chars in layout(services):
+        sp = service_path(device_path, sh)
+        for h, cs in chars:
+            out[(s.uuid, cs.uuid)] = char_path(sp, h)
+    return out
+
+
 class GattTree:
-    FIRST_HANDLE = 0x000A
+    FIRST_HANDLE = FIRST_HANDLE
 
     def __init__(self, sim, device):
         self.sim = sim
         self.device = device
         self.services = []     # (Obj, [Char])
         self.chars = []
-        h = self.FIRST_HANDLE
-        for s in device.spec.services:
-            spath = "%s/service%04x" % (device.path, h)
+        for h, s, char_handles in layout(device.spec.services):
+            spath = service_path(device.path, h)
             so = Obj(spath)
             so.ifaces["org.bluez.GattService1"] = {
                 "UUID": ["s", s.uuid], "Device": ["o", device.path], "Primary": ["b", True],
                 "Includes": ["ao", []], "Handle": ["q", h]}
             so.handlers["org.bluez.GattService1"] = self
-            h += 1
-            chars = []
-            for cs in s.chars:
-                ch = Char(self, spath, cs, h)
-                chars.append(ch)
-                h += 3 if ch.desc is not None else 2
+            chars = [Char(self, spath, cs, ch) for ch, cs in char_handles]
             self.services.append((so, chars))
             self.chars.extend(chars)
-            h += 1
 
     # bluetoothd's gap plugin (profiles/gap/gas.c) claims the Generic Access service, and
     # src/gatt-client.c exports no object for a claimed service: a real bluetoothd 5.66

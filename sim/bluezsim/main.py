@@ -108,6 +108,7 @@ def main(argv=None):
             return c
 
         sim = Sim(faults)
+        sim.bus_pid = daemon.pid if daemon is not None else None
         sim.apply_startup_faults()
         sim.conn_factory = bluez_conn
         sim.attach(bluez_conn())
@@ -149,5 +150,6 @@ def main(argv=None):
     try:
         loop.run()
     finally:
+        sim.resume()        # never leave a client stopped (hold_client_ms)
         cleanup()
     return 0

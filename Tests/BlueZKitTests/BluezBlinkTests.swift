@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import DBusKit
+import SimulatorHarness
+@testable import BlueZKit
+
+/// bluetoothd "blinks": it leaves the bus and is back before the session reads again, so one
+/// batch holds NameOwnerChanged(old -> ""), NameOwnerChanged("" -> new) and the new
+/// bluetoothd's InterfacesAdded. Taken in order, that is: everything gone, then everything
+/// back. The session must end with a full cache and bluetoothd available.
+///
+/// "One batch" is made certain by keeping the session's connection queue busy (every read
+/// of the socket and every dispatch runs there) while the simulator blinks: everything is
+/// waiting in the socket when the queue is free again, as for a session busy with other work.
+@Suite struct BluezBlinkTests {
+    static let probe = BluetoothAddress("C0:FF:EE:00:00:01")!
+
+    /// The simulator blinks while the session's connection queue is held; the queue is freed
+    /// 200 ms after the simulator sent everything.
+    static func blinkInOneBatch(_ sim: Simulator, _ session: Session) throws {
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        session.connection.queue.async {
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        defer { release.signal() }
+        try sim.blink()             // returns once the simulator sent the blink's messages
+        Thread.sleep(forTimeInterval: 0.2)   // and the bus daemon has routed them to us
+    }
+
+    /// The object paths under the adapter, and whether the adapter is there and powered.
+    static func snapshot(_ session: Session, _ adapter: Adapter) -> (adapter: Bool, devices: Set<String>, gatt: Set<String>) {
+        session.withCache { cache in
+            let adapterThere = cache.property("Powered", of: adapter.path, on: BlueZ.adapterInterface)?.bool == true
+            let devices = Set(cache.paths(with: BlueZ.deviceInterface, under: adapter.path).map(\.description))
+            let gatt = Set([BlueZ.gattServiceInterface, BlueZ.gattCharacteristicInterface, BlueZ.gattDescriptorInterface]
+                .flatMap { cache.paths(with: $0, under: adapter.path) }.map(\.description))
+            return (adapterThere, devices, gatt)
+        }
+    }
+
+    @Test func aBlinkInOneBatchLeavesAFullCacheAndBluezAvailable() async throws {
+        let sim = try Simulator.start(faults: ["disconnect_delay_ms": "100"])
+        defer { sim.stop() }
+        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
+        defer { session.close() }
+        let adapter = try Adapter.ready(in: session, named: nil)
+        let device = try await Device.find(Self.probe, on: adapter, timeout: .seconds(20))
+        let after: [UInt8] = try await device.withConnection(timeout: .seconds(20)) { connected in
+            let battery = try await connected.service(.batteryService, timeout: .seconds(10))
+            let level = try connected.characteristic(.batteryLevel, in: battery)
+            #expect(try await connected.read(level, timeout: .seconds(5)) == [87])
+            let before = Self.snapshot(session, adapter)
+            let servicesBefore = connected.services
+            #expect(before.adapter && before.devices.contains(device.path.description) && !before.gatt.isEmpty)
+
+            try Self.blinkInOneBatch(sim, session)
+            #expect(try sim.state().blinks == 1)
+            try await Task.sleep(for: .milliseconds(300))
+
+            // Everything bluetoothd re-announced is in the cache again, nothing more or less.
+            let now = Self.snapshot(session, adapter)
+            #expect(now.adapter, "adapter gone from the cache after the blink")
+            #expect(now.devices == before.devices)
+            #expect(now.gatt == before.gatt)
+            #expect(connected.services == servicesBefore)
+            #expect(adapter.knownDevices.map(\.address).contains(Self.probe))
+            // Not "unavailable": the adapter is found and a GATT operation works.
+            #expect(throws: Never.self) { try Adapter.ready(in: session, named: nil) }
+            return try await connected.read(level, timeout: .seconds(5))
+        }
+        #expect(after == [87])
+        #expect(session.watcherCount == 0)
+        _ = try sim.waitForState { $0.leftovers.isEmpty }
+        #expect(try sim.state().leftovers == [])
+    }
+
+    @Test func aBlinkBeforeAnyOperationLeavesTheSessionUsable() async throws {
+        // The blink comes while the session is idle; then a whole connect + read.
+        let sim = try Simulator.start(faults: ["disconnect_delay_ms": "100", "preconnected": "C0:FF:EE:00:00:04"])
+        defer { sim.stop() }
+        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
+        defer { session.close() }
+        let adapter = try Adapter.ready(in: session, named: nil)
+        let before = Self.snapshot(session, adapter)
+        try Self.blinkInOneBatch(sim, session)
+        try await Task.sleep(for: .milliseconds(300))
+        let now = Self.snapshot(session, adapter)
+        #expect(now.adapter && now.devices == before.devices && now.gatt == before.gatt,
+                "before: \(before), after: \(now)")
+        let ready = try Adapter.ready(in: session, named: nil)
+        let gattBattery = try await Device.find(BluetoothAddress("C0:FF:EE:00:00:04")!, on: ready, timeout: .seconds(10))
+        let value = try await gattBattery.withConnection(timeout: .seconds(10)) { connected in
+            let battery = try await connected.service(.batteryService, timeout: .seconds(5))
+            return try await connected.read(try connected.characteristic(.batteryLevel, in: battery), timeout: .seconds(5))
+        }
+        #expect(value == [55])
+    }
+}

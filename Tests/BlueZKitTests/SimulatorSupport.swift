@@ -1,0 +1,15 @@
+import SimulatorHarness
+
+extension SimState {
+    /// What a client could have left behind in the simulator, described; empty when clean.
+    var leftovers: [String] {
+        var found: [String] = []
+        if !discoverySessions.isEmpty { found.append("discovery sessions \(discoveryClients)") }
+        let connected = connections.filter { !$0.preconnected }
+        if !connected.isEmpty { found.append("connections \(connected.map(\.address))") }
+        if !pendingConnects.isEmpty { found.append("pending connects \(pendingConnects)") }
+        if !pendingGATT.isEmpty { found.append("pending GATT \(pendingGATT.map(\.op))") }
+        if !notifySessions.isEmpty { found.append("notify sessions \(notifySessions.map(\.path))") }
+        return found
+    }
+}

@@ -1,0 +1,86 @@
+import Testing
+@testable import DBusKit
+import SimulatorHarness
+
+/// The bus connection hangs up (the dbus-daemon is SIGKILLed): every call fails at once
+/// with ``BusError/disconnected``, the calls pending then and the calls made afterwards,
+/// whatever their own timeout.
+@Suite struct BusHangUpTests {
+    /// Far beyond what noticing a hang-up takes, far below the calls' own timeout.
+    static let hangLimit: Duration = .seconds(10)
+    static let callTimeout: Duration = .seconds(60)
+
+    /// `body`'s outcome: "reply", the BusError's description, or "still waiting after
+    /// <hangLimit>" (then `body` is cancelled).
+    static func outcome(_ body: @escaping @Sendable () async throws -> Message) async -> String {
+        await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                do { _ = try await body(); return "reply" }
+                catch let error as BusError { return "\(error)" }
+                catch { return "other error: \(error)" }
+            }
+            group.addTask {
+                try? await Task.sleep(for: hangLimit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? "still waiting after \(hangLimit)"
+        }
+    }
+
+    static let disconnected = "\(BusError.disconnected)"
+
+    /// A GATT read the simulator never answers (read_never_answers, on the preconnected
+    /// blesim GattBattery's Battery Level).
+    static let unansweredRead = MethodCall(
+        destination: "org.bluez", path: "/org/bluez/hci0/dev_C0_FF_EE_00_00_04/service000f/char0010",
+        interface: "org.bluez.GattCharacteristic1", member: "ReadValue", arguments: [.stringVariantDictionary([:])])
+
+    @Test func aCallPendingWhenTheBusDiesAndEveryCallAfterItFailAtOnce() async throws {
+        let sim = try Simulator.start(faults: ["preconnected": "C0:FF:EE:00:00:04", "read_never_answers": "1"])
+        defer { sim.stop() }
+        let connection = try await BusConnection.connect(to: sim.address)
+        defer { connection.close() }
+        let lost = Lock(0)
+        _ = connection.onConnectionLost { lost.withLock { $0 += 1 } }
+
+        async let pending = Self.outcome { try await connection.call(Self.unansweredRead, timeout: Self.callTimeout) }
+        #expect(try sim.waitForState { $0.pendingGATT.contains { $0.op == "ReadValue" } })
+        try sim.killBus()
+        #expect(await pending == Self.disconnected)
+        #expect(lost.withLock { $0 } == 1)
+
+        // The connection is known to be lost: calls made now fail at once, not at their timeout.
+        #expect(await Self.outcome { try await connection.call(BusConnection.busCall("ListNames", []), timeout: Self.callTimeout) }
+                == Self.disconnected)
+        #expect(await Self.outcome { try await connection.call(Self.unansweredRead, timeout: Self.callTimeout) } == Self.disconnected)
+        #expect(await Self.outcome { try await connection.call(BusConnection.busCall("ListNames", [])) } == Self.disconnected,
+                "a call without a timeout")
+        #expect(connection.registeredReplyHandlerCount == 0)
+    }
+
+    @Test func aBusThatDiesWhileTheConnectionIsIdleFailsTheNextCallAtOnce() async throws {
+        let sim = try Simulator.start()
+        defer { sim.stop() }
+        let connection = try await BusConnection.connect(to: sim.address)
+        defer { connection.close() }
+        let lost = Lock(0)
+        _ = connection.onConnectionLost { lost.withLock { $0 += 1 } }
+        _ = try await connection.call(BusConnection.busCall("ListNames", []), timeout: .seconds(10))
+
+        try sim.killBus()
+        // The hang-up is noticed by itself (nothing was being sent or awaited).
+        let deadline = ContinuousClock.now + Self.hangLimit
+        while lost.withLock({ $0 }) == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(lost.withLock { $0 } == 1, "the hang-up was not noticed")
+
+        #expect(await Self.outcome { try await connection.call(BusConnection.busCall("GetNameOwner", [.string("org.bluez")]),
+                                                               timeout: Self.callTimeout) } == Self.disconnected)
+        await #expect(throws: BusError.disconnected) {
+            try await connection.addMatch(MatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.ObjectManager",
+                                                    member: "InterfacesAdded"), timeout: .seconds(5))
+        }
+        #expect(connection.registeredReplyHandlerCount == 0)
+    }
+}

@@ -1,0 +1,73 @@
+// The system bus dies (the dbus-daemon is SIGKILLed) while blectl waits on it: the
+// connection hangs up, and every call and wait must fail at once: exit 69 with the JSON
+// error object, within seconds, whatever blectl was waiting for.
+
+import Foundation
+import SimulatorHarness
+import Testing
+
+@Suite("the bus connection hangs up")
+struct BusLossTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var label: String
+        var faults: [String: String]
+        var arguments: [String]
+        /// blectl's address in the error object (nil for scan).
+        var address: String?
+        /// When to kill the bus: blectl is waiting on this.
+        var ready: @Sendable (SimState) -> Bool
+        var testDescription: String { label }
+    }
+
+    static let cases: [Case] = [
+        Case(label: "during a scan (after the first line)", faults: [:], arguments: ["scan", "--timeout", "30"], address: nil,
+             ready: { !$0.discoverySessions.isEmpty }),
+        Case(label: "during a connect (Connect unanswered)", faults: ["connect_never_answers": "1"],
+             arguments: ["connect", World.probe, "--timeout", "30"], address: World.probe,
+             ready: { $0.pendingConnects.contains(World.probe) }),
+        Case(label: "during a read (ReadValue unanswered)", faults: ["read_never_answers": "1"],
+             arguments: ["get-version", World.probe, "--timeout", "30"], address: World.probe,
+             ready: { $0.pendingGATT.contains { $0.op == "ReadValue" } }),
+        Case(label: "during notification setup (StartNotify unanswered)", faults: ["start_notify_never_answers": "1"],
+             arguments: ["get-battery", World.vendor, "--timeout", "30"] + World.vendorOptions, address: World.vendor,
+             ready: { $0.pendingGATT.contains { $0.op == "StartNotify" } }),
+    ]
+
+    /// How long blectl may take to notice: far more than it needs, far less than its timeout.
+    static let hangLimit: Duration = .seconds(10)
+
+    @Test("bus daemon killed: exit 69 with the error object, no hang", arguments: cases)
+    func busKilled(_ c: Case) async throws {
+        try await Sim.with(faults: c.faults) { sim in
+            let busPID = try await sim.busProcessID()
+            let blectl = try await sim.launch(c.arguments)
+            let ready = try await sim.waitForState(timeout: .seconds(15), c.ready)
+            try #require(ready, "blectl never got to the point: \(blectl.currentStdout) \(blectl.currentStderr)")
+            if c.address == nil {
+                #expect(await blectl.stdoutContains("\n", within: .seconds(5)), "no scan line before the kill")
+            }
+            try await sim.killBus(busPID)
+            #expect(sim.simulator.isRunning == false, "the simulator outlived its bus")
+
+            let result = try await blectl.finish(timeout: Self.hangLimit)
+            let run = Run(arguments: c.arguments, result: result)
+            #expect(!result.timedOut, "blectl still running \(Self.hangLimit) after the bus died: \(run)")
+            #expect(run.status == 69, "\(run)")
+            if c.address == nil {
+                // Lines printed before the bus died stay valid records.
+                let addresses = run.jsonLines().compactMap { $0["address"]?.string }
+                #expect(!addresses.isEmpty && Set(addresses).isSubset(of: Set(World.known + World.fillers)), "\(run)")
+            } else {
+                #expect(run.stdout == "", "\(run)")
+            }
+            let error = try #require(run.jsonError())
+            #expect(topLevelKeys(String(run.stderr.dropFirst("{\"error\":".count))) == World.errorKeys, "\(run.stderr)")
+            #expect(error["code"] == "unavailable", "\(run)")
+            #expect(error["exit_status"] == 69)
+            #expect(error["address"] == (c.address.map(J.string) ?? .null))
+            // What happened: the bus connection was lost (not bluetoothd leaving, not a timeout).
+            let message = error["message"]?.string ?? ""
+            #expect(message.contains("system bus") && !message.contains("bluetoothd"), "\(error)")
+        }
+    }
+}

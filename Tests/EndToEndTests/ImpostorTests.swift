@@ -1,0 +1,106 @@
+// Anyone on the bus may send a signal, even straight to blectl (destination set, no match
+// rule needed): only signals from org.bluez's current unique owner are BlueZ's (STYLE.md
+// 11). sim/impostor claims, every 5 ms, that devices disconnected and vanished, that the
+// batteries are at 1 % and that the vendor device answered `82 01`; blectl's results must
+// not change.
+
+import SimulatorHarness
+import Testing
+
+@Suite("an impostor speaking for bluetoothd", .serialized)
+struct ImpostorTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var arguments: [String]
+        /// The one JSON object printed; nil for scan (compared with the run without the impostor).
+        var expected: J?
+        var testDescription: String {
+            arguments.prefix(2).joined(separator: " ") + (arguments.contains("--vendor-service") ? " (vendor)" : "")
+        }
+    }
+
+    /// Device commands get 8 s (a run takes about 1 s): a failure shows in seconds, not after
+    /// the default 20 s device lookup.
+    static let limit = ["--timeout", "8"]
+
+    static let cases: [Case] = [
+        Case(arguments: ["scan", "--timeout", "2"], expected: nil),
+        Case(arguments: ["connect", World.probe] + Self.limit, expected: ConnectTests.probeTree),
+        Case(arguments: ["get-version", World.probe] + Self.limit, expected: VersionTests.probeVersion),
+        Case(arguments: ["get-version", World.vendor] + Self.limit + World.vendorOptions,
+             expected: ["address": "C0:FF:EE:00:00:02", "source": "vendor", "firmware_revision": "2.0.7",
+                        "hardware_revision": .null, "software_revision": .null, "manufacturer_name": .null,
+                        "model_number": .null]),
+        Case(arguments: ["get-battery", World.probe] + Self.limit, expected: ["address": "C0:FF:EE:00:00:01", "percentage": 87, "source": "battery1"]),
+        Case(arguments: ["get-battery", World.battery1] + Self.limit, expected: ["address": "C0:FF:EE:00:00:03", "percentage": 42, "source": "battery1"]),
+        Case(arguments: ["get-battery", World.gattBattery] + Self.limit, expected: ["address": "C0:FF:EE:00:00:04", "percentage": 55, "source": "gatt"]),
+        Case(arguments: ["get-battery", World.vendor] + Self.limit + World.vendorOptions,
+             expected: ["address": "C0:FF:EE:00:00:02", "percentage": 64, "source": "vendor"]),
+        Case(arguments: ["get-battery", World.probe] + Self.limit + World.vendorOptions,
+             expected: ["address": "C0:FF:EE:00:00:01", "percentage": 87, "source": "vendor"]),
+    ]
+
+    /// A scan's records by address, without `rssi` (it jitters), each address once.
+    static func scanRecords(_ run: Run, sourceLocation: SourceLocation = #_sourceLocation) -> [String: J] {
+        var out: [String: J] = [:]
+        for record in run.jsonLines(sourceLocation: sourceLocation) {
+            guard let address = record["address"]?.string else { continue }
+            #expect(out[address] == nil, "\(address) printed twice: \(run)", sourceLocation: sourceLocation)
+            out[address] = record.removing("rssi")
+        }
+        return out
+    }
+
+    @Test("results unchanged with the impostor running: same values, exit 0, nothing left", arguments: cases)
+    func unchanged(_ c: Case) async throws {
+        // Without the impostor, on a simulator of its own.
+        let baseline = try await Sim.with { sim in await sim.blectl(c.arguments) }
+        #expect(baseline.status == 0, "baseline: \(baseline)")
+
+        try await Sim.with { sim in
+            let impostor = try await sim.startImpostor()
+            await pause(.milliseconds(50))     // a few rounds before blectl is there
+            let run = await sim.blectl(c.arguments)
+            let report = try await impostor.finish()
+
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "", "\(run)")
+            if let expected = c.expected {
+                #expect(run.jsonObject() == expected)
+                #expect(baseline.jsonObject() == expected, "baseline")
+            } else {
+                let records = Self.scanRecords(run)
+                let before = Self.scanRecords(baseline)
+                #expect(Set(records.keys) == Set(World.known + World.fillers), "\(run)")
+                #expect(records == before)
+                for (address, known) in ScanTests.knownRecords {
+                    #expect(records[address] == known.record, "\(address)")
+                }
+            }
+            // The impostor did reach blectl: blectl's unique name (the sender of every
+            // org.bluez call) is among its destinations.
+            let callers = try await sim.callers()
+            #expect(callers.count == 1, "\(callers)")
+            #expect(callers.isSubset(of: Set(report.destinations)), "impostor: \(report), blectl: \(callers)")
+            #expect(report.rounds > 1 && report.signals > 0, "\(report)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// Only the value claims (Battery1 at 1 %, the vendor answer `82 01`, Battery Level 1):
+    /// the device lookup and the link are left alone, so what shows is a value no device
+    /// sent being reported.
+    @Test("no value the impostor claims is reported (value claims only)", arguments: cases.filter { $0.arguments[0] == "get-battery" })
+    func noClaimedValue(_ c: Case) async throws {
+        try await Sim.with { sim in
+            let impostor = try await sim.startImpostor(claims: ["battery1", "vendor", "level"])
+            await pause(.milliseconds(50))
+            let run = await sim.blectl(c.arguments)
+            let report = try await impostor.finish()
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "", "\(run)")
+            #expect(run.jsonObject() == c.expected)
+            #expect(try await sim.callers().isSubset(of: Set(report.destinations)), "\(report)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+}
