@@ -231,6 +231,12 @@ public final class Simulator: Sendable {
     public func notifyBurst(address: String, characteristic uuid: String, count: Int) throws {
         _ = try simctl(["burst", address, uuid, String(count)])
     }
+    /// The link of `address` drops (out of range): Connected false, notification sessions
+    /// kept and re-enabled on the next connection as bluetoothd 5.66 does; with `remove`, the
+    /// device object is removed too (sim/README.md, DropLink).
+    public func dropLink(address: String, remove: Bool = false) throws {
+        _ = try simctl(["drop", address] + (remove ? ["--remove"] : []))
+    }
     /// Back to the start-up world and faults, call log emptied.
     public func reset() throws { _ = try simctl(["reset"]) }
 

@@ -216,6 +216,14 @@ class Sim:
                 return
         raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no characteristic {uuid} on {address}")
 
+    def drop_link(self, address, remove=False):
+        """Control: the device's link drops (see Device.drop_link)."""
+        dev = self.devices.get(address.upper())
+        if dev is None:
+            raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no device {address} in the tree")
+        if not dev.drop_link(remove):
+            raise DBusError("org.blectl.Simulator.Error.Failed", f"{address} is not connected")
+
     # ------------------------------------------------------------ one client read
     def hold_clients(self, names):
         """hold_client_ms: stops (SIGSTOP) the processes of these unique names and waits until
@@ -340,6 +348,9 @@ class Sim:
             self.add_cached_devices()
         elif name == "preconnected" and value and self.adapter is not None:
             self.preconnect(value)
+        elif name in ("notify_every_ms", "notify_every_char"):
+            for dev in self.devices.values():
+                dev.gatt.restart_tickers()
 
     # ------------------------------------------------------------ interception
     def _intercept(self, call):

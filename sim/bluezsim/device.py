@@ -3,7 +3,7 @@
 
 from .bus import Obj, DBusError
 from .ifaces import ERR
-from .gatt import GattTree
+from .gatt import GattTree, REARM_MS
 
 CONNECT_MS = 100
 GATT_EXPORT_MS = 50
@@ -244,6 +244,9 @@ class Device:
             self._add_battery()
         uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
         self.set(UUIDs=uuids, ServicesResolved=True)
+        # Notify sessions kept over a link loss (DropLink) are re-enabled by bluetoothd
+        # itself once its GATT client is ready: the CCC writes follow the resolution.
+        self._later(self.link_timers, REARM_MS, self.gatt.rearm)
 
     def _add_battery(self):
         if not self.connected or self.battery_exported or self.removed:
@@ -301,15 +304,16 @@ class Device:
         self.disconnect_timer = None
         self.link_lost()
 
-    def link_lost(self, reason="local"):
-        """The LE link is gone: fail GATT operations, end notify sessions,
-        ServicesResolved=false, Connected=false, drop Battery1, answer Disconnect."""
+    def link_lost(self, reason="local", keep_notify=False):
+        """The LE link is gone: fail GATT operations, end notify sessions (keep them with
+        keep_notify, as BlueZ 5.66 does: see drop_link), ServicesResolved=false,
+        Connected=false, drop Battery1, answer Disconnect."""
         self._cancel(self.link_timers)
         self.sim.cancel(self.disconnect_timer)
         self.disconnect_timer = None
         if reason == "power" and self.connect_call is not None:
             self._connect_failed("le-connection-abort-by-local")
-        self.gatt.link_lost()
+        self.gatt.link_lost(keep_notify)
         if self.services_resolved:
             self.services_resolved = False
             self.set(ServicesResolved=False)
@@ -335,6 +339,23 @@ class Device:
                 w()
             else:
                 w.reply()
+
+    def drop_link(self, remove=False):
+        """Control DropLink: the link drops as when the device goes out of range
+        (supervision timeout): GATT calls in flight fail, ServicesResolved=false,
+        Connected=false. As in BlueZ 5.66 (src/gatt-client.c), StartNotify sessions are
+        kept (Notifying stays true) and re-enabled after the next Connect once services are
+        resolved, without a new StartNotify; a StartNotify from a kept session's client
+        answers InProgress until then. With remove, the device object goes too (as BlueZ
+        does with a temporary device): its sessions end with it, and it is back when
+        discovered again. Returns False when the device was not connected."""
+        if not self.connected:
+            return False
+        self.link_lost(reason="remote", keep_notify=not remove)
+        if remove:
+            self.abort_everything()
+            self.sim.remove_device(self)
+        return True
 
     def abort_everything(self):
         """The device object is going away (RemoveDevice, adapter removed, vanish)."""

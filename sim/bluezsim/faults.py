@@ -21,6 +21,8 @@ FAULTS = {
     "start_notify_never_answers": (bool, False, "StartNotify is registered but never answered (the CCC write got no response); StopNotify answers InProgress; the client leaving drops it"),
     "notify_burst": (int, 0, "right after a StartNotify reply (on notify_burst_char), N distinct notifications back to back: value i = i as 4 bytes big-endian, i = 1..N (0 = off)"),
     "notify_burst_char": (str, "", "the characteristic UUID notify_burst applies to (short or full form; empty = any)"),
+    "notify_every_ms": (int, 0, "while a characteristic (notify_every_char) has notify sessions and its link is up, a notification every N ms: value k = k as 4 bytes big-endian, k counting on from 1 per characteristic, over link losses too (0 = off; set at run time, it applies at once)"),
+    "notify_every_char": (str, "", "the characteristic UUID notify_every_ms applies to (short or full form; empty = any)"),
     "unsolicited_after_answer": (bool, False, "the vendor answer notification is followed at once, in the same main-loop callback, by an unrelated notification 7f 00 on the same characteristic (both reach a client in one read)"),
     "response_readable": (bool, False, "the vendor response characteristic is also readable (read gives the last answer; Value changes after the read)"),
     "write_in_progress_once": (bool, False, "the first WriteValue answers org.bluez.Error.InProgress"),

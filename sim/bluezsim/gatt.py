@@ -8,6 +8,7 @@ from .world import u16, norm_uuid
 OP_MS = 15
 NOTIFY_MS = 10
 STATUS_MS = 300
+REARM_MS = 20                 # a kept notify session is re-enabled this long after ServicesResolved (the CCC write)
 MTU = 247
 CCC_UUID = u16(0x2902)
 UNSOLICITED = b"\x7f\x00"     # unsolicited_after_answer: unrelated to any command
@@ -34,6 +35,11 @@ class Char:
         self.pending_notify = {}      # sender -> StartNotify call not answered yet (start_notify_delay_ms)
         self.status_timer = None
         self.ops = []                 # timers of operations in flight
+        # DropLink keeps the notify sessions (BlueZ 5.66 keeps a StartNotify session over a
+        # link loss and re-registers it once GATT is back): until then they are not active.
+        self.rearm_pending = False
+        self.ticker = None            # notify_every_ms timer
+        self.ticks = 0                # notify_every_ms: the last value sent (k as 4 bytes big-endian)
         self.obj = o = Obj(self.path)
         self.flags = list(spec.flags)
         if self.role == "vendor_rsp" and self.sim.faults.get("response_readable"):
@@ -186,6 +192,10 @@ class Char:
 
     # ------------------------------------------------------------ notifications
     def m_StartNotify(self, call):
+        if call.sender in self.notify_clients and self.rearm_pending and not self.device.disconnecting:
+            # A session kept over a link loss, not re-registered yet: BlueZ 5.66 answers
+            # InProgress (its notify_id is 0) whether the link is back or not.
+            raise in_progress()
         self._check()
         if "notify" not in self.spec.flags and "indicate" not in self.spec.flags:
             raise DBusError(ERR + "NotSupported", "Operation is not supported")
@@ -227,16 +237,23 @@ class Char:
             self.set(Notifying=True)
             if self.role == "vendor_rsp" and self.status_timer is None:
                 self.status_timer = self.sim.every(STATUS_MS, self._status)
+            self.start_ticker()
         call.reply()
         n = self.sim.faults.get("notify_burst")
         want = self.sim.faults.get("notify_burst_char")
         if n > 0 and (not want or norm_uuid(want) == self.spec.uuid):
             self.burst(n)
 
+    def active(self):
+        """Whether notifications reach the sessions now: some session, the link up, and the
+        sessions kept over a link loss re-enabled."""
+        return bool(self.notify_clients and self.device.connected and not self.device.removed
+                    and not self.rearm_pending)
+
     def burst(self, count):
         """count distinct notifications back to back: value i is i as 4 bytes big-endian,
         i = 1..count. Returns False when notifications are off (nothing sent)."""
-        if not (self.notify_clients and self.device.connected and not self.device.removed):
+        if not self.active():
             return False
         self.notify_many([i.to_bytes(4, "big") for i in range(1, count + 1)])
         return True
@@ -254,8 +271,36 @@ class Char:
     def _notify_off(self):
         self.sim.cancel(self.status_timer)
         self.status_timer = None
+        self.stop_ticker()
+        self.rearm_pending = False
         if self.obj.get("org.bluez.GattCharacteristic1", "Notifying"):
             self.set(Notifying=False)
+
+    # ------------------------------------------------------------ notify_every_ms
+    def ticks_here(self):
+        ms = self.sim.faults.get("notify_every_ms")
+        want = self.sim.faults.get("notify_every_char")
+        return ms > 0 and (not want or norm_uuid(want) == self.spec.uuid)
+
+    def start_ticker(self):
+        """notify_every_ms: a notification every N ms while active, value k = k as 4 bytes
+        big-endian, k counting on from the last one sent (over link losses too)."""
+        self.stop_ticker()
+        if not self.ticks_here() or not self.active():
+            return
+        self.ticker = self.sim.every(self.sim.faults.get("notify_every_ms"), self._tick)
+
+    def stop_ticker(self):
+        self.sim.cancel(self.ticker)
+        self.ticker = None
+
+    def _tick(self):
+        if not self.active() or not self.ticks_here():
+            self.ticker = None
+            return False
+        self.ticks += 1
+        self.notify(self.ticks.to_bytes(4, "big"))
+        return True
 
     def _status(self):
         if not self.notify_clients or not self.device.connected:
@@ -265,13 +310,13 @@ class Char:
         return True
 
     def notify(self, data):
-        if self.notify_clients and self.device.connected and not self.device.removed:
+        if self.active():
             self.value = bytes(data)
             self.set(Value=self.value)
 
     def notify_many(self, values):
         """Notifications of each value, in order, sent back to back (messages built first)."""
-        if not (self.notify_clients and self.device.connected and not self.device.removed):
+        if not self.active():
             return
         bus = self.sim.bus
         msgs = []
@@ -287,7 +332,9 @@ class Char:
         raise DBusError(ERR + "NotSupported", "Operation is not supported")
 
     # ------------------------------------------------------------ link / clients
-    def link_lost(self):
+    def link_lost(self, keep_notify=False):
+        """The link is gone: operations in flight fail; notify sessions end, or with
+        keep_notify (DropLink) are kept, Notifying true, to be re-enabled by rearm()."""
         for t in self.ops:
             self.sim.cancel(t)
         self.ops.clear()
@@ -297,15 +344,34 @@ class Char:
         pending, self.pending_notify = self.pending_notify, {}
         for c in pending.values():
             c.error(ERR + "Failed", "Operation failed")
-        if self.notify_clients:
+        if self.notify_clients and keep_notify:
+            self.sim.cancel(self.status_timer)
+            self.status_timer = None
+            self.stop_ticker()
+            self.rearm_pending = True
+        elif self.notify_clients:
             self.notify_clients.clear()
             self._notify_off()
+
+    def rearm(self):
+        """GATT is back after a link loss: the kept sessions are re-enabled (BlueZ 5.66
+        re-registers them when its GATT client is ready), without a new StartNotify."""
+        if not self.rearm_pending:
+            return
+        self.rearm_pending = False
+        if not self.notify_clients:
+            return
+        if self.role == "vendor_rsp" and self.status_timer is None:
+            self.status_timer = self.sim.every(STATUS_MS, self._status)
+        self.start_ticker()
 
     def forget_calls(self):
         self.busy = None
         self.pending_notify = {}
         self.ops.clear()
         self.status_timer = None
+        self.ticker = None
+        self.rearm_pending = False
         self.notify_clients.clear()
 
     def client_left(self, sender):
@@ -438,9 +504,20 @@ class GattTree:
             return bytes([0x82, battery])
         return bytes([0xEE, cmd])
 
-    def link_lost(self):
+    def link_lost(self, keep_notify=False):
         for ch in self.chars:
-            ch.link_lost()
+            ch.link_lost(keep_notify)
+
+    def rearm(self):
+        for ch in self.chars:
+            ch.rearm()
+
+    def restart_tickers(self):
+        for ch in self.chars:
+            if ch.active():
+                ch.start_ticker()
+            else:
+                ch.stop_ticker()
 
     def forget_calls(self):
         for ch in self.chars:
