@@ -6,6 +6,8 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case bus, adapter, discovery, deviceLookup = "device_lookup", connect
         case serviceResolution = "service_resolution", serviceLookup = "service_lookup"
         case read, write, notificationSetup = "notification_setup", response, battery, disconnect
+        /// Receiving the notifications of a subscription, once it is set up.
+        case notifications
     }
 
     public var kind: Kind
@@ -36,6 +38,7 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case .response: text = "waiting for the response notification"
         case .battery: text = "battery lookup"
         case .disconnect: text = "disconnect"
+        case .notifications: text = "notifications"
         }
         if let characteristic { text += " of characteristic \(characteristic.shortString)" }
         if let service { text += " in service \(service.shortString)" }

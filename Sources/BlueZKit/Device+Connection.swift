@@ -149,7 +149,7 @@ extension Device {
     }
 
     /// `error`, or when it is a disconnection that came with Bluetooth going away, that.
-    private func refinedLinkLoss(_ error: any Error) async -> any Error {
+    func refinedLinkLoss(_ error: any Error) async -> any Error {
         guard let bleError = error as? BLEError, case .disconnected = bleError, !Task.isCancelled else { return error }
         return await adapter.unavailabilityAfterLinkLoss() ?? error
     }

@@ -4,8 +4,8 @@ import BlueZKit
 struct ScanCommand: BlectlSubcommand {
     static let timeoutOption = Option<Duration>(
         "timeout", valueName: "seconds",
-        help: "Stop scanning after this many seconds; decimals allowed.",
-        parser: .seconds, default: ScanOptions.defaultTimeout
+        help: "Stop scanning after this many seconds; decimals allowed, inf to scan until interrupted.",
+        parser: .listeningSeconds, default: ScanOptions.defaultTimeout
     )
     static let name = Option<String>(
         "name", valueName: "substring",
@@ -120,7 +120,7 @@ public struct ScanOptions: Sendable, Equatable {
     /// SetDiscoveryFilter `RSSI`).
     public static let rssiRange: ClosedRange<Int16> = -127...20
 
-    /// `--timeout`: how long to scan, 0 to 86400 s.
+    /// `--timeout`: how long to scan, 0 to 86400 s, or ``ListeningTimeout/infinite`` (`inf`).
     public var timeout: Duration
     /// `--name`, repeatable: report only devices whose name contains one of these
     /// (case-insensitive substring match); empty means no name filter. Never contains
