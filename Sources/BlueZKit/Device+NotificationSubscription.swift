@@ -223,7 +223,7 @@ extension Device {
 
     /// StartNotify on `characteristic` in a task of its own (its reply must be seen even when
     /// we are cancelled, so that StopNotify follows a start that succeeded): InProgress is
-    /// retried within `timeout`, Failed "Already notifying" (bluetoothd before 5.6x for a
+    /// retried within `timeout` until the subscription ends, Failed "Already notifying" (bluetoothd before 5.6x for a
     /// session it kept) is success; a link loss fails it at once. The path is recorded for
     /// StopNotify when it succeeds.
     private func startNotify(_ characteristic: GATTCharacteristic, state: SubscriptionState, timeout: Duration) -> Task<Void, any Error> {
@@ -237,7 +237,7 @@ extension Device {
                     _ = try await session.call(BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "StartNotify"),
                                                operation: operation, timeout: deadline - .now, abortIf: lost)
                     break
-                } catch BLEError.busy where deadline - .now > .milliseconds(60) {
+                } catch BLEError.busy where deadline - .now > .milliseconds(60) && !state.locked({ $0.ending }) {
                     try await Task.sleep(for: .milliseconds(50))
                 } catch BLEError.failed(_, BlueZ.Error.failed, SubscriptionState.alreadyNotifying) {
                     break
@@ -316,6 +316,8 @@ extension Device {
     private func endSubscription(_ state: SubscriptionState, succeeded: Bool, disconnectTimeout: Duration) async {
         let session = session
         let operation = operation(.notificationSetup)
+        // A StartNotify answered InProgress is not tried again; one in flight is waited for.
+        state.locked { $0.ending = true }
         await runCleanup {
             if let start = state.locked({ $0.start }) {
                 _ = try? await awaitCancellable(start, timeout: CleanupPolicy.pendingStartTimeout)
@@ -361,6 +363,8 @@ final class SubscriptionState: Sendable {
         var start: Task<Void, any Error>?
         /// Characteristic paths a StartNotify succeeded on: StopNotify at the end.
         var sessions: Set<ObjectPath> = []
+        /// The subscription is ending: a StartNotify answered InProgress is not retried.
+        var ending = false
     }
 
     private let values: Lock<Values>
