@@ -121,8 +121,9 @@ extension Device {
     /// At the end: StopNotify on every characteristic path a StartNotify succeeded on (waiting
     /// first, at most ``CleanupPolicy/pendingStartTimeout``, for one still pending), even when
     /// the link is down (the session is kept), errors dropped; then Disconnect if the last
-    /// connection was made by us, waiting for the reply up to `disconnectTimeout` after a
-    /// success, ``CleanupPolicy/interruptedTimeout`` otherwise.
+    /// connection was made by us (not while a reconnection is still pending: a Connect
+    /// interrupted so is abandoned by ``connect(timeout:)`` itself), waiting for the reply up
+    /// to `disconnectTimeout` after a success, ``CleanupPolicy/interruptedTimeout`` otherwise.
     ///
     /// AcquireNotify would replace the value source, not this structure: see the notes on
     /// ``SubscriptionState``.
@@ -259,6 +260,9 @@ extension Device {
         do {
             while true {
                 try await waitUntilLinkLost()
+                // That link is gone: nothing to disconnect unless a reconnection succeeds (an
+                // attempt that fails or is cancelled abandons its own Connect).
+                state.locked { $0.origin = nil }
                 var attempt = 0
                 while true {
                     attempt += 1
@@ -312,7 +316,8 @@ extension Device {
     // MARK: - Clean-up
 
     /// StopNotify where sessions were started (after a start still pending), then the
-    /// Disconnect of a connection we made: errors dropped, never cancelled half-way.
+    /// Disconnect of a connection we made (the current one, or the one lost without a
+    /// policy): errors dropped, never cancelled half-way.
     private func endSubscription(_ state: SubscriptionState, succeeded: Bool, disconnectTimeout: Duration) async {
         let session = session
         let operation = operation(.notificationSetup)
@@ -357,8 +362,9 @@ final class SubscriptionState: Sendable {
         var connection = 1
         /// The link state as the watcher last saw it.
         var linkUp = true
-        /// How the last connection came about: decides the Disconnect at the end.
-        var origin: ConnectionOrigin
+        /// How the current connection came about: decides the Disconnect at the end; nil
+        /// while reconnecting.
+        var origin: ConnectionOrigin?
         /// The last StartNotify, pending or done.
         var start: Task<Void, any Error>?
         /// Characteristic paths a StartNotify succeeded on: StopNotify at the end.

@@ -9,6 +9,7 @@ struct HelpTextTests {
         ("connect", [["connect", "--help"], ["connect", "-h"], ["help", "connect"]]),
         ("get-version", [["get-version", "--help"], ["version", "-h"], ["help", "get-version"], ["help", "version"]]),
         ("get-battery", [["get-battery", "--help"], ["battery", "-h"], ["help", "get-battery"], ["help", "battery"]]),
+        ("notify", [["notify", "--help"], ["notify", "-h"], ["help", "notify"], ["notify", "C0:FF:EE:00:00:04", "--help"]]),
         ("help", [["help", "--help"], ["help", "help"]]),
     ]
 
@@ -29,15 +30,19 @@ struct HelpTextTests {
             "--timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
             "--adapter <adapter>", "--format <format>", "-h, --help",
         ],
+        "notify": [
+            "--service <uuid>", "--timeout <seconds>", "--count <n>", "--reconnect",
+            "--adapter <adapter>", "--format <format>", "-h, --help",
+        ],
         "help": ["-h, --help"],
     ]
 
     static let expectedArguments: [String: [String]] = [
         "blectl": [], "scan": [], "connect": ["<address>"], "get-version": ["<address>"],
-        "get-battery": ["<address>"], "help": ["<subcommand>"],
+        "get-battery": ["<address>"], "notify": ["<address>", "<characteristic>"], "help": ["<subcommand>"],
     ]
 
-    static var allCommands: [String] { ["blectl", "scan", "connect", "get-version", "get-battery", "help"] }
+    static var allCommands: [String] { ["blectl", "scan", "connect", "get-version", "get-battery", "notify", "help"] }
 
     static func path(for command: String) -> [CommandSpec] {
         command == "blectl" ? [BlectlCommands.root] : BlectlCommands.path(forSubcommand: command)
@@ -119,7 +124,7 @@ struct HelpTextTests {
 
             OPTIONS:
               --timeout <seconds>     Stop scanning after this many seconds; decimals
-                                      allowed. (default: 10)
+                                      allowed, inf to scan until interrupted. (default: 10)
               --name <substring>      Only report devices whose name contains this text,
                                       ignoring case. Repeat to accept any of several.
               --service <uuid>        Only report devices advertising this service UUID,
@@ -128,6 +133,45 @@ struct HelpTextTests {
                                       stronger, in dBm from -127 to 20.
               --updates               Print a line for every advertisement update, not just
                                       the first sighting of each device.
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func notifyHelpExactly() throws {
+        let text = try #require(helpText(["notify", "--help"]))
+        #expect(text == """
+            OVERVIEW: Print the notifications of a characteristic.
+
+            Subscribes to the characteristic's notifications (or indications) and prints
+            one JSON line per value as it arrives, in order, each with a sequence number
+            from 1 and the time it was received. Ends with success at the timeout or after
+            --count values. The timeout counts from the start: running out before the
+            subscription is set up exits 124 naming the stage. Without --reconnect, a lost
+            link ends the command with status 4 after the values received.
+
+            USAGE: blectl notify <address> <characteristic> [--service <uuid>]
+                                 [--timeout <seconds>] [--count <n>] [--reconnect]
+                                 [--adapter <adapter>] [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+              <characteristic>        The characteristic's UUID: 16-bit (2a19), 32-bit or
+                                      128-bit.
+
+            OPTIONS:
+              --service <uuid>        The service the characteristic is in, when its UUID
+                                      occurs in several services.
+              --timeout <seconds>     Stop after this many seconds, connecting included;
+                                      decimals allowed, inf for no limit. (default: 10)
+              --count <n>             Stop after this many values; if the timeout comes
+                                      first, exit 124.
+              --reconnect             When the link drops, reconnect within the timeout and
+                                      go on; losses and reconnections are reported on
+                                      standard error.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               --format <format>       Output format: json or text. (default: json)
@@ -157,6 +201,7 @@ struct HelpTextTests {
             "  connect                 Connect to a device and print its GATT services.",
             "  get-version, version    Read a device's firmware version.",
             "  get-battery, battery    Read a device's battery level.",
+            "  notify                  Print the notifications of a characteristic.",
             "  help                    Show subcommand help information.",
             "  --version               Show the version.",
         ] {

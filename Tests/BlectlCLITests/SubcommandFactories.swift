@@ -12,4 +12,5 @@ extension Subcommand {
     static func getBattery(_ options: DeviceOptions, _ vendor: VendorProtocolOptions?) -> Subcommand {
         Subcommand(GetBatteryCommand(options: options, vendor: vendor))
     }
+    static func notify(_ options: NotifyOptions) -> Subcommand { Subcommand(NotifyCommand(options: options)) }
 }

@@ -4,6 +4,8 @@ import Testing
 @Suite("parseCommandLine: usage errors")
 struct UsageErrorTests {
     static let timeoutExpectation = "expected a number of seconds (decimals allowed), 0 or more"
+    /// The commands that listen (scan, notify) also take `inf`.
+    static let listeningTimeoutExpectation = "expected a number of seconds (decimals allowed), 0 or more, or inf"
     static let uuidExpectation =
         "expected 16-bit (180f, 0x180F), 32-bit (0000180f) or 128-bit (0000180f-0000-1000-8000-00805f9b34fb) form"
     static let addressExpectation = "expected six hex pairs like C0:FF:EE:00:00:01"
@@ -37,8 +39,8 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--", "--updates"], message: "Unexpected argument '--updates'", subcommand: "scan"),
         Case(arguments: ["connect", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "connect"),
         Case(arguments: ["help", "scan", "extra"], message: "Unexpected argument 'extra'", subcommand: "help"),
-        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery or help", subcommand: nil),
-        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery or help", subcommand: nil),
+        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, notify or help", subcommand: nil),
+        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, notify or help", subcommand: nil),
 
         // Missing values and arguments
         Case(arguments: ["scan", "--timeout"], message: "Missing value for '--timeout'", subcommand: "scan"),
@@ -63,28 +65,32 @@ struct UsageErrorTests {
         Case(arguments: ["--version=1"], message: "Option '--version' takes no value", subcommand: nil),
 
         // Timeouts
-        Case(arguments: ["scan", "--timeout", "xyz"], message: "Invalid value 'xyz' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "-1"], message: "Invalid value '-1' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout=-0.5"], message: "Invalid value '-0.5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "-.5"], message: "Invalid value '-.5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "NaN"], message: "Invalid value 'NaN' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "nan"], message: "Invalid value 'nan' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "inf"], message: "Invalid value 'inf' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "infinity"], message: "Invalid value 'infinity' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "1e999"], message: "Invalid value '1e999' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "1e3"], message: "Invalid value '1e3' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "0x10"], message: "Invalid value '0x10' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "+5"], message: "Invalid value '+5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", " 5"], message: "Invalid value ' 5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "5s"], message: "Invalid value '5s' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "1,5"], message: "Invalid value '1,5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "1.2.3"], message: "Invalid value '1.2.3' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "."], message: "Invalid value '.' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "٣"], message: "Invalid value '٣' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", ""], message: "Invalid value '' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout="], message: "Invalid value '' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "86400.000000000000000001"], message: "Invalid value '86400.000000000000000001' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "86401"], message: "Invalid value '86401' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "xyz"], message: "Invalid value 'xyz' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "-1"], message: "Invalid value '-1' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout=-0.5"], message: "Invalid value '-0.5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "-.5"], message: "Invalid value '-.5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "NaN"], message: "Invalid value 'NaN' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "nan"], message: "Invalid value 'nan' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        // inf only where a command listens (scan, notify): elsewhere a limit is a limit.
+        Case(arguments: ["connect", sampleAddress, "--timeout", "inf"], message: "Invalid value 'inf' for '--timeout': \(timeoutExpectation)", subcommand: "connect"),
+        Case(arguments: ["get-battery", sampleAddress, "--timeout=inf"], message: "Invalid value 'inf' for '--timeout': \(timeoutExpectation)", subcommand: "get-battery"),
+        Case(arguments: ["scan", "--timeout", "INF"], message: "Invalid value 'INF' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "-inf"], message: "Missing value for '--timeout'", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "infinity"], message: "Invalid value 'infinity' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1e999"], message: "Invalid value '1e999' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1e3"], message: "Invalid value '1e3' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "0x10"], message: "Invalid value '0x10' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "+5"], message: "Invalid value '+5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", " 5"], message: "Invalid value ' 5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "5s"], message: "Invalid value '5s' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1,5"], message: "Invalid value '1,5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1.2.3"], message: "Invalid value '1.2.3' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "."], message: "Invalid value '.' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "٣"], message: "Invalid value '٣' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", ""], message: "Invalid value '' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout="], message: "Invalid value '' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "86400.000000000000000001"], message: "Invalid value '86400.000000000000000001' for '--timeout': expected at most 86400 seconds (one day), or inf", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "86401"], message: "Invalid value '86401' for '--timeout': expected at most 86400 seconds (one day), or inf", subcommand: "scan"),
         Case(arguments: ["connect", sampleAddress, "--timeout", "99999999999999999999999"], message: "Invalid value '99999999999999999999999' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "connect"),
 
         // Addresses
@@ -174,7 +180,7 @@ struct UsageErrorTests {
     @Test func renderForTopLevel() throws {
         let error = try #require(usageError([]))
         #expect(renderUsageError(error) == """
-            Error: Missing subcommand: expected scan, connect, get-version, get-battery or help
+            Error: Missing subcommand: expected scan, connect, get-version, get-battery, notify or help
             Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>
               See 'blectl --help' for more information.
 

@@ -11,7 +11,7 @@ struct NotifyCommand: BlectlSubcommand {
 
     static let timeoutOption = Option<Duration>(
         "timeout", valueName: "seconds",
-        help: "Listen this long, connecting included; decimals allowed, inf to listen until interrupted.",
+        help: "Stop after this many seconds, connecting included; decimals allowed, inf for no limit.",
         parser: .listeningSeconds, default: NotifyOptions.defaultTimeout
     )
     static let count = Option<Int>(
@@ -93,7 +93,8 @@ struct NotifyCommand: BlectlSubcommand {
             case .value(let value):
                 seq += 1
                 switch printer.format {
-                case .json: try await printer.results([record(value, seq: seq, address: options.address, characteristic: characteristic).serialized()])
+                case .json: try await printer.results([record(value, seq: seq, address: options.address, service: characteristic.service,
+                                                                  characteristic: characteristic.uuid).serialized()])
                 case .text: try await printer.results([text(value, seq: seq, showConnection: options.reconnect)])
                 }
                 if let count = options.count, seq >= count { return }
@@ -119,11 +120,12 @@ struct NotifyCommand: BlectlSubcommand {
 
     // MARK: - Records
 
-    static func record(_ value: NotifiedValue, seq: Int, address: BluetoothAddress, characteristic: GATTCharacteristic) -> JSONValue {
+    static func record(_ value: NotifiedValue, seq: Int, address: BluetoothAddress, service: BluetoothUUID,
+                       characteristic: BluetoothUUID) -> JSONValue {
         .object([
             ("address", .string(address.description)),
-            ("service", .string(characteristic.service.shortString)),
-            ("characteristic", .string(characteristic.uuid.shortString)),
+            ("service", .string(service.shortString)),
+            ("characteristic", .string(characteristic.shortString)),
         ] + Records.value(value.bytes) + [
             ("seq", .int(seq)),
             ("time", .string(Records.rfc3339(sinceEpoch: value.receivedAt))),
