@@ -22,7 +22,8 @@ struct SignalSweepTests {
         /// Checks a complete output (status 0, or a signal that came after the result was printed).
         var isComplete: @Sendable (Run) -> Bool
         var testDescription: String {
-            arguments.count > 4 ? arguments.prefix(2).joined(separator: " ") + " (vendor)" : arguments.joined(separator: " ")
+            arguments[0] == "notify" ? "notify (vendor status)"
+                : arguments.count > 4 ? arguments.prefix(2).joined(separator: " ") + " (vendor)" : arguments.joined(separator: " ")
         }
     }
 
@@ -43,6 +44,11 @@ struct SignalSweepTests {
         // The vendor protocol adds a notification session to clean up.
         Command(arguments: ["get-battery", World.vendor] + World.vendorOptions) { run in
             run.lines.count == 1 && J.parse(run.lines[0]) == ["address": "C0:FF:EE:00:00:02", "percentage": 64, "source": "vendor"]
+        },
+        // A stream with a notification session: the vendor status 90 00 comes every 300 ms.
+        Command(arguments: ["notify", World.vendor, World.vendorNotify, "--count", "3"]) { run in
+            let records = run.lines.compactMap { J.parse($0) }
+            return records.count == 3 && records.map { $0["value"] } == ["9000", "9000", "9000"] && records.map { $0["seq"] } == [1, 2, 3]
         },
     ]
 
@@ -82,7 +88,11 @@ struct SignalSweepTests {
                     // Only whole lines; for one-object commands, nothing or the whole result.
                     #expect(run.stdout.isEmpty || run.stdout.hasSuffix("\n"), "\(what)")
                     #expect(run.lines.allSatisfy { J.parse($0) != nil }, "\(what)")
-                    if command.arguments[0] != "scan" {
+                    if command.arguments[0] == "notify" {
+                        // Values numbered from 1 without gaps, up to where the signal came.
+                        let seqs = run.lines.compactMap { J.parse($0)?["seq"]?.int }
+                        #expect(seqs == Array(1...max(1, seqs.count)).prefix(seqs.count).map { $0 }, "\(what)")
+                    } else if command.arguments[0] != "scan" {
                         #expect(run.stdout.isEmpty || command.isComplete(run), "\(what)")
                     }
                 }
