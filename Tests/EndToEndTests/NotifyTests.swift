@@ -248,6 +248,42 @@ struct NotifyTests {
         }
     }
 
+    @Test("--reconnect, the device unreachable until the timeout: 0 (124 with --count), each failed attempt on stderr",
+          arguments: [false, true])
+    func reconnectUntilTheTimeout(withCount: Bool) async throws {
+        try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"]) { sim in
+            let count = withCount ? ["--count", "10"] : []
+            let process = try await sim.launch(["notify", World.gattBattery, "2a19", "--reconnect", "--timeout", "4"] + count)
+            #expect(await process.stdoutContains("\"seq\":5,"), "no values: \(process.currentStderr)")
+            try await sim.setFault("connect_fail", "le-connection-abort-by-local")
+            try await sim.dropLink(World.gattBattery)
+            let result = try await process.finish()
+            let run = Run(arguments: ["notify"], status: result.status, stdout: result.stdout, stderr: result.stderr)
+            #expect(run.status == (withCount ? 124 : 0), "\(run)")
+            #expect(run.jsonLines().map { $0["value"]?.string ?? "" } == (1...5).map(Self.hex))
+            let events = run.stderr.split(separator: "\n").compactMap { J.parse(String($0)) }
+            #expect(events.first == ["event": "link_lost", "address": "C0:FF:EE:00:00:04", "connection": 1], "\(run.stderr)")
+            let failures = events.filter { $0["event"] == "reconnect_failed" }
+            #expect(!failures.isEmpty, "\(run.stderr)")
+            for (index, failure) in failures.enumerated() {
+                // The backoff: the next attempt 0.4 s after the first, then 0.8 s, 1.6 s, 2 s.
+                #expect(failure.removing("message") == ["event": "reconnect_failed", "address": "C0:FF:EE:00:00:04",
+                                                         "attempt": .int(index + 1), "retry_in_ms": .int([400, 800, 1600, 2000][min(index, 3)])])
+                #expect(failure["message"]?.string?.contains("le-connection-abort-by-local") == true, "\(failure)")
+            }
+            #expect(!events.contains { $0["event"] == "reconnected" })
+            if withCount {
+                #expect(events.last?["error"]?["code"] == "timed_out", "\(run.stderr)")
+                #expect(events.last?["error"]?["operation"] == "notifications", "\(run.stderr)")
+            } else {
+                #expect(events.allSatisfy { $0["error"] == nil }, "\(run.stderr)")
+            }
+            // The session bluetoothd kept over the loss is stopped all the same.
+            try #expect(await sim.calls().filter { $0.member == "StopNotify" }.map(\.outcome) == ["reply"])
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
     @Test("--format text: time, seq and hex per line; with --reconnect the link, and the reports in words")
     func textFormat() async throws {
         try await Sim.with { sim in

@@ -68,12 +68,23 @@ struct NotifyCommand: BlectlSubcommand {
         ) { subscription in
             let listening = BLEOperation(.notifications, address: options.address, service: subscription.characteristic.service,
                                          characteristic: subscription.characteristic.uuid)
+            // Reaching the timeout is success, unless --count values were wanted first.
+            let timeoutReached: @Sendable () throws -> Void = {
+                if options.count != nil { throw BLEError.timedOut(listening) }
+            }
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await Self.print(subscription, options: options, printer: printer) }
                 group.addTask {
-                    // Reaching the timeout is success, unless --count values were wanted first.
+                    do {
+                        try await Self.print(subscription, options: options, printer: printer)
+                    } catch is BLEError where options.reconnect && ContinuousClock.now >= deadline {
+                        // Still reconnecting when the time ran out (the subscription ends at
+                        // the deadline too): that is the timeout, not a failure.
+                        try timeoutReached()
+                    }
+                }
+                group.addTask {
                     try await Task.sleep(until: deadline, clock: .continuous)
-                    if options.count != nil { throw BLEError.timedOut(listening) }
+                    try timeoutReached()
                 }
                 // Between values, a reader that has gone ends the command too.
                 group.addTask { try await Printer.waitUntilStdoutClosed() }
