@@ -45,9 +45,9 @@ extension Device {
     /// At the end: StopNotify on every characteristic path a StartNotify succeeded on (waiting
     /// first, at most ``CleanupPolicy/pendingStartTimeout``, for one still pending), even when
     /// the link is down (the session is kept), errors dropped; then Disconnect if the last
-    /// connection was made by us (not while a reconnection is still pending: a Connect
-    /// interrupted so is abandoned by ``connect(timeout:)`` itself), waiting for the reply up
-    /// to `disconnectTimeout` after a success, ``CleanupPolicy/interruptedTimeout`` otherwise.
+    /// connection was made by us and is still up (a reconnection's Connect that is
+    /// interrupted is abandoned by ``connect(timeout:)`` itself), waiting for the reply up to
+    /// `disconnectTimeout` after a success, ``CleanupPolicy/interruptedTimeout`` otherwise.
     ///
     /// AcquireNotify would replace the value source, not this structure: see the notes on
     /// `SubscriptionState` (in this file).
@@ -260,7 +260,10 @@ extension Device {
                                             operation: operation, timeout: CleanupPolicy.interruptedTimeout)
             }
         }
-        if state.locked({ $0.origin }) == .connectedByUs {
+        // A link already down (lost without a policy) has nothing left to disconnect.
+        let path = path
+        let linkUp = session.withCache { $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool == true }
+        if state.locked({ $0.origin }) == .connectedByUs && linkUp {
             let limit = succeeded && !Task.isCancelled ? disconnectTimeout : CleanupPolicy.interruptedTimeout
             await disconnectAsCleanup(waitingUpTo: limit)
         }

@@ -176,10 +176,12 @@ struct NotifyTests {
             #expect(error.removing("message") == ["code": "disconnected", "exit_status": 4, "operation": "notifications",
                                                   "address": "C0:FF:EE:00:00:04", "service": "180f", "characteristic": "2a19",
                                                   "dbus_error": .null])
-            // bluetoothd keeps a StartNotify session over a link loss: blectl ends it.
+            // bluetoothd keeps a StartNotify session over a link loss: blectl ends it. The link
+            // itself is gone: nothing to disconnect.
             let calls = try await sim.calls().filter { $0.interface == "org.bluez.GattCharacteristic1" }
             #expect(calls.map(\.member) == ["StartNotify", "StopNotify"])
             #expect(calls.map(\.outcome) == ["reply", "reply"])
+            try #expect(await sim.calls().filter { $0.interface == "org.bluez.Device1" }.map(\.member) == ["Connect"])
             try #expect(await sim.leftovers() == [])
         }
     }
