@@ -119,7 +119,7 @@ struct NotifyTests {
     func timeoutReached() async throws {
         try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"]) { sim in
             let started = Date()
-            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--timeout", "1.5"])
+            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--timeout", "4"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             Self.expectRecords(run, values: (1...5).map(Self.hex), connections: [1, 1, 1, 1, 1], from: started, to: Date())
@@ -146,7 +146,7 @@ struct NotifyTests {
     func countNotReached() async throws {
         try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"]) { sim in
             let started = Date()
-            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--count", "10", "--timeout", "1.5"])
+            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--count", "10", "--timeout", "4"])
             #expect(run.status == 124, "\(run)")
             Self.expectRecords(run, values: (1...5).map(Self.hex), from: started, to: Date())
             let error = try #require(run.jsonError())
@@ -255,7 +255,7 @@ struct NotifyTests {
     func reconnectUntilTheTimeout(withCount: Bool) async throws {
         try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"]) { sim in
             let count = withCount ? ["--count", "10"] : []
-            let process = try await sim.launch(["notify", World.gattBattery, "2a19", "--reconnect", "--timeout", "4"] + count)
+            let process = try await sim.launch(["notify", World.gattBattery, "2a19", "--reconnect", "--timeout", "8"] + count)
             #expect(await process.stdoutContains("\"seq\":5,"), "no values: \(process.currentStderr)")
             try await sim.setFault("connect_fail", "le-connection-abort-by-local")
             try await sim.dropLink(World.gattBattery)
