@@ -285,9 +285,9 @@ public struct ConnectedDevice: Sendable {
         session.removeWatcher(watcher)
         let session = session
         await runCleanup {
-            guard (try? await awaitCancellable(start, timeout: CleanupPolicy.pendingStartTimeout)) != nil else { return }
+            guard (try? await awaitCancellable(start, timeout: CleanupPolicy.budget(CleanupPolicy.pendingStartTimeout))) != nil else { return }
             _ = try? await session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), operation: operation,
-                                        timeout: CleanupPolicy.interruptedTimeout)
+                                        timeout: CleanupPolicy.budget(CleanupPolicy.interruptedTimeout))
         }
         return try result.get()
     }
