@@ -101,5 +101,12 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 /// characteristic UUID that names several characteristics (64).
 protocol CommandError: Error, CustomStringConvertible {
     var status: ExitStatus { get }
+    /// The operation, device, service and characteristic the error concerns, for the JSON
+    /// error object; nil (the default) for none.
+    var operation: BLEOperation? { get }
+}
+
+extension CommandError {
+    var operation: BLEOperation? { nil }
 }
 
