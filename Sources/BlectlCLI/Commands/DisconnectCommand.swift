@@ -38,7 +38,11 @@ struct DisconnectCommand: BlectlSubcommand {
         } ?? false
         if let device, wasConnected {
             // BlueZ answers once the link is down (after its 2 s disconnect timer).
-            try await device.disconnect(timeout: context.remaining)
+            do {
+                try await device.disconnect(timeout: context.remaining)
+            } catch BLEError.disconnected {
+                // NotConnected: the link went down meanwhile, which is what was asked.
+            }
         }
         switch context.printer.format {
         case .json: try await context.printer.results([Self.record(options.address, wasConnected: wasConnected).serialized()])
