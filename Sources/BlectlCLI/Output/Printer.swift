@@ -69,7 +69,7 @@ public struct Printer: Sendable {
         case .text:
             Self.write("blectl: error: \(message)\n", to: .stderr)
         case .json:
-            let operation = (error as? BLEError)?.operationInfo
+            let operation = (error as? BLEError)?.operationInfo ?? (error as? any CommandError)?.operation?.info
             let object: JSONValue = .object([("error", .object([
                 ("code", .string(ExitStatus.code(for: error))),
                 ("exit_status", .int(Int(status.rawValue))),
