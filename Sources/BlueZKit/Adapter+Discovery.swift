@@ -81,7 +81,9 @@ extension Adapter {
         continuation.finish()
         // A start left unanswered stays so (BlueZ answers StopDiscovery InProgress until
         // then); closing the bus connection ends that session, so do not wait long for it.
-        let startWait = CleanupPolicy.budget(answered ? CleanupPolicy.pendingStartTimeout : CleanupPolicy.interruptedTimeout)
+        // At least ``CleanupPolicy/wireTime``, so that a start already answered is seen as such.
+        let startWait = max(CleanupPolicy.budget(answered ? CleanupPolicy.pendingStartTimeout : CleanupPolicy.interruptedTimeout),
+                            CleanupPolicy.wireTime)
         let startOutcome = Lock<Result<Void, any Error>?>(nil)
         await runCleanup {
             do {
@@ -90,8 +92,7 @@ extension Adapter {
                 startOutcome.withLock { $0 = .failure(error) }
                 return
             }
-            _ = try? await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StopDiscovery"), operation: operation,
-                                        timeout: CleanupPolicy.budget(CleanupPolicy.interruptedTimeout))
+            await session.sendAsCleanup(BlueZ.call(path, BlueZ.adapterInterface, "StopDiscovery"), waitingUpTo: CleanupPolicy.interruptedTimeout)
         }
         // A start taken as begun that then failed: the scan reports that failure, not success.
         if !answered, case .success = result, case .failure(let error)? = startOutcome.withLock({ $0 }), Self.isLateStartFailure(error) {

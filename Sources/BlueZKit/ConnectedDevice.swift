@@ -235,9 +235,10 @@ public struct ConnectedDevice: Sendable {
         session.removeWatcher(watcher)
         let session = session
         await runCleanup {
-            guard (try? await awaitCancellable(start, timeout: CleanupPolicy.budget(CleanupPolicy.pendingStartTimeout))) != nil else { return }
-            _ = try? await session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), operation: operation,
-                                        timeout: CleanupPolicy.budget(CleanupPolicy.interruptedTimeout))
+            // At least ``CleanupPolicy/wireTime``, so that a start already answered is seen as such.
+            let startWait = max(CleanupPolicy.budget(CleanupPolicy.pendingStartTimeout), CleanupPolicy.wireTime)
+            guard (try? await awaitCancellable(start, timeout: startWait)) != nil else { return }
+            await session.sendAsCleanup(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), waitingUpTo: CleanupPolicy.interruptedTimeout)
         }
         return try result.get()
     }

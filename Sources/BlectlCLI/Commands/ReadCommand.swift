@@ -58,9 +58,9 @@ struct ReadCommand: BlectlSubcommand {
             }
             switch context.printer.format {
             case .json:
-                try await context.printer.results([Self.record(options.address, characteristic, descriptor: descriptor, value: value).serialized()])
+                try await context.printer.result([Self.record(options.address, characteristic, descriptor: descriptor, value: value).serialized()])
             case .text:
-                try await context.printer.results(Self.text(options.address, characteristic, descriptor: descriptor, value: value))
+                try await context.printer.result(Self.text(options.address, characteristic, descriptor: descriptor, value: value))
             }
         }
     }

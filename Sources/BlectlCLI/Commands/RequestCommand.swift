@@ -85,8 +85,8 @@ struct RequestCommand: BlectlSubcommand {
             let responses = try await CommandChannel.request(request, on: connected, write: writeCharacteristic, notify: notifyCharacteristic,
                                                              responsePrefix: prefix, count: count, timeout: context.remaining)
             switch context.printer.format {
-            case .json: try await context.printer.results([Self.record(options.address, request: request, responses: responses).serialized()])
-            case .text: try await context.printer.results(Self.text(options.address, request: request, responses: responses))
+            case .json: try await context.printer.result([Self.record(options.address, request: request, responses: responses).serialized()])
+            case .text: try await context.printer.result(Self.text(options.address, request: request, responses: responses))
             }
         }
     }

@@ -60,9 +60,9 @@ struct WriteCommand: BlectlSubcommand {
                 try await connected.write(characteristic, bytes, type: type, timeout: context.remaining)
                 switch context.printer.format {
                 case .json:
-                    try await context.printer.results([Self.record(options.address, characteristic, length: bytes.count, type: type).serialized()])
+                    try await context.printer.result([Self.record(options.address, characteristic, length: bytes.count, type: type).serialized()])
                 case .text:
-                    try await context.printer.results(Self.text(options.address, characteristic, length: bytes.count, type: type))
+                    try await context.printer.result(Self.text(options.address, characteristic, length: bytes.count, type: type))
                 }
             }
         }
