@@ -247,17 +247,18 @@ extension Device {
     /// policy): errors dropped, never cancelled half-way.
     private func endSubscription(_ state: SubscriptionState, succeeded: Bool, disconnectTimeout: Duration) async {
         let session = session
-        let operation = operation(.notificationSetup)
         // A StartNotify answered InProgress is not tried again; one in flight is waited for.
         state.locked { $0.ending = true }
         await runCleanup {
             if let start = state.locked({ $0.start }) {
-                _ = try? await awaitCancellable(start, timeout: CleanupPolicy.pendingStartTimeout)
+                // At least ``CleanupPolicy/wireTime``, so that a start already answered is seen as such.
+                let startWait = max(CleanupPolicy.budget(CleanupPolicy.pendingStartTimeout), CleanupPolicy.wireTime)
+                _ = try? await awaitCancellable(start, timeout: startWait)
             }
             for path in state.locked({ $0.sessions.sorted { $0.description < $1.description } })
             where session.withCache({ $0[path, BlueZ.gattCharacteristicInterface] != nil }) {
-                _ = try? await session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"),
-                                            operation: operation, timeout: CleanupPolicy.interruptedTimeout)
+                await session.sendAsCleanup(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"),
+                                            waitingUpTo: CleanupPolicy.interruptedTimeout)
             }
         }
         // A link already down (lost without a policy) has nothing left to disconnect.

@@ -273,7 +273,7 @@ class Sim:
     # ------------------------------------------------------------ devices
     def all_specs(self):
         specs = world.default_devices() + world.filler_devices() + world.cached_devices()
-        specs += world.foreign_devices() + world.weird_devices()
+        specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices()
         return specs
 
     def find_spec(self, address):
@@ -292,6 +292,8 @@ class Sim:
             specs += world.foreign_devices()
         if self.faults.get("weird_names"):
             specs += world.weird_devices()
+        if self.faults.get("toolbox_device"):
+            specs += world.toolbox_devices()
         return specs
 
     def ensure_device(self, spec, rssi=None):

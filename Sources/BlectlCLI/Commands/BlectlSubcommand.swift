@@ -28,7 +28,7 @@ extension BlectlSubcommand {
 enum Subcommands {
     static let all: [any BlectlSubcommand.Type] = [
         ScanCommand.self, ConnectCommand.self, GetVersionCommand.self, GetBatteryCommand.self,
-        NotifyCommand.self,
+        ReadCommand.self, WriteCommand.self, RequestCommand.self, NotifyCommand.self, DisconnectCommand.self,
     ]
 
     /// The subcommand whose canonical name is `name`.
