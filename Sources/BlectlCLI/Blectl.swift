@@ -54,10 +54,12 @@ public enum Blectl {
     }
 
     static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
-        let context = try await CommandContext.open(global, timeout: subcommand.command.timeout)
+        let command = subcommand.command
+        let context = try await CommandContext.open(global, timeout: command.timeout,
+                                                    requirement: type(of: command).adapterRequirement)
         var failure: (any Error)?
         do {
-            try await subcommand.command.run(context)
+            try await command.run(context)
         } catch {
             failure = error
         }
