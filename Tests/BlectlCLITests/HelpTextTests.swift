@@ -9,6 +9,9 @@ struct HelpTextTests {
         ("connect", [["connect", "--help"], ["connect", "-h"], ["help", "connect"]]),
         ("get-version", [["get-version", "--help"], ["version", "-h"], ["help", "get-version"], ["help", "version"]]),
         ("get-battery", [["get-battery", "--help"], ["battery", "-h"], ["help", "get-battery"], ["help", "battery"]]),
+        ("info", [["info", "--help"], ["info", "-h"], ["help", "info"], ["--help", "info"]]),
+        ("devices", [["devices", "--help"], ["devices", "-h"], ["help", "devices"]]),
+        ("adapters", [["adapters", "--help"], ["adapters", "-h"], ["help", "adapters"]]),
         ("help", [["help", "--help"], ["help", "help"]]),
     ]
 
@@ -29,15 +32,18 @@ struct HelpTextTests {
             "--timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
             "--adapter <adapter>", "--format <format>", "-h, --help",
         ],
+        "info": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "devices": ["--timeout <seconds>", "--connected", "--paired", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "adapters": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
         "help": ["-h, --help"],
     ]
 
     static let expectedArguments: [String: [String]] = [
         "blectl": [], "scan": [], "connect": ["<address>"], "get-version": ["<address>"],
-        "get-battery": ["<address>"], "help": ["<subcommand>"],
+        "get-battery": ["<address>"], "info": ["<address>"], "devices": [], "adapters": [], "help": ["<subcommand>"],
     ]
 
-    static var allCommands: [String] { ["blectl", "scan", "connect", "get-version", "get-battery", "help"] }
+    static var allCommands: [String] { ["blectl", "scan", "connect", "get-version", "get-battery", "info", "devices", "adapters", "help"] }
 
     static func path(for command: String) -> [CommandSpec] {
         command == "blectl" ? [BlectlCommands.root] : BlectlCommands.path(forSubcommand: command)
@@ -136,6 +142,90 @@ struct HelpTextTests {
             """)
     }
 
+    @Test func infoHelpExactly() throws {
+        let text = try #require(helpText(["info", "--help"]))
+        #expect(text == """
+            OVERVIEW: Show what BlueZ knows about a device.
+
+            Prints the device's org.bluez.Device1 properties (and Battery1's percentage) as
+            one object, null where BlueZ has no value, without connecting. A device BlueZ
+            does not know is looked for by scanning until the timeout (exit 2 if it is not
+            heard; scanning needs a powered adapter, else exit 69); one BlueZ knows is
+            printed even when the adapter is powered off. Without --adapter: the first
+            powered adapter, else the first one.
+
+            USAGE: blectl info <address> [--timeout <seconds>] [--adapter <adapter>]
+                               [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds, scanning for a
+                                      device BlueZ does not know included; decimals
+                                      allowed. (default: 10)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func devicesHelpExactly() throws {
+        let text = try #require(helpText(["devices", "--help"]))
+        #expect(text == """
+            OVERVIEW: List the devices BlueZ knows, without scanning.
+
+            Prints one JSON line per device BlueZ has under the adapter, as info prints it,
+            ordered by address: devices heard earlier and still cached, paired ones,
+            connected ones, whether in range or not. Nothing is scanned or connected, and
+            the adapter may be powered off; without --adapter: the first powered adapter,
+            else the first one. With --format text, a table; its FLAGS column shows P
+            paired, B bonded, T trusted, X blocked, C connected, R services resolved (- no,
+            ? unknown).
+
+            USAGE: blectl devices [--timeout <seconds>] [--connected] [--paired]
+                                  [--adapter <adapter>] [--format <format>]
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds; decimals allowed.
+                                      (default: 10)
+              --connected             Only list devices that are connected.
+              --paired                Only list devices that are paired. With --connected,
+                                      only devices that are both.
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func adaptersHelpExactly() throws {
+        let text = try #require(helpText(["adapters", "--help"]))
+        #expect(text == """
+            OVERVIEW: List the Bluetooth adapters, powered or not.
+
+            Prints one JSON line per adapter (org.bluez.Adapter1), ordered by object path;
+            with --adapter, only that one (exit 69 if BlueZ has no such adapter). No
+            adapter needs to be powered; when bluetoothd runs but has no adapter, nothing
+            is printed and the exit status is 0.
+
+            USAGE: blectl adapters [--timeout <seconds>] [--adapter <adapter>]
+                                   [--format <format>]
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds; decimals allowed.
+                                      (default: 10)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
     @Test func defaultsAreShown() throws {
         let scan = try #require(helpText(["help", "scan"]))
         #expect(scan.contains("(default: 10)"))
@@ -157,6 +247,9 @@ struct HelpTextTests {
             "  connect                 Connect to a device and print its GATT services.",
             "  get-version, version    Read a device's firmware version.",
             "  get-battery, battery    Read a device's battery level.",
+            "  info                    Show what BlueZ knows about a device.",
+            "  devices                 List the devices BlueZ knows, without scanning.",
+            "  adapters                List the Bluetooth adapters, powered or not.",
             "  help                    Show subcommand help information.",
             "  --version               Show the version.",
         ] {

@@ -12,4 +12,11 @@ extension Subcommand {
     static func getBattery(_ options: DeviceOptions, _ vendor: VendorProtocolOptions?) -> Subcommand {
         Subcommand(GetBatteryCommand(options: options, vendor: vendor))
     }
+    static func info(_ address: BluetoothAddress, timeout: Duration = .seconds(10)) -> Subcommand {
+        Subcommand(InfoCommand(address: address, timeout: timeout))
+    }
+    static func devices(timeout: Duration = .seconds(10), connected: Bool = false, paired: Bool = false) -> Subcommand {
+        Subcommand(DevicesCommand(timeout: timeout, onlyConnected: connected, onlyPaired: paired))
+    }
+    static func adapters(timeout: Duration = .seconds(10)) -> Subcommand { Subcommand(AdaptersCommand(timeout: timeout)) }
 }

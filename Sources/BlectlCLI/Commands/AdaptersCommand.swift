@@ -13,7 +13,7 @@ struct AdaptersCommand: BlectlSubcommand {
 
     static let command = CommandSpec(
         name: "adapters",
-        abstract: "List the Bluetooth adapters BlueZ has, powered or not.",
+        abstract: "List the Bluetooth adapters, powered or not.",
         discussion: [
             "Prints one JSON line per adapter (org.bluez.Adapter1), ordered by object path; with --adapter, only that one (exit 69 if BlueZ has no such adapter). No adapter needs to be powered; when bluetoothd runs but has no adapter, nothing is printed and the exit status is 0.",
         ],

@@ -18,7 +18,7 @@ struct DevicesCommand: BlectlSubcommand {
         name: "devices",
         abstract: "List the devices BlueZ knows, without scanning.",
         discussion: [
-            "Prints one JSON line per device BlueZ has under the adapter, as info prints it, ordered by address: devices heard earlier and still cached, paired ones, connected ones, whether in range or not. Nothing is scanned or connected, and the adapter may be powered off. With --format text, a table; its FLAGS column shows P paired, B bonded, T trusted, X blocked, C connected, R services resolved (- no, ? unknown).",
+            "Prints one JSON line per device BlueZ has under the adapter, as info prints it, ordered by address: devices heard earlier and still cached, paired ones, connected ones, whether in range or not. Nothing is scanned or connected, and the adapter may be powered off; without --adapter: the first powered adapter, else the first one. With --format text, a table; its FLAGS column shows P paired, B bonded, T trusted, X blocked, C connected, R services resolved (- no, ? unknown).",
         ],
         options: [timeoutOption.spec, connected.spec, paired.spec]
     )
