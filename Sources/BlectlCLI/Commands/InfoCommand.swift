@@ -45,6 +45,8 @@ struct InfoCommand: BlectlSubcommand {
         if let known = adapter.deviceInfo(device) {
             info = known
         } else {
+            // No time to scan (--timeout 0): not found, whatever the adapter's power.
+            guard context.remaining > .zero else { throw BLEError.deviceNotFound(device) }
             // Scanning needs the radio: as for every command that scans, 69 when it is off.
             guard adapter.isPowered else { throw BLEError.unavailable(.poweredOff(adapter.name)) }
             info = try await DeviceInfo.find(device, on: adapter, timeout: context.remaining)
