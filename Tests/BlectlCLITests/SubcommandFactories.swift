@@ -23,4 +23,11 @@ extension Subcommand {
         Subcommand(RequestCommand(options: options, write: write, notify: notify, request: bytes, prefix: prefix, count: count))
     }
     static func disconnect(_ options: DeviceOptions) -> Subcommand { Subcommand(DisconnectCommand(options: options)) }
+    static func info(_ address: BluetoothAddress, timeout: Duration = .seconds(10)) -> Subcommand {
+        Subcommand(InfoCommand(address: address, timeout: timeout))
+    }
+    static func devices(timeout: Duration = .seconds(10), connected: Bool = false, paired: Bool = false) -> Subcommand {
+        Subcommand(DevicesCommand(timeout: timeout, onlyConnected: connected, onlyPaired: paired))
+    }
+    static func adapters(timeout: Duration = .seconds(10)) -> Subcommand { Subcommand(AdaptersCommand(timeout: timeout)) }
 }

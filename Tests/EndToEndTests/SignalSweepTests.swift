@@ -55,6 +55,11 @@ struct SignalSweepTests {
         Command(arguments: ["request", World.vendor, "--write", World.vendorWrite, "--notify", World.vendorNotify, "01"]) { run in
             run.lines.count == 1 && J.parse(run.lines[0])?["responses"] == [["value": "81020007", "text": .null]]
         },
+        // info of a device BlueZ does not know: a scan to stop.
+        Command(arguments: ["info", World.probe]) { run in
+            guard run.lines.count == 1, let object = J.parse(run.lines[0]) else { return false }
+            return object["address"] == "C0:FF:EE:00:00:01" && object["name"] == "blesim Probe" && object["rssi"]?.int != nil
+        },
     ]
 
     @Test("SIGINT/SIGTERM at evenly spread moments", arguments: commands)
