@@ -56,12 +56,13 @@ public enum Blectl {
     static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
         // `--timeout` bounds the whole command, clean-up included: past the deadline clean-up
         // only puts its calls on the wire (CommandDeadline).
-        let deadline = ContinuousClock.now + subcommand.command.timeout
-        let context = try await CommandContext.open(global, deadline: deadline)
+        let command = subcommand.command
+        let deadline = ContinuousClock.now + command.timeout
+        let context = try await CommandContext.open(global, deadline: deadline, requirement: type(of: command).adapterRequirement)
         var failure: (any Error)?
         do {
             try await CommandDeadline.$instant.withValue(deadline) {
-                try await subcommand.command.run(context)
+                try await command.run(context)
             }
         } catch {
             failure = error

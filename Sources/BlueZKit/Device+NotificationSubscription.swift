@@ -13,7 +13,9 @@ extension Device {
     ///
     /// Setting up: connects (``connect(timeout:)``: the device must be known to BlueZ, see
     /// ``find(_:on:timeout:)``), waits for ServicesResolved, asks `characteristic` for the
-    /// characteristic on that connection, registers the value watcher, then StartNotify
+    /// characteristic on that connection (one that can neither notify nor indicate is refused
+    /// before anything is sent: ``BLEError/notSupported(_:_:)``), registers the value watcher,
+    /// then StartNotify
     /// (InProgress answers retried): all within `timeout`. `body` runs once StartNotify has
     /// answered; values notified before that answer are in the stream too. A link lost during
     /// the set-up fails it, with or without a policy.
@@ -84,7 +86,9 @@ extension Device {
         let result: Result<T, any Error>
         do {
             try await waitForServicesResolved(timeout: deadline - .now)
-            let found = try await characteristic(ConnectedDevice(device: self, origin: origin))
+            let connected = ConnectedDevice(device: self, origin: origin)
+            let found = try await characteristic(connected)
+            try connected.require(found, oneOf: Self.notifyingFlags, for: .notificationSetup, "notify")
             state.locked { $0.characteristic = found }
             watcher = watchSubscription(state, ending: reconnect == nil, into: continuation)
             try await awaitCancellable(startNotify(found, state: state, timeout: deadline - .now))
@@ -110,6 +114,10 @@ extension Device {
             throw await refinedLinkLoss(error)
         }
     }
+
+    /// The characteristic flags that allow a subscription (bluetoothd would pass a
+    /// StartNotify on whatever they say).
+    static let notifyingFlags = ["notify", "indicate"]
 
     // MARK: - The value source: StartNotify sessions and their PropertiesChanged signals
 
@@ -235,7 +243,9 @@ extension Device {
         let origin = try await connect(timeout: deadline - .now)
         state.locked { $0.origin = origin }
         try await waitForServicesResolved(timeout: deadline - .now)
-        let found = try await characteristic(ConnectedDevice(device: self, origin: origin))
+        let connected = ConnectedDevice(device: self, origin: origin)
+        let found = try await characteristic(connected)
+        try connected.require(found, oneOf: Self.notifyingFlags, for: .notificationSetup, "notify")
         state.locked { $0.characteristic = found }
         try await awaitCancellable(startNotify(found, state: state, timeout: deadline - .now))
     }

@@ -14,6 +14,9 @@ struct HelpTextTests {
         ("request", [["request", "--help"], ["request", "-h"], ["help", "request"]]),
         ("notify", [["notify", "--help"], ["notify", "-h"], ["help", "notify"], ["notify", "C0:FF:EE:00:00:04", "--help"]]),
         ("disconnect", [["disconnect", "--help"], ["disconnect", "-h"], ["help", "disconnect"]]),
+        ("info", [["info", "--help"], ["info", "-h"], ["help", "info"], ["--help", "info"]]),
+        ("devices", [["devices", "--help"], ["devices", "-h"], ["help", "devices"]]),
+        ("adapters", [["adapters", "--help"], ["adapters", "-h"], ["help", "adapters"]]),
         ("help", [["help", "--help"], ["help", "help"]]),
     ]
 
@@ -51,6 +54,9 @@ struct HelpTextTests {
             "--adapter <adapter>", "--format <format>", "-h, --help",
         ],
         "disconnect": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "info": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "devices": ["--timeout <seconds>", "--connected", "--paired", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "adapters": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
         "help": ["-h, --help"],
     ]
 
@@ -58,11 +64,12 @@ struct HelpTextTests {
         "blectl": [], "scan": [], "connect": ["<address>"], "get-version": ["<address>"],
         "get-battery": ["<address>"], "read": ["<address>", "<characteristic>"],
         "write": ["<address>", "<characteristic>", "<value>"], "request": ["<address>", "<value>"],
-        "notify": ["<address>", "<characteristic>"], "disconnect": ["<address>"], "help": ["<subcommand>"],
+        "notify": ["<address>", "<characteristic>"], "disconnect": ["<address>"], "info": ["<address>"], "devices": [], "adapters": [], "help": ["<subcommand>"],
     ]
 
     static var allCommands: [String] {
-        ["blectl", "scan", "connect", "get-version", "get-battery", "read", "write", "request", "notify", "disconnect", "help"]
+        ["blectl", "scan", "connect", "get-version", "get-battery", "read", "write", "request", "notify",
+         "disconnect", "info", "devices", "adapters", "help"]
     }
 
     static func path(for command: String) -> [CommandSpec] {
@@ -415,5 +422,89 @@ struct HelpTextTests {
         #expect(text.contains("\nARGUMENTS:\n  <address>               The device's address, like C0:FF:EE:00:00:01.\n"))
         #expect(text.contains("USAGE: blectl get-battery <address> [--timeout <seconds>]\n"))
         #expect(text.contains("[--vendor-service <uuid> --vendor-write <uuid>\n"))
+    }
+
+    @Test func infoHelpExactly() throws {
+        let text = try #require(helpText(["info", "--help"]))
+        #expect(text == """
+            OVERVIEW: Show what BlueZ knows about a device.
+
+            Prints the device's org.bluez.Device1 properties (and Battery1's percentage) as
+            one object, null where BlueZ has no value, without connecting. A device BlueZ
+            does not know is looked for by scanning until the timeout (exit 2 if it is not
+            heard; scanning needs a powered adapter, else exit 69); one BlueZ knows is
+            printed even when the adapter is powered off. Without --adapter: the first
+            powered adapter, else the first one.
+
+            USAGE: blectl info <address> [--timeout <seconds>] [--adapter <adapter>]
+                               [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds, scanning for a
+                                      device BlueZ does not know included; decimals
+                                      allowed. (default: 10)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func devicesHelpExactly() throws {
+        let text = try #require(helpText(["devices", "--help"]))
+        #expect(text == """
+            OVERVIEW: List the devices BlueZ knows, without scanning.
+
+            Prints one JSON line per device BlueZ has under the adapter, as info prints it,
+            ordered by address: devices heard earlier and still cached, paired ones,
+            connected ones, whether in range or not. Nothing is scanned or connected, and
+            the adapter may be powered off; without --adapter: the first powered adapter,
+            else the first one. With --format text, a table; its FLAGS column shows P
+            paired, B bonded, T trusted, X blocked, C connected, R services resolved (- no,
+            ? unknown).
+
+            USAGE: blectl devices [--timeout <seconds>] [--connected] [--paired]
+                                  [--adapter <adapter>] [--format <format>]
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds; decimals allowed.
+                                      (default: 10)
+              --connected             Only list devices that are connected.
+              --paired                Only list devices that are paired. With --connected,
+                                      only devices that are both.
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func adaptersHelpExactly() throws {
+        let text = try #require(helpText(["adapters", "--help"]))
+        #expect(text == """
+            OVERVIEW: List the Bluetooth adapters, powered or not.
+
+            Prints one JSON line per adapter (org.bluez.Adapter1), ordered by object path;
+            with --adapter, only that one (exit 69 if BlueZ has no such adapter). No
+            adapter needs to be powered; when bluetoothd runs but has no adapter, nothing
+            is printed and the exit status is 0.
+
+            USAGE: blectl adapters [--timeout <seconds>] [--adapter <adapter>]
+                                   [--format <format>]
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds; decimals allowed.
+                                      (default: 10)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
     }
 }

@@ -185,6 +185,57 @@ struct ParseCommandLineTests {
         ))
     }
 
+    // MARK: info, devices, adapters
+
+    @Test func infoDefaultsAndTimeout() {
+        #expect(invocation(["info", "c0:ff:ee:00:00:01"]) == .run(GlobalOptions(), .info(address(sampleAddress), timeout: .seconds(10))))
+        #expect(invocation(["info", "--timeout", "0.25", sampleAddress]) == .run(GlobalOptions(), .info(address(sampleAddress), timeout: .milliseconds(250))))
+        #expect(invocation(["--adapter", "hci1", "info", sampleAddress, "--format=text"]) == .run(
+            GlobalOptions(adapter: "hci1", format: .text), .info(address(sampleAddress))
+        ))
+    }
+
+    @Test("devices filters, alone and together", arguments: [
+        ([], false, false), (["--connected"], true, false), (["--paired"], false, true),
+        (["--paired", "--connected"], true, true), (["--connected", "--timeout", "2", "--paired"], true, true),
+    ])
+    func devicesFilters(arguments: [String], connected: Bool, paired: Bool) {
+        let timeout: Duration = arguments.contains("--timeout") ? .seconds(2) : .seconds(10)
+        #expect(invocation(["devices"] + arguments) == .run(GlobalOptions(), .devices(timeout: timeout, connected: connected, paired: paired)))
+    }
+
+    @Test func devicesFilterBoth() {
+        let both = DevicesCommand(onlyConnected: true, onlyPaired: true)
+        let device = { (connected: Bool?, paired: Bool?) -> DeviceInfo in
+            var info = DeviceInfo(path: "/org/bluez/hci0/dev_C0_FF_EE_00_00_01", device: [:])!
+            info.connected = connected
+            info.paired = paired
+            return info
+        }
+        #expect(both.includes(device(true, true)))
+        #expect(!both.includes(device(true, false)))
+        #expect(!both.includes(device(false, true)))
+        #expect(!both.includes(device(true, nil)))     // unknown is not paired
+        #expect(DevicesCommand(onlyConnected: true).includes(device(true, false)))
+        #expect(DevicesCommand(onlyPaired: true).includes(device(false, true)))
+        #expect(DevicesCommand().includes(device(nil, nil)))
+    }
+
+    @Test func adaptersDefaults() {
+        #expect(invocation(["adapters"]) == .run(GlobalOptions(), .adapters()))
+        #expect(invocation(["adapters", "--timeout", "3", "--adapter", "hci1"]) == .run(GlobalOptions(adapter: "hci1"), .adapters(timeout: .seconds(3))))
+    }
+
+    @Test func adapterRequirements() {
+        #expect(ScanCommand.adapterRequirement == .powered)
+        #expect(ConnectCommand.adapterRequirement == .powered)
+        #expect(GetVersionCommand.adapterRequirement == .powered)
+        #expect(GetBatteryCommand.adapterRequirement == .powered)
+        #expect(InfoCommand.adapterRequirement == .present)
+        #expect(DevicesCommand.adapterRequirement == .present)
+        #expect(AdaptersCommand.adapterRequirement == .none)
+    }
+
     // MARK: global options
 
     @Test("global options before and after the subcommand", arguments: [

@@ -24,4 +24,11 @@ extension Subcommand {
     }
     static func disconnect(_ options: DeviceOptions) -> Subcommand { Subcommand(DisconnectCommand(options: options)) }
     static func notify(_ options: NotifyOptions) -> Subcommand { Subcommand(NotifyCommand(options: options)) }
+    static func info(_ address: BluetoothAddress, timeout: Duration = .seconds(10)) -> Subcommand {
+        Subcommand(InfoCommand(address: address, timeout: timeout))
+    }
+    static func devices(timeout: Duration = .seconds(10), connected: Bool = false, paired: Bool = false) -> Subcommand {
+        Subcommand(DevicesCommand(timeout: timeout, onlyConnected: connected, onlyPaired: paired))
+    }
+    static func adapters(timeout: Duration = .seconds(10)) -> Subcommand { Subcommand(AdaptersCommand(timeout: timeout)) }
 }

@@ -39,8 +39,15 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--", "--updates"], message: "Unexpected argument '--updates'", subcommand: "scan"),
         Case(arguments: ["connect", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "connect"),
         Case(arguments: ["help", "scan", "extra"], message: "Unexpected argument 'extra'", subcommand: "help"),
-        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect or help", subcommand: nil),
-        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect or help", subcommand: nil),
+        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters or help", subcommand: nil),
+        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters or help", subcommand: nil),
+
+        Case(arguments: ["info", sampleAddress, "--connected"], message: "Unknown option '--connected'", subcommand: "info"),
+        Case(arguments: ["info", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "info"),
+        Case(arguments: ["devices", sampleAddress], message: "Unexpected argument 'C0:FF:EE:00:00:01'", subcommand: "devices"),
+        Case(arguments: ["devices", "--name", "x"], message: "Unknown option '--name'", subcommand: "devices"),
+        Case(arguments: ["adapters", "hci0"], message: "Unexpected argument 'hci0'", subcommand: "adapters"),
+        Case(arguments: ["adapters", "--paired"], message: "Unknown option '--paired'", subcommand: "adapters"),
 
         // Missing values and arguments
         Case(arguments: ["scan", "--timeout"], message: "Missing value for '--timeout'", subcommand: "scan"),
@@ -52,6 +59,8 @@ struct UsageErrorTests {
         Case(arguments: ["connect"], message: "Missing expected argument '<address>'", subcommand: "connect"),
         Case(arguments: ["version", "--timeout", "5"], message: "Missing expected argument '<address>'", subcommand: "get-version"),
         Case(arguments: ["battery"], message: "Missing expected argument '<address>'", subcommand: "get-battery"),
+        Case(arguments: ["info", "--timeout", "5"], message: "Missing expected argument '<address>'", subcommand: "info"),
+        Case(arguments: ["info", "--timeout"], message: "Missing value for '--timeout'", subcommand: "info"),
 
         // Repeated or misused options
         Case(arguments: ["scan", "--timeout", "1", "--timeout", "2"], message: "Option '--timeout' cannot be repeated", subcommand: "scan"),
@@ -63,6 +72,8 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--updates=yes"], message: "Option '--updates' takes no value", subcommand: "scan"),
         Case(arguments: ["scan", "--updates="], message: "Option '--updates' takes no value", subcommand: "scan"),
         Case(arguments: ["--version=1"], message: "Option '--version' takes no value", subcommand: nil),
+        Case(arguments: ["devices", "--paired", "--paired"], message: "Option '--paired' cannot be repeated", subcommand: "devices"),
+        Case(arguments: ["devices", "--connected=yes"], message: "Option '--connected' takes no value", subcommand: "devices"),
 
         // Timeouts
         Case(arguments: ["scan", "--timeout", "xyz"], message: "Invalid value 'xyz' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
@@ -91,6 +102,9 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--timeout="], message: "Invalid value '' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
         Case(arguments: ["scan", "--timeout", "86400.000000000000000001"], message: "Invalid value '86400.000000000000000001' for '--timeout': expected at most 86400 seconds (one day), or inf", subcommand: "scan"),
         Case(arguments: ["scan", "--timeout", "86401"], message: "Invalid value '86401' for '--timeout': expected at most 86400 seconds (one day), or inf", subcommand: "scan"),
+        Case(arguments: ["info", sampleAddress, "--timeout", "-1"], message: "Invalid value '-1' for '--timeout': \(timeoutExpectation)", subcommand: "info"),
+        Case(arguments: ["devices", "--timeout", "1e3"], message: "Invalid value '1e3' for '--timeout': \(timeoutExpectation)", subcommand: "devices"),
+        Case(arguments: ["adapters", "--timeout=86401"], message: "Invalid value '86401' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "adapters"),
         Case(arguments: ["connect", sampleAddress, "--timeout", "99999999999999999999999"], message: "Invalid value '99999999999999999999999' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "connect"),
 
         // Addresses
@@ -100,6 +114,7 @@ struct UsageErrorTests {
         Case(arguments: ["version", "C0:FF:EE:00:00"], message: "Invalid address 'C0:FF:EE:00:00': \(addressExpectation)", subcommand: "get-version"),
         Case(arguments: ["battery", "C0:FF:EE:00:00:0G"], message: "Invalid address 'C0:FF:EE:00:00:0G': \(addressExpectation)", subcommand: "get-battery"),
         Case(arguments: ["connect", "-"], message: "Invalid address '-': \(addressExpectation)", subcommand: "connect"),
+        Case(arguments: ["info", "c0:ff:ee:00:00"], message: "Invalid address 'c0:ff:ee:00:00': \(addressExpectation)", subcommand: "info"),
         Case(arguments: ["connect", "-5"], message: "Invalid address '-5': \(addressExpectation)", subcommand: "connect"),
         Case(arguments: ["connect", "a\nb"], message: "Invalid address 'a\\nb': \(addressExpectation)", subcommand: "connect"),
 
@@ -181,6 +196,7 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--adapter", "hci-1"], message: "Invalid value 'hci-1' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
         Case(arguments: ["scan", "--adapter", "/org/bluez/hci0"], message: "Invalid value '/org/bluez/hci0' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
         Case(arguments: ["scan", "--adapter="], message: "Invalid value '' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
+        Case(arguments: ["adapters", "--adapter", "hci"], message: "Invalid value 'hci' for '--adapter': expected an adapter name like hci0", subcommand: "adapters"),
     ])
     func exactMessage(testCase: Case) throws {
         let error = try #require(usageError(testCase.arguments))
@@ -220,7 +236,7 @@ struct UsageErrorTests {
     @Test func renderForTopLevel() throws {
         let error = try #require(usageError([]))
         #expect(renderUsageError(error) == """
-            Error: Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect or help
+            Error: Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters or help
             Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>
               See 'blectl --help' for more information.
 

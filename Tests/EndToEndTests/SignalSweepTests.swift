@@ -61,6 +61,11 @@ struct SignalSweepTests {
             let records = run.lines.compactMap { J.parse($0) }
             return records.count == 3 && records.map { $0["value"] } == ["9000", "9000", "9000"] && records.map { $0["seq"] } == [1, 2, 3]
         },
+        // info of a device BlueZ does not know: a scan to stop.
+        Command(arguments: ["info", World.probe]) { run in
+            guard run.lines.count == 1, let object = J.parse(run.lines[0]) else { return false }
+            return object["address"] == "C0:FF:EE:00:00:01" && object["name"] == "blesim Probe" && object["rssi"]?.int != nil
+        },
     ]
 
     @Test("SIGINT/SIGTERM at evenly spread moments", arguments: commands)

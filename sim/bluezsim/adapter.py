@@ -78,6 +78,8 @@ class Adapter:
                              u16(0x110B), u16(0x110A), "0000180a-0000-1000-8000-00805f9b34fb"]],
             "Modalias": ["s", "usb:v1D6Bp0246d0542"],
             "Roles": ["as", ["central", "peripheral"]],
+            # Experimental in 5.66: only with bluetoothd --experimental (fault "experimental").
+            "PowerState": ["s", self._power_state(powered)],
         }
         o.handlers["org.bluez.Adapter1"] = self
         o.writable["org.bluez.Adapter1"] = {
@@ -93,6 +95,11 @@ class Adapter:
     def set(self, **kw):
         self.sim.bus.set_props(self.obj, "org.bluez.Adapter1", kw)
 
+    def _power_state(self, powered):
+        if not self.sim.faults.get("experimental"):
+            return None
+        return "on" if powered else "off"
+
     # ------------------------------------------------------------ power
     def set_powered(self, on):
         if on == self.powered:
@@ -102,9 +109,13 @@ class Adapter:
             self.sim.discovery.clear(emit=True)
             for dev in list(self.sim.devices.values()):
                 dev.link_lost(reason="power")
-            self.set(Powered=False, Class=0)
+            self.set(Powered=False, Class=0, **self._power_state_change(False))
         else:
-            self.set(Powered=True, Class=0x6C010C)
+            self.set(Powered=True, Class=0x6C010C, **self._power_state_change(True))
+
+    def _power_state_change(self, powered):
+        state = self._power_state(powered)
+        return {} if state is None else {"PowerState": state}
 
     def _set_powered(self, call, value):
         call.reply()
@@ -159,6 +170,65 @@ class Adapter:
         dev.abort_everything()
         call.reply()
         self.sim.remove_device(dev)
+
+
+class SecondAdapter:
+    """/org/bluez/hci1 (fault second_adapter): a second controller, powered off and blocked
+    by rfkill, with no devices. Like BlueZ 5.66 for such an adapter: its name gets " #2"
+    (the hostname plugin), powering it on fails org.bluez.Error.Blocked, and discovery
+    answers NotReady."""
+
+    PATH = "/org/bluez/hci1"
+    ADDRESS = "00:1A:7D:DA:71:14"
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.path = self.PATH
+        self.obj = o = Obj(self.path)
+        o.ifaces["org.bluez.Adapter1"] = {
+            "Address": ["s", self.ADDRESS],
+            "AddressType": ["s", "public"],
+            "Name": ["s", "blesim-host #2"],
+            "Alias": ["s", "blesim-host #2"],
+            "Class": ["u", 0],
+            "Powered": ["b", False],
+            "PowerState": ["s", "off-blocked" if sim.faults.get("experimental") else None],
+            "Discoverable": ["b", False],
+            "DiscoverableTimeout": ["u", 180],
+            "Pairable": ["b", True],
+            "PairableTimeout": ["u", 0],
+            "Discovering": ["b", False],
+            "UUIDs": ["as", []],
+            "Modalias": ["s", "usb:v0A12p0001d8891"],
+            "Roles": ["as", ["central"]],
+        }
+        o.handlers["org.bluez.Adapter1"] = self
+        o.writable["org.bluez.Adapter1"] = {"Powered": self._set_powered}
+
+    @staticmethod
+    def _not_ready():
+        return DBusError(ERR + "NotReady", "Resource Not Ready")
+
+    def _set_powered(self, call, value):
+        if not value:
+            call.reply()
+            return
+        raise DBusError(ERR + "Blocked", "Blocked through rfkill")
+
+    def m_StartDiscovery(self, call):
+        raise self._not_ready()
+
+    def m_StopDiscovery(self, call):
+        raise self._not_ready()
+
+    def m_GetDiscoveryFilters(self, call):
+        call.reply("as", list(FILTER_KEYS))
+
+    def m_SetDiscoveryFilter(self, call, props):
+        raise self._not_ready()
+
+    def m_RemoveDevice(self, call, path):
+        raise DBusError(ERR + "DoesNotExist", "Does Not Exist")
 
 
 def parse_filter(props):

@@ -15,7 +15,7 @@ from .bus import Bus, DBusError, Obj
 from .ifaces import ERR, IFACES
 from .faults import Faults, FAULTS
 from . import world
-from .adapter import Adapter, BluezRoot
+from .adapter import Adapter, BluezRoot, SecondAdapter
 from .discovery import Discovery
 from .device import Device
 
@@ -32,6 +32,7 @@ class Sim:
         self.timers = set()
         self.devices = {}          # address -> Device (in the object tree)
         self.adapter = None
+        self.second_adapter = None     # /org/bluez/hci1 (fault second_adapter)
         self.root = None
         self.discovery = Discovery(self)
         self.conn_factory = None
@@ -108,17 +109,32 @@ class Sim:
         self.root = BluezRoot(self)
         self.bus.export(self.root.obj)
         self.adapter = None
+        self.second_adapter = None
         if not self.faults.get("no_adapter"):
             self.create_adapter()
+        if self.faults.get("second_adapter"):
+            self.create_second_adapter()
 
     def create_adapter(self):
         self.adapter = Adapter(self, powered=not self.faults.get("adapter_powered_off"))
         self.bus.export(self.adapter.obj)
         if self.faults.get("cached_devices"):
             self.add_cached_devices()
+        if self.faults.get("bonded_devices"):
+            self.add_bonded_devices()
         pre = self.faults.get("preconnected")
         if pre:
             self.preconnect(pre)
+
+    def create_second_adapter(self):
+        if self.second_adapter is None:
+            self.second_adapter = SecondAdapter(self)
+            self.bus.export(self.second_adapter.obj)
+
+    def remove_second_adapter(self):
+        if self.second_adapter is not None:
+            self.bus.unexport(SecondAdapter.PATH)
+            self.second_adapter = None
 
     def remove_adapter(self):
         if self.adapter is None:
@@ -132,6 +148,11 @@ class Sim:
 
     def add_cached_devices(self):
         for spec in world.cached_devices():
+            if spec.address not in self.devices:
+                self.ensure_device(spec)
+
+    def add_bonded_devices(self):
+        for spec in world.bonded_devices():
             if spec.address not in self.devices:
                 self.ensure_device(spec)
 
@@ -272,7 +293,7 @@ class Sim:
 
     # ------------------------------------------------------------ devices
     def all_specs(self):
-        specs = world.default_devices() + world.filler_devices() + world.cached_devices()
+        specs = world.default_devices() + world.filler_devices() + world.cached_devices() + world.bonded_devices()
         specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices()
         return specs
 
@@ -348,6 +369,13 @@ class Sim:
                 self.create_adapter()
         elif name == "cached_devices" and value and self.adapter is not None:
             self.add_cached_devices()
+        elif name == "bonded_devices" and value and self.adapter is not None:
+            self.add_bonded_devices()
+        elif name == "second_adapter" and old != value:
+            if value:
+                self.create_second_adapter()
+            else:
+                self.remove_second_adapter()
         elif name == "preconnected" and value and self.adapter is not None:
             self.preconnect(value)
         elif name in ("notify_every_ms", "notify_every_char"):
@@ -400,6 +428,7 @@ class Sim:
         return {
             "bluez_running": self.bus.alive,
             "adapter": self.adapter is not None,
+            "second_adapter": self.second_adapter is not None,
             "powered": bool(self.adapter and self.adapter.powered),
             "discovering": bool(self.adapter and self.adapter.discovering),
             "discovery_sessions": [{"client": c, "filter": f} for c, f in self.discovery.sessions.items()],

@@ -4,6 +4,7 @@
 from .bus import Obj, DBusError
 from .ifaces import ERR
 from .gatt import GattTree, REARM_MS
+from .world import icon_for
 
 CONNECT_MS = 100
 GATT_EXPORT_MS = 50
@@ -31,8 +32,8 @@ class Device:
         self.disconnecting = False
         self.disconnect_waiters = []     # Call or callable
         self.disconnect_timer = None
-        self.paired = False
-        self.trusted = False
+        self.paired = spec.paired
+        self.trusted = spec.trusted
         self.removed = False
         self.gatt = GattTree(sim, self)
         self.gatt_exported = False
@@ -47,10 +48,15 @@ class Device:
             "AddressType": ["s", spec.address_type],
             "Name": ["s", spec.name],
             "Alias": ["s", alias_for(spec)],
-            "Appearance": ["q", spec.appearance],
-            "Paired": ["b", False],
-            "Trusted": ["b", False],
-            "Blocked": ["b", False],
+            # BlueZ leaves Appearance out when the device has a Class (get_appearance).
+            "Appearance": ["q", None if spec.device_class else spec.appearance],
+            "Icon": ["s", icon_for(spec)],
+            "Class": ["u", spec.device_class],
+            "Modalias": ["s", spec.modalias],
+            "Paired": ["b", spec.paired],
+            "Bonded": ["b", spec.bonded],
+            "Trusted": ["b", spec.trusted],
+            "Blocked": ["b", spec.blocked],
             "LegacyPairing": ["b", False],
             "RSSI": ["n", rssi],
             "TxPower": ["n", spec.tx_power if adv else None],

@@ -63,6 +63,13 @@ class DeviceSpec:
     group: str = "default"
     adv_flags: bytes = b"\x06"
     churn: bool = False
+    # Kept by bluetoothd (world.bonded_devices): Class (BR/EDR), Device ID, pairing state.
+    device_class: Optional[int] = None
+    modalias: Optional[str] = None
+    paired: bool = False
+    bonded: bool = False
+    trusted: bool = False
+    blocked: bool = False
 
 
 def gap(name):
@@ -145,6 +152,44 @@ def cached_devices():
         DeviceSpec("C0:FF:EE:00:00:A2", "blesim Stale Probe", advertises=False, group="cached",
                    uuids=[u16(0x180F)], services=[gatt_svc(), battery_svc(10)]),
     ]
+
+
+def bonded_devices():
+    """Devices paired earlier, loaded by bluetoothd from its storage at start-up; not in range
+    (they never advertise). A BLE keyboard and a BR/EDR headset the user blocked."""
+    return [
+        DeviceSpec("C0:FF:EE:00:00:B1", "blesim Keys", uuids=[u16(0x1812), u16(0x180F), u16(0x180A)],
+                   appearance=0x03C1, modalias="usb:v046Dp4023d0006", advertises=False, group="bonded",
+                   paired=True, bonded=True, trusted=True, services=[gatt_svc(), battery_svc(73)], battery1=73),
+        DeviceSpec("C0:FF:EE:00:00:B2", "blesim Headset", uuids=[u16(0x110B), u16(0x111E)], device_class=0x240404,
+                   advertises=False, group="bonded", paired=True, bonded=True, blocked=True),
+    ]
+
+
+def icon_for(spec):
+    """Device1.Icon as BlueZ 5.66 derives it (src/device.c get_icon): from Class when there is
+    one (src/dbus-common.c class_to_icon, the major classes this world uses), else from
+    Appearance (gap_appearance_to_icon); None (no property) when neither gives one."""
+    if spec.device_class:
+        major, minor = (spec.device_class & 0x1F00) >> 8, (spec.device_class & 0xFC) >> 2
+        if major == 0x01:
+            return "computer"
+        if major == 0x02:
+            return {0x01: "phone", 0x02: "phone", 0x03: "phone", 0x05: "phone", 0x04: "modem"}.get(minor)
+        if major == 0x03:
+            return "network-wireless"
+        if major == 0x04:
+            return {0x01: "audio-headset", 0x02: "audio-headset", 0x06: "audio-headphones",
+                    0x0B: "camera-video", 0x0C: "camera-video", 0x0D: "camera-video"}.get(minor, "audio-card")
+        return None
+    if spec.appearance:
+        category, sub = (spec.appearance & 0xFFC0) >> 6, spec.appearance & 0x3F
+        if category == 0x0F:
+            return {0x01: "input-keyboard", 0x02: "input-mouse", 0x03: "input-gaming", 0x04: "input-gaming",
+                    0x05: "input-tablet", 0x08: "scanner"}.get(sub)
+        return {0x00: "unknown", 0x01: "phone", 0x02: "computer", 0x05: "video-display",
+                0x0A: "multimedia-player", 0x0B: "scanner"}.get(category)
+    return None
 
 
 def foreign_devices():

@@ -32,7 +32,7 @@ struct DisconnectCommand: BlectlSubcommand {
     func run(_ context: CommandContext) async throws {
         // Only a device BlueZ knows can be connected; Device1.Connected as last signalled
         // (the session's cache is current: it was loaded after its match rules were added).
-        let device = context.adapter.knownDevice(options.address)
+        let device = try context.adapter.knownDevice(options.address)
         let wasConnected = device.map { known in
             context.session.withCache { $0.property("Connected", of: known.path, on: BlueZ.deviceInterface)?.bool } == true
         } ?? false

@@ -56,7 +56,7 @@ struct ScanCommand: BlectlSubcommand {
         let filter = DiscoveryFilter(uuids: options.services, rssiMin: options.rssiMin, names: options.names,
                                      duplicateData: options.updates)
         let printer = context.printer
-        let adapterName = context.adapter.name
+        let adapterName = try context.adapter.name
         // The scan ends at the command's deadline: --timeout counts from blectl's start.
         let deadline = context.deadline
         try await context.adapter.withDiscovery(filter: filter, setupTimeout: context.remaining) { stream in
@@ -98,8 +98,8 @@ struct ScanCommand: BlectlSubcommand {
             ("rssi", .optional(a.rssi)),
             ("tx_power", .optional(a.txPower)),
             ("uuids", .array(a.uuids.map { .string($0.shortString) })),
-            ("manufacturer_data", .object(a.manufacturerData.sorted { $0.key < $1.key }.map { (Records.hex4($0.key), .string($0.value.hexString)) })),
-            ("service_data", .object(a.serviceData.sorted { $0.key.description < $1.key.description }.map { ($0.key.shortString, .string($0.value.hexString)) })),
+            ("manufacturer_data", Records.manufacturerData(a.manufacturerData)),
+            ("service_data", Records.serviceData(a.serviceData)),
             ("connected", .bool(a.connected)),
             ("adapter", .string(adapter)),
         ])
