@@ -209,7 +209,7 @@ class Char:
         self.notify_clients.add(call.sender)
         if first:
             self.set(Notifying=True)
-            if self.role == "vendor_rsp" and self.status_timer is None:
+            if self.role == "vendor_rsp" and self.status_timer is None and not self.sim.faults.get("no_status_notification"):
                 self.status_timer = self.sim.every(STATUS_MS, self._status)
         call.reply()
 
