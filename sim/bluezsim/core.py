@@ -235,6 +235,13 @@ class Sim:
         elif name == "connect_held" and not value:
             for dev in list(self.devices.values()):
                 dev.release_held_connect()
+        elif name == "disconnect_held" and not value:
+            for dev in list(self.devices.values()):
+                dev.release_held_disconnect()
+        elif name == "start_notify_held" and not value:
+            for dev in list(self.devices.values()):
+                for ch in dev.chars():
+                    ch.release_held()
         elif name == "adapter_powered_off" and self.adapter is not None and old != value:
             self.adapter.set_powered(not value)
         elif name == "no_adapter" and old != value:

@@ -308,7 +308,14 @@ class Device:
         if self.services_resolved:
             self.services_resolved = False
             self.set(ServicesResolved=False)
+        if self.sim.faults.get("disconnect_held"):
+            return       # release_held_disconnect, when the fault is cleared
         self.disconnect_timer = self.sim.later(self.sim.faults.get("disconnect_delay_ms"), self._disconnect_done)
+
+    def release_held_disconnect(self):
+        """disconnect_held cleared: a disconnection held midway completes now."""
+        if self.disconnecting and self.disconnect_timer is None:
+            self._disconnect_done()
 
     def _disconnect_done(self):
         self.disconnect_timer = None

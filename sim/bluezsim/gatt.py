@@ -188,6 +188,11 @@ class Char:
             self.pending_notify[call.sender] = call
             self._drop_link_later(call)
             return
+        if f.get("start_notify_held"):
+            # Like start_notify_delay_ms, but until the test clears the fault.
+            call.held = True
+            self.pending_notify[call.sender] = call
+            return
         delay = f.get("start_notify_delay_ms")
         if delay > 0:
             # BlueZ registers the notify client (with its disconnect watch) at once and
@@ -196,6 +201,12 @@ class Char:
             self._later(delay, self._start_notify_now, call)
             return
         self._start_notify_now(call)
+
+    def release_held(self):
+        """start_notify_held cleared: the held StartNotify calls are answered now."""
+        for call in [c for c in self.pending_notify.values() if getattr(c, "held", False)]:
+            call.held = False
+            self._start_notify_now(call)
 
     def _start_notify_now(self, call):
         if self.pending_notify.get(call.sender) is call:
