@@ -27,17 +27,7 @@ extension Sim {
         return ScenarioTimedRun(run: run, elapsed: ContinuousClock.now - started)
     }
 
-    /// Polls the call log (up to `timeout`) until a call satisfies `condition`.
-    func scenarioWaitForCall(timeout: Duration = .seconds(5), _ condition: @escaping @Sendable (SimCall) -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await calls().contains(where: condition) { return true }
-            await pause(.milliseconds(20))
-        }
-        return false
-    }
-
-    /// Expects nothing blectl could have started to be left (polled up to 3 s).
+    /// Expects nothing blectl could have started to be left (polled up to 10 s).
     func scenarioExpectClean(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let left = try await leftovers()
         #expect(left.isEmpty, "left behind: \(left)", sourceLocation: sourceLocation)
