@@ -29,8 +29,10 @@ import SimulatorHarness
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         #expect(object?["address"] as? String == "C0:FF:EE:00:00:01")
         #expect(object?["percentage"] as? Int == 87)
-        #expect(["gatt", "battery1"].contains(object?["source"] as? String ?? ""))
-        #expect(try sim.state().connections.isEmpty || (try sim.state().connections.allSatisfy(\.disconnecting)))
+        // Battery1 comes with ServicesResolved (sim/README.md, Timing): the first source.
+        #expect(object?["source"] as? String == "battery1")
+        // blectl waits for the reply to its Disconnect, which BlueZ sends once the link is down.
+        #expect(try sim.state().connections.map(\.address) == [])
     }
 
     /// `blectl scan | head -1`: when the reader goes, blectl stops discovery and ends by
@@ -45,9 +47,8 @@ import SimulatorHarness
         #expect(lines.count == 1)
         let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
         #expect(first?["address"] is String)
-        // Discovery was stopped (poll: StopDiscovery may still be on its way).
-        var sessions = try sim.state().discoverySessions.count
-        for _ in 0..<30 where sessions != 0 { Thread.sleep(forTimeInterval: 0.1); sessions = try sim.state().discoverySessions.count }
-        #expect(sessions == 0)
+        // Discovery was stopped by blectl, not only by its leaving the bus.
+        #expect(try sim.calls().filter { $0.member == "StopDiscovery" }.count == 1)
+        #expect(try sim.waitForState(timeout: .seconds(10)) { $0.discoverySessions.isEmpty })
     }
 }

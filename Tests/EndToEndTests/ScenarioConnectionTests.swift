@@ -46,37 +46,34 @@ import Testing
         }
     }
 
-    /// 6. le-connection-abort-by-local after a brief Connected=true: the second Connect
-    /// succeeds and the battery is read.
     /// Two blectl processes connecting one device at once (found on the real bluetoothd):
     /// BlueZ answers the second Connect Failed "Operation already in progress" (EALREADY).
-    /// Each ends either with the reading or with exit 5 busy naming the connect and the
-    /// D-Bus error as sent (it used to be exit 1 bluez_failed); at least one reads; nothing
-    /// is left.
+    /// The second ends with exit 5 busy naming the connect and the D-Bus error as sent (it
+    /// used to be exit 1 bluez_failed); the first, whose Connect the simulator holds until
+    /// then, reads the battery; nothing is left.
     @Test func twoClientsConnectingAtOnceOneIsBusy() async throws {
-        try await Sim.with(faults: Sim.fastDisconnect) { sim in
-            let first = try await sim.launch(["get-battery", World.probe, "--timeout", "10"])
-            let second = try await sim.launch(["get-battery", World.probe, "--timeout", "10"])
-            let results = [try await first.finish(), try await second.finish()]
-            for result in results {
-                switch result.status {
-                case 0:
-                    #expect(J.parse(result.stdout.trimmingCharacters(in: .newlines))?["percentage"] == 87, "\(result.stdout)")
-                case 5:
-                    let error = J.parse(result.stderr.trimmingCharacters(in: .newlines))?["error"]
-                    #expect(error?["code"] == "busy", "\(result.stderr)")
-                    #expect(error?["operation"] == "connect")
-                    #expect(error?["dbus_error"] == "org.bluez.Error.Failed")
-                    #expect(error?["message"] == "busy: connect on C0:FF:EE:00:00:01: Operation already in progress")
-                default:
-                    Issue.record("status \(result.status): \(result.stdout) \(result.stderr)")
-                }
-            }
-            #expect(results.contains { $0.status == 0 }, "\(results.map(\.status))")
+        try await Sim.with(faults: ["connect_held": "1"]) { sim in
+            let first = try await sim.launch(["get-battery", World.probe, "--timeout", "20"])
+            try #expect(await sim.waitForState { $0.pendingConnects == [World.probe] }, "the first Connect never pending")
+            let second = await sim.blectl(["get-battery", World.probe, "--timeout", "20"])
+            #expect(second.status == 5, "\(second)")
+            #expect(second.stdout == "")
+            scenarioExpectError(second, scenarioError("busy", 5, operation: "connect", address: World.probe,
+                                                      dbusError: "org.bluez.Error.Failed"),
+                                message: "busy: connect on \(World.probe): Operation already in progress")
+            try await sim.setFault("connect_held", "0")
+            let result = try await first.finish(timeout: .seconds(30))
+            #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+            #expect(J.parse(result.stdout.trimmingCharacters(in: .newlines)) == ["address": .string(World.probe), "percentage": 87,
+                                                                                 "source": "battery1"], "\(result.stdout)")
+            let connects = try await sim.calls().filter { $0.member == "Connect" }
+            #expect(connects.map(\.outcome) == ["reply", "error:org.bluez.Error.Failed"], "\(connects)")
             try await sim.scenarioExpectClean()
         }
     }
 
+    /// 6. le-connection-abort-by-local after a brief Connected=true: the second Connect
+    /// succeeds and the battery is read.
     @Test func abortByLocalIsRetried() async throws {
         try await Sim.with(faults: ["connect_abort_once": "true"]) { sim in
             let r = await sim.scenarioRun(["get-battery", World.gattBattery, "--timeout", "10"])
@@ -193,7 +190,7 @@ import Testing
             #expect(r.run.stderr == "")
             let members = try await sim.calls().scenarioMembers
             #expect(!members.contains("Connect") && !members.contains("Disconnect"), "\(members)")
-            await pause(.milliseconds(300))
+            // blectl has ended: nothing of it can still change the link.
             let state = try await sim.state()
             #expect(state.connections.map(\.address) == [World.probe])
             #expect(state.connections.first?.preconnected == true && state.connections.first?.disconnecting == false)

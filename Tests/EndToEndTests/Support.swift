@@ -232,11 +232,6 @@ extension RunningProcess {
     }
 }
 
-/// Sleeps without blocking a cooperative thread.
-func pause(_ duration: Duration) async {
-    try? await Task.sleep(for: duration)
-}
-
 // MARK: - JSON values
 
 /// A JSON value parsed with JSONSerialization, with booleans and integers told apart, so
