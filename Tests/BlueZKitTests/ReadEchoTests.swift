@@ -25,33 +25,34 @@ final class Collected: Sendable {
     @Test func ourOwnReadsAreNotTakenForNotifications() async throws {
         // Without the simulator's unsolicited status notification, every Value change is an
         // answer to a command or the echo of a read.
-        let sim = try Simulator.start(faults: ["response_readable": "true", "no_status_notification": "true",
-                                               "disconnect_delay_ms": "100"])
-        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
-        defer { session.close() }
-        let adapter = try Adapter.ready(in: session, named: nil)
-        let device = try await Device.find(BluetoothAddress("C0:FF:EE:00:00:01")!, on: adapter, timeout: .seconds(20))
-        let notified = Collected()
-        let reads: [[UInt8]] = try await device.withConnection(timeout: .seconds(20)) { c in
-            let service = try await c.service(BluetoothUUID("5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, timeout: .seconds(10))
-            let command = try c.characteristic(BluetoothUUID("5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, in: service)
-            let response = try c.characteristic(BluetoothUUID("5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, in: service)
-            return try await c.withNotifications(response, setupTimeout: .seconds(10), onValue: { notified.append($0) }) {
-                // Each read's echo follows its reply; BlueZ's signals and replies keep their
-                // order, so an answer notified after a read comes after that read's echo.
-                var values = [try await c.read(response, timeout: .seconds(10))]
-                try await c.write(command, [0x01], timeout: .seconds(10))
-                try #require(await notified.eventuallyContains([0x81, 1, 4, 2]), "no answer to 0x01: \(notified.all)")
-                values.append(try await c.read(response, timeout: .seconds(10)))
-                try await c.write(command, [0x02], timeout: .seconds(10))
-                try #require(await notified.eventuallyContains([0x82, 87]), "no answer to 0x02: \(notified.all)")
-                return values
+        try await Simulator.with(faults: ["response_readable": "true", "no_status_notification": "true",
+                                      "disconnect_delay_ms": "100"]) { sim in
+            let session = try await Session.open(address: sim.address, timeout: .seconds(30))
+            defer { session.close() }
+            let adapter = try Adapter.ready(in: session, named: nil)
+            let device = try await Device.find(BluetoothAddress("C0:FF:EE:00:00:01")!, on: adapter, timeout: .seconds(20))
+            let notified = Collected()
+            let reads: [[UInt8]] = try await device.withConnection(timeout: .seconds(20)) { c in
+                let service = try await c.service(BluetoothUUID("5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, timeout: .seconds(10))
+                let command = try c.characteristic(BluetoothUUID("5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, in: service)
+                let response = try c.characteristic(BluetoothUUID("5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!, in: service)
+                return try await c.withNotifications(response, setupTimeout: .seconds(10), onValue: { notified.append($0) }) {
+                    // Each read's echo follows its reply; BlueZ's signals and replies keep their
+                    // order, so an answer notified after a read comes after that read's echo.
+                    var values = [try await c.read(response, timeout: .seconds(10))]
+                    try await c.write(command, [0x01], timeout: .seconds(10))
+                    try #require(await notified.eventuallyContains([0x81, 1, 4, 2]), "no answer to 0x01: \(notified.all)")
+                    values.append(try await c.read(response, timeout: .seconds(10)))
+                    try await c.write(command, [0x02], timeout: .seconds(10))
+                    try #require(await notified.eventuallyContains([0x82, 87]), "no answer to 0x02: \(notified.all)")
+                    return values
+                }
             }
+            // A read returns the last value notified: nothing before the first command.
+            #expect(reads == [[], [0x81, 1, 4, 2]])
+            // The two answers, and neither read's echo.
+            #expect(notified.all == [[0x81, 1, 4, 2], [0x82, 87]])
+            #expect(session.watcherCount == 0)
         }
-        // A read returns the last value notified: nothing before the first command.
-        #expect(reads == [[], [0x81, 1, 4, 2]])
-        // The two answers, and neither read's echo.
-        #expect(notified.all == [[0x81, 1, 4, 2], [0x82, 87]])
-        #expect(session.watcherCount == 0)
     }
 }

@@ -137,6 +137,18 @@ public final class Simulator: Sendable {
         }
     }
 
+    /// Starts a simulator with `faults`, runs `body`, stops the simulator: starting and
+    /// stopping (which wait for the simulator's process) run off the cooperative pool, so
+    /// that a test waiting for its simulator does not stop every other test of the process.
+    /// Use it from async tests rather than ``start(faults:)``.
+    public static func with<T>(faults: [String: String] = [:], _ body: (Simulator) async throws -> T) async throws -> T {
+        let simulator = try await offThread { try Simulator.start(faults: faults) }
+        let result: Result<T, any Error>
+        do { result = .success(try await body(simulator)) } catch { result = .failure(error) }
+        try? await offThread { simulator.stop() }
+        return try result.get()
+    }
+
     deinit { stop() }
 
     /// Ends the simulator and its bus: closes its stdin, SIGTERM, SIGKILL after 3 s.
