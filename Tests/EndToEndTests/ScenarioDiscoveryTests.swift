@@ -123,8 +123,7 @@ import Glibc
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             #expect(Set(scenarioAddresses(r.run)) == Set(World.known + World.fillers), "\(r.run.stdout)")
-            // Ends at its timeout, not held by the unanswered call (bound loose for sanitizers).
-            #expect(r.elapsed < .seconds(8), "elapsed \(r.elapsed)")
+            // Not held by the unanswered call: held, it ended 124 with nothing printed (above).
             let calls = try await sim.calls()
             #expect(calls.scenarioOutcomes("StartDiscovery") == ["pending"])
             #expect(calls.scenarioOutcomes("StopDiscovery") == [])
@@ -155,7 +154,7 @@ import Glibc
             #expect(r.run.stdout == "")
             scenarioExpectError(r.run, scenarioError("busy", 5, operation: "discovery", dbusError: ScenarioWorld.inProgress),
                                 message: "busy: discovery: adapter busy: discovery could not start (Operation already in progress)")
-            #expect(r.elapsed < .seconds(3), "elapsed \(r.elapsed)")
+            r.expectEndedBefore(.seconds(10))
             let calls = try await sim.calls()
             #expect(calls.scenarioOutcomes("StartDiscovery") == Array(repeating: "error:\(ScenarioWorld.inProgress)", count: 2))
             #expect(calls.scenarioOutcomes("StopDiscovery") == [])
@@ -175,7 +174,7 @@ import Glibc
             #expect(addresses.count == Set(addresses).count)
             for line in r.run.lines { #expect(topLevelKeys(line) == World.scanKeys) }
             scenarioExpectError(r.run, scenarioError("unavailable", 69), message: "Bluetooth adapter hci0 is powered off")
-            #expect(r.elapsed < .seconds(3), "elapsed \(r.elapsed)")
+            r.expectEndedBefore(.seconds(5))
             try #expect(await sim.calls().scenarioOutcomes("StopDiscovery") == ["error:org.bluez.Error.NotReady"])
             let state = try await sim.state()
             #expect(!state.powered && !state.discovering)
