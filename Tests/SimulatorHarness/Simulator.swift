@@ -17,6 +17,8 @@ public struct SimCall: Sendable, Decodable, Equatable {
     public let sender: String
     /// "reply", "error:<name>" or "pending".
     public let outcome: String
+    /// SetDiscoveryFilter: the filter as the simulator parsed it.
+    public let filter: [String: JSONValue]?
 }
 
 /// The simulator's State() JSON, decoded.
