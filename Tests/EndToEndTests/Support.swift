@@ -226,8 +226,9 @@ extension RunningProcess {
         return (try? await offThread { self.waitUntilTaken(signal, timeout: timeout) }) ?? false
     }
 
-    /// `waitForStdout(containing:timeout:)` off the cooperative pool.
-    func stdoutContains(_ needle: String, within timeout: Duration = .seconds(5)) async -> Bool {
+    /// `waitForStdout(containing:timeout:)` off the cooperative pool (the timeout only guards
+    /// against a hang: it returns as soon as the text is there).
+    func stdoutContains(_ needle: String, within timeout: Duration = .seconds(30)) async -> Bool {
         (try? await offThread { self.waitForStdout(containing: needle, timeout: timeout) }) ?? false
     }
 }
