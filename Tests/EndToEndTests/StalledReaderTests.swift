@@ -10,9 +10,6 @@
 import Foundation
 import SimulatorHarness
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 @Suite struct StalledReaderTests {
     /// 2,000 advertisers changing RSSI: output comes faster than the stalled pipe takes.
