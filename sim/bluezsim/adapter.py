@@ -153,6 +153,7 @@ class Adapter:
         if not self.powered:
             raise DBusError(ERR + "NotReady", "Resource Not Ready")
         flt = parse_filter(props)
+        call.record["filter"] = dict(flt)     # in the call log: what the client asked for
         if flt:
             self.filters[call.sender] = flt
         else:

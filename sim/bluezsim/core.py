@@ -360,7 +360,19 @@ class Sim:
             self.start_discovery_busy_left = value
         if not self.bus.alive:
             return
-        if name == "adapter_powered_off" and self.adapter is not None and old != value:
+        if name == "start_discovery_held" and not value:
+            self.discovery.release_held()
+        elif name == "connect_held" and not value:
+            for dev in list(self.devices.values()):
+                dev.release_held_connect()
+        elif name == "disconnect_held" and not value:
+            for dev in list(self.devices.values()):
+                dev.release_held_disconnect()
+        elif name == "start_notify_held" and not value:
+            for dev in list(self.devices.values()):
+                for ch in dev.chars():
+                    ch.release_held()
+        elif name == "adapter_powered_off" and self.adapter is not None and old != value:
             self.adapter.set_powered(not value)
         elif name == "no_adapter" and old != value:
             if value:
@@ -432,6 +444,7 @@ class Sim:
             "powered": bool(self.adapter and self.adapter.powered),
             "discovering": bool(self.adapter and self.adapter.discovering),
             "discovery_sessions": [{"client": c, "filter": f} for c, f in self.discovery.sessions.items()],
+            "pending_start_discovery": sorted(self.discovery.pending),
             "connections": conns,
             "pending_connects": pend,
             "pending_gatt": gatt,

@@ -160,6 +160,19 @@ class Device:
         self.connect_call = call
         if f.get("connect_never_answers"):
             return
+        if f.get("connect_held"):
+            call.held = True     # answered as usual once the fault is cleared (release_held_connect)
+            return
+        self._proceed_connect()
+
+    def release_held_connect(self):
+        """connect_held cleared: a held Connect goes on as if it had just been called."""
+        if self.connect_call is not None and getattr(self.connect_call, "held", False):
+            self.connect_call.held = False
+            self._proceed_connect()
+
+    def _proceed_connect(self):
+        f = self.sim.faults
         if f.consume_once("remove_device_during_connect_once"):
             self._later(self.connect_timers, 300, self._vanish_during_connect)
             return
@@ -304,7 +317,14 @@ class Device:
         if self.services_resolved:
             self.services_resolved = False
             self.set(ServicesResolved=False)
+        if self.sim.faults.get("disconnect_held"):
+            return       # release_held_disconnect, when the fault is cleared
         self.disconnect_timer = self.sim.later(self.sim.faults.get("disconnect_delay_ms"), self._disconnect_done)
+
+    def release_held_disconnect(self):
+        """disconnect_held cleared: a disconnection held midway completes now."""
+        if self.disconnecting and self.disconnect_timer is None:
+            self._disconnect_done()
 
     def _disconnect_done(self):
         self.disconnect_timer = None

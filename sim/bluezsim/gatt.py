@@ -232,6 +232,11 @@ class Char:
             self.pending_notify[call.sender] = call
             self._drop_link_later(call)
             return
+        if f.get("start_notify_held"):
+            # Like start_notify_delay_ms, but until the test clears the fault.
+            call.held = True
+            self.pending_notify[call.sender] = call
+            return
         delay = f.get("start_notify_delay_ms")
         if delay > 0:
             # BlueZ registers the notify client (with its disconnect watch) at once and
@@ -240,6 +245,12 @@ class Char:
             self._later(delay, self._start_notify_now, call)
             return
         self._start_notify_now(call)
+
+    def release_held(self):
+        """start_notify_held cleared: the held StartNotify calls are answered now."""
+        for call in [c for c in self.pending_notify.values() if getattr(c, "held", False)]:
+            call.held = False
+            self._start_notify_now(call)
 
     def _start_notify_now(self, call):
         if self.pending_notify.get(call.sender) is call:
@@ -253,7 +264,7 @@ class Char:
         self.notify_clients.add(call.sender)
         if first:
             self.set(Notifying=True)
-            if self.role == "vendor_rsp" and self.status_timer is None:
+            if self.role == "vendor_rsp" and self.status_timer is None and not self.sim.faults.get("no_status_notification"):
                 self.status_timer = self.sim.every(STATUS_MS, self._status)
             self.start_ticker()
         call.reply()
