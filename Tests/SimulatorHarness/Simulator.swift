@@ -264,7 +264,7 @@ public final class Simulator: Sendable {
     /// kept and re-enabled on the next connection as bluetoothd 5.66 does; with `remove`, the
     /// device object is removed too (sim/README.md, DropLink).
     public func dropLink(address: String, remove: Bool = false) throws {
-        _ = try simctl(["drop", address] + (remove ? ["--remove"] : []))
+        _ = try control("DropLink", typed: ["string:\(address)", "boolean:\(remove)"])
     }
     /// Back to the start-up world and faults, call log emptied.
     public func reset() throws { _ = try control("Reset") }
