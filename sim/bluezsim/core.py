@@ -18,6 +18,7 @@ from . import world
 from .adapter import Adapter, BluezRoot
 from .discovery import Discovery
 from .device import Device
+from .pairing import Agents
 
 ADAPTER_PATH = "/org/bluez/hci0"
 
@@ -34,6 +35,7 @@ class Sim:
         self.adapter = None
         self.root = None
         self.discovery = Discovery(self)
+        self.agents = Agents(self)  # AgentManager1's agents (pairing.py)
         self.conn_factory = None
         self.start_discovery_busy_left = 0
         # Device1 sightings signalled (InterfacesAdded of a device, or a change of RSSI and the
@@ -105,6 +107,7 @@ class Sim:
         self.bus.objects.clear()
         self.devices.clear()
         self.discovery.clear()
+        self.agents.clear()
         self.root = BluezRoot(self)
         self.bus.export(self.root.obj)
         self.adapter = None
@@ -166,6 +169,7 @@ class Sim:
         self.cancel_all()
         self.bus.alive = False      # nothing below is signalled any more
         self.discovery.clear()
+        self.agents.forget()
         for dev in self.devices.values():
             dev.forget_calls()
             dev.drop_link_silently()    # the kernel drops links nobody uses any more
@@ -265,7 +269,7 @@ class Sim:
     # ------------------------------------------------------------ devices
     def all_specs(self):
         specs = world.default_devices() + world.filler_devices() + world.cached_devices()
-        specs += world.foreign_devices() + world.weird_devices()
+        specs += world.foreign_devices() + world.weird_devices() + world.secure_devices()
         return specs
 
     def find_spec(self, address):
@@ -284,6 +288,8 @@ class Sim:
             specs += world.foreign_devices()
         if self.faults.get("weird_names"):
             specs += world.weird_devices()
+        if self.faults.get("secure_device"):
+            specs += world.secure_devices()
         return specs
 
     def ensure_device(self, spec, rssi=None):
@@ -318,6 +324,7 @@ class Sim:
             self.discovery.client_left(name)
             for dev in list(self.devices.values()):
                 dev.client_left(name)
+            self.agents.client_left(name)
 
     # ------------------------------------------------------------ faults at run time
     def set_fault(self, name, value):
@@ -370,13 +377,15 @@ class Sim:
 
     # ------------------------------------------------------------ state
     def state(self):
-        conns, pend, gatt, notif = [], [], [], []
+        conns, pend, gatt, notif, pairings = [], [], [], [], []
         for dev in self.devices.values():
             if dev.connected:
                 conns.append({"address": dev.spec.address, "connected_by": dev.connected_by,
                               "preconnected": dev.preconnected, "disconnecting": dev.disconnecting})
             if dev.connect_call is not None:
                 pend.append(dev.spec.address)
+            if dev.pairing is not None:
+                pairings.append(dev.pairing.state())
             for ch in dev.chars():
                 if ch.busy is not None:
                     gatt.append({"op": ch.busy.member, "path": ch.path, "client": ch.busy.sender})
@@ -400,6 +409,10 @@ class Sim:
             "bus_pid": self.bus_pid,
             "blinks": self.blinks,
             "holds": self.holds,
+            "agents": self.agents.state(),
+            "pairings": pairings,
+            "agent_calls": list(self.agents.requests),
+            "paired": sorted(a for a, d in self.devices.items() if d.paired),
         }
 
     def state_json(self):

@@ -86,6 +86,10 @@ class Char:
         if "read" not in self.flags:
             self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Read not permitted")
             return
+        if self.role == "paired_only" and not self.device.paired:
+            # ATT Insufficient Authentication -> src/gatt-client.c create_gatt_dbus_error
+            self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Not paired")
+            return
         if f.get("read_never_answers"):
             return
         if f.get("drop_link_on") == "ReadValue":
