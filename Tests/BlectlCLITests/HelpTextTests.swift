@@ -9,6 +9,8 @@ struct HelpTextTests {
         ("connect", [["connect", "--help"], ["connect", "-h"], ["help", "connect"]]),
         ("get-version", [["get-version", "--help"], ["version", "-h"], ["help", "get-version"], ["help", "version"]]),
         ("get-battery", [["get-battery", "--help"], ["battery", "-h"], ["help", "get-battery"], ["help", "battery"]]),
+        ("pair", [["pair", "--help"], ["pair", "-h"], ["help", "pair"]]),
+        ("unpair", [["unpair", "--help"], ["unpair", "-h"], ["help", "unpair"]]),
         ("help", [["help", "--help"], ["help", "help"]]),
     ]
 
@@ -29,15 +31,17 @@ struct HelpTextTests {
             "--timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
             "--adapter <adapter>", "--format <format>", "-h, --help",
         ],
+        "pair": ["--timeout <seconds>", "--trust", "--passkey <passkey>", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "unpair": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
         "help": ["-h, --help"],
     ]
 
     static let expectedArguments: [String: [String]] = [
         "blectl": [], "scan": [], "connect": ["<address>"], "get-version": ["<address>"],
-        "get-battery": ["<address>"], "help": ["<subcommand>"],
+        "get-battery": ["<address>"], "pair": ["<address>"], "unpair": ["<address>"], "help": ["<subcommand>"],
     ]
 
-    static var allCommands: [String] { ["blectl", "scan", "connect", "get-version", "get-battery", "help"] }
+    static var allCommands: [String] { ["blectl", "scan", "connect", "get-version", "get-battery", "pair", "unpair", "help"] }
 
     static func path(for command: String) -> [CommandSpec] {
         command == "blectl" ? [BlectlCommands.root] : BlectlCommands.path(forSubcommand: command)
@@ -136,6 +140,68 @@ struct HelpTextTests {
             """)
     }
 
+    @Test func pairHelpExactly() throws {
+        let text = try #require(helpText(["pair", "--help"]))
+        #expect(text == """
+            OVERVIEW: Pair with a device, and print its pairing state.
+
+            Finds the device (scanning if BlueZ does not know it), registers a pairing
+            agent of blectl's own (NoInputNoOutput, or KeyboardOnly with --passkey) and
+            asks BlueZ to pair, which connects the device if needed; a link the pairing
+            opened is closed at the end. A device paired already is left as it is
+            (success). A failed pairing, such as a wrong passkey, exits 77
+            (authentication_failed).
+
+            USAGE: blectl pair <address> [--timeout <seconds>] [--trust]
+                               [--passkey <passkey>] [--adapter <adapter>]
+                               [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds, connecting included;
+                                      decimals allowed. (default: 20)
+              --trust                 Also mark the device trusted (Device1.Trusted), so
+                                      that BlueZ lets it connect without asking.
+              --passkey <passkey>     The passkey the device displays, 0 to 999999:
+                                      blectl's agent types it when BlueZ asks. Without it,
+                                      Just Works only.
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func unpairHelpExactly() throws {
+        let text = try #require(helpText(["unpair", "--help"]))
+        #expect(text == """
+            OVERVIEW: Remove a device and its pairing from BlueZ.
+
+            Asks BlueZ to remove the device (Adapter1.RemoveDevice): its pairing and keys
+            go with it, and a connected device is disconnected first, whoever connected it.
+            A device BlueZ does not know, because it never saw it or it was removed
+            already, exits 2 (device_not_found); blectl does not scan for it.
+
+            USAGE: blectl unpair <address> [--timeout <seconds>] [--adapter <adapter>]
+                                 [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds; decimals allowed.
+                                      (default: 20)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
     @Test func defaultsAreShown() throws {
         let scan = try #require(helpText(["help", "scan"]))
         #expect(scan.contains("(default: 10)"))
@@ -157,6 +223,8 @@ struct HelpTextTests {
             "  connect                 Connect to a device and print its GATT services.",
             "  get-version, version    Read a device's firmware version.",
             "  get-battery, battery    Read a device's battery level.",
+            "  pair                    Pair with a device, and print its pairing state.",
+            "  unpair                  Remove a device and its pairing from BlueZ.",
             "  help                    Show subcommand help information.",
             "  --version               Show the version.",
         ] {

@@ -12,4 +12,8 @@ extension Subcommand {
     static func getBattery(_ options: DeviceOptions, _ vendor: VendorProtocolOptions?) -> Subcommand {
         Subcommand(GetBatteryCommand(options: options, vendor: vendor))
     }
+    static func pair(_ options: DeviceOptions, trust: Bool = false, passkey: Passkey? = nil) -> Subcommand {
+        Subcommand(PairCommand(options: options, trust: trust, passkey: passkey))
+    }
+    static func unpair(_ options: DeviceOptions) -> Subcommand { Subcommand(UnpairCommand(options: options)) }
 }

@@ -148,8 +148,11 @@ class Adapter:
             dev.request_disconnect(None, on_done=lambda: (call.reply(), self.sim.remove_device(dev)))
             return
         dev.abort_everything()
-        call.reply()
+        # Not connected: removed, then answered (gdbus flushes the InterfacesRemoved before
+        # the reply); connected: answered when the link is down, then removed (5.66
+        # device_remove_connection).
         self.sim.remove_device(dev)
+        call.reply()
 
 
 def parse_filter(props):
