@@ -211,6 +211,45 @@ struct PairTests {
         }
     }
 
+    @Test("a pairing cancelled by another program: 77 authentication_failed (AuthenticationCanceled), the link closed")
+    func cancelledElsewhere() async throws {
+        try await Sim.with(faults: World.secureFaults.merging(["pair_never_completes": "1"]) { $1 }) { sim in
+            let process = try await sim.launch(["pair", World.secure, "--timeout", "30"])
+            try #expect(await sim.waitForState(timeout: .seconds(10)) { $0.pairings?.map(\.stage) == ["exchange"] }, "Pair never pending")
+            let simulator = sim.simulator
+            let cancel = try await offThread {
+                simulator.run("/usr/bin/dbus-send", ["--system", "--print-reply", "--dest=org.bluez", World.securePath,
+                                                     "org.bluez.Device1.CancelPairing"])
+            }
+            #expect(cancel.status == 0, "\(cancel)")
+            let result = try await process.finish()
+            let run = Run(arguments: ["pair"], status: result.status, stdout: result.stdout, stderr: result.stderr)
+            #expect(run.status == 77, "\(run)")
+            #expect(run.stdout == "")
+            let error = try #require(run.jsonError())
+            #expect(error["code"] == "authentication_failed")
+            #expect(error["operation"] == "pair")
+            #expect(error["dbus_error"] == "org.bluez.Error.AuthenticationCanceled")
+            try #expect(await sim.leftovers() == [])
+            // blectl sent no CancelPairing of its own: the Pair had ended.
+            try #expect(await sim.calls().filter { $0.member == "CancelPairing" }.count == 1)
+        }
+    }
+
+    @Test("blectl killed (SIGKILL) during a pending Pair: bluetoothd drops its agent and the Pair, and disconnects")
+    func killed() async throws {
+        try await Sim.with(faults: World.secureFaults.merging(["pair_never_completes": "1"]) { $1 }) { sim in
+            let process = try await sim.launch(["pair", World.secure, "--passkey", "123456", "--timeout", "30"])
+            try #expect(await sim.waitForState(timeout: .seconds(10)) { $0.pairings?.map(\.stage) == ["exchange"] }, "Pair never pending")
+            process.sendSignal(SIGKILL)
+            _ = try await process.finish()
+            try #expect(await sim.leftovers() == [])
+            let pair = try await sim.calls().first { $0.member == "Pair" }
+            #expect(pair?.outcome == "dropped", "nobody left to answer")
+            try #expect(await sim.state().paired == [])
+        }
+    }
+
     @Test("--timeout during a pending Pair: 124 naming pair, CancelPairing, nothing left")
     func timesOut() async throws {
         try await Sim.with(faults: World.secureFaults.merging(["pair_never_completes": "1"]) { $1 }) { sim in

@@ -15,7 +15,7 @@ public struct SimCall: Sendable, Decodable, Equatable {
     public let interface: String?
     public let path: String
     public let sender: String
-    /// "reply", "error:<name>" or "pending".
+    /// "reply", "error:<name>", "pending", or "dropped" (a Pair whose caller left the bus).
     public let outcome: String
 }
 
