@@ -174,7 +174,7 @@ extension Session {
             _ = try await call(register, operation: operation, timeout: timeout)
         } catch {
             // A RegisterAgent given up on (timeout, cancellation) may still be carried out.
-            if Self.mayHaveRegistered(despite: error) {
+            if Self.mayHaveBeenCarriedOut(despite: error) {
                 await cleanupCall(unregisterCall(agent), waitingUpTo: CleanupPolicy.interruptedTimeout)
             }
             connection.unexport(token)
@@ -222,7 +222,7 @@ extension Session {
 
     /// Whether a call that failed with `error` may still have been carried out by bluetoothd:
     /// given up on before its reply (timed out, cancelled).
-    static func mayHaveRegistered(despite error: any Error) -> Bool {
+    static func mayHaveBeenCarriedOut(despite error: any Error) -> Bool {
         switch error {
         case is CancellationError: true
         case BLEError.timedOut: true

@@ -138,7 +138,7 @@ extension Device {
         } catch BLEError.failed(_, BlueZ.Error.alreadyExists, _) {
             return .alreadyPaired
         } catch {
-            if Session.mayHaveRegistered(despite: error) {
+            if Session.mayHaveBeenCarriedOut(despite: error) {
                 await session.cleanupCall(BlueZ.call(path, BlueZ.deviceInterface, "CancelPairing"),
                                           waitingUpTo: CleanupPolicy.interruptedTimeout)
             }
