@@ -203,8 +203,9 @@ extension Session {
     }
 
     /// Sends `call` even when the task is cancelled, and waits for its reply up to `limit`
-    /// or until the task is cancelled; in every case the call is on the wire on return. For
-    /// clean-up: the reply, an error, or nil (no reply in time); never throws.
+    /// (cut to the ``CommandDeadline``) or until the task is cancelled; in every case the
+    /// call is on the wire on return. For clean-up: the reply, an error, or nil (no reply in
+    /// time); never throws.
     @discardableResult
     func cleanupCall(_ call: MethodCall, waitingUpTo limit: Duration) async -> Result<Message, BusError>? {
         let outcome = Lock<Result<Message, BusError>?>(nil)
@@ -214,8 +215,11 @@ extension Session {
             outcome.withLock { $0 = result }
             replied.succeed(())
         }
-        _ = try? await withOneShot(timeout: limit) { (wait: OneShot<Void>) in replied.onFinish { wait.succeed(()) } }
-        await connection.flush(within: CleanupPolicy.interruptedTimeout)
+        let budget = CleanupPolicy.budget(limit)
+        if budget > .zero {
+            _ = try? await withOneShot(timeout: budget) { (wait: OneShot<Void>) in replied.onFinish { wait.succeed(()) } }
+        }
+        await connection.flush(within: max(CleanupPolicy.budget(CleanupPolicy.interruptedTimeout), CleanupPolicy.wireTime))
         pending.cancel()
         return outcome.withLock { $0 }
     }

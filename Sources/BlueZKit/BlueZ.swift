@@ -53,6 +53,15 @@ public enum BlueZ {
         public static let connectionCanceled = "br-connection-canceled"
     }
 
+    /// `org.bluez.Error.NotPermitted` messages that are not about pairing (bluez/src/gatt-client.c
+    /// create_gatt_dbus_error): the device answered ATT "Read Not Permitted" or "Write Not
+    /// Permitted", the attribute cannot be read or written at all. Insufficient authentication
+    /// or encryption comes as "Not paired" instead.
+    public enum NotPermittedMessage {
+        public static let readNotPermitted = "Read not permitted"
+        public static let writeNotPermitted = "Write not permitted"
+    }
+
     static func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) -> MethodCall {
         MethodCall(destination: service, path: path, interface: interface, member: member, arguments: arguments)
     }

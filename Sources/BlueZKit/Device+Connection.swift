@@ -87,13 +87,17 @@ extension Device {
     }
 
     /// Sends Disconnect even when the task is cancelled, and waits for BlueZ's reply up to
-    /// `limit` or until the task is cancelled; in every case the call is on the wire on return.
+    /// `limit` (cut to the ``CommandDeadline``) or until the task is cancelled; in every case
+    /// the call is on the wire on return.
     func disconnectAsCleanup(waitingUpTo limit: Duration) async {
         let replied = OneShot<Void>()
         // Enqueued now, whatever the state of this task.
         let pending = session.connection.send(BlueZ.call(path, BlueZ.deviceInterface, "Disconnect")) { _ in replied.succeed(()) }
-        _ = try? await withOneShot(timeout: limit) { (wait: OneShot<Void>) in replied.onFinish { wait.succeed(()) } }
-        await session.connection.flush(within: CleanupPolicy.interruptedTimeout)
+        let budget = CleanupPolicy.budget(limit)
+        if budget > .zero {
+            _ = try? await withOneShot(timeout: budget) { (wait: OneShot<Void>) in replied.onFinish { wait.succeed(()) } }
+        }
+        await session.connection.flush(within: max(CleanupPolicy.budget(CleanupPolicy.interruptedTimeout), CleanupPolicy.wireTime))
         pending.cancel()
     }
 

@@ -19,8 +19,9 @@ public struct Device: Sendable {
         return session.withCache { $0[path, BlueZ.deviceInterface].flatMap { Advertisement(path: path, properties: $0) } }
     }
 
-    func operation(_ kind: BLEOperation.Kind, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil) -> BLEOperation {
-        BLEOperation(kind, address: address, service: service, characteristic: characteristic)
+    func operation(_ kind: BLEOperation.Kind, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil,
+                   descriptor: BluetoothUUID? = nil) -> BLEOperation {
+        BLEOperation(kind, address: address, service: service, characteristic: characteristic, descriptor: descriptor)
     }
 
     /// A condition that fails with ``BLEError/disconnected(_:)`` when the device object is

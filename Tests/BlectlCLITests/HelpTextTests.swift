@@ -9,6 +9,10 @@ struct HelpTextTests {
         ("connect", [["connect", "--help"], ["connect", "-h"], ["help", "connect"]]),
         ("get-version", [["get-version", "--help"], ["version", "-h"], ["help", "get-version"], ["help", "version"]]),
         ("get-battery", [["get-battery", "--help"], ["battery", "-h"], ["help", "get-battery"], ["help", "battery"]]),
+        ("read", [["read", "--help"], ["read", "-h"], ["help", "read"]]),
+        ("write", [["write", "--help"], ["write", "-h"], ["help", "write"]]),
+        ("request", [["request", "--help"], ["request", "-h"], ["help", "request"]]),
+        ("disconnect", [["disconnect", "--help"], ["disconnect", "-h"], ["help", "disconnect"]]),
         ("pair", [["pair", "--help"], ["pair", "-h"], ["help", "pair"]]),
         ("unpair", [["unpair", "--help"], ["unpair", "-h"], ["help", "unpair"]]),
         ("help", [["help", "--help"], ["help", "help"]]),
@@ -31,6 +35,19 @@ struct HelpTextTests {
             "--timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
             "--adapter <adapter>", "--format <format>", "-h, --help",
         ],
+        "read": [
+            "--service <uuid>", "--descriptor <uuid>", "--offset <bytes>", "--timeout <seconds>",
+            "--adapter <adapter>", "--format <format>", "-h, --help",
+        ],
+        "write": [
+            "--service <uuid>", "--text", "--without-response", "--timeout <seconds>",
+            "--adapter <adapter>", "--format <format>", "-h, --help",
+        ],
+        "request": [
+            "--write <uuid>", "--notify <uuid>", "--service <uuid>", "--text", "--response-prefix <hex>", "--count <n>",
+            "--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help",
+        ],
+        "disconnect": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
         "pair": ["--timeout <seconds>", "--trust", "--passkey <passkey>", "--adapter <adapter>", "--format <format>", "-h, --help"],
         "unpair": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
         "help": ["-h, --help"],
@@ -38,10 +55,14 @@ struct HelpTextTests {
 
     static let expectedArguments: [String: [String]] = [
         "blectl": [], "scan": [], "connect": ["<address>"], "get-version": ["<address>"],
-        "get-battery": ["<address>"], "pair": ["<address>"], "unpair": ["<address>"], "help": ["<subcommand>"],
+        "get-battery": ["<address>"], "read": ["<address>", "<characteristic>"],
+        "write": ["<address>", "<characteristic>", "<value>"], "request": ["<address>", "<value>"],
+        "disconnect": ["<address>"], "pair": ["<address>"], "unpair": ["<address>"], "help": ["<subcommand>"],
     ]
 
-    static var allCommands: [String] { ["blectl", "scan", "connect", "get-version", "get-battery", "pair", "unpair", "help"] }
+    static var allCommands: [String] {
+        ["blectl", "scan", "connect", "get-version", "get-battery", "read", "write", "request", "disconnect", "pair", "unpair", "help"]
+    }
 
     static func path(for command: String) -> [CommandSpec] {
         command == "blectl" ? [BlectlCommands.root] : BlectlCommands.path(forSubcommand: command)
@@ -140,6 +161,153 @@ struct HelpTextTests {
             """)
     }
 
+    @Test func readHelpExactly() throws {
+        let text = try #require(helpText(["read", "--help"]))
+        #expect(text == """
+            OVERVIEW: Read a characteristic's value.
+
+            Finds the device (scanning if BlueZ does not know it), connects, reads the
+            characteristic, or with --descriptor one of its descriptors, and prints the
+            value in hex and, when it is clean UTF-8, as text; then disconnects, unless the
+            device was already connected. A characteristic without the read flag is refused
+            before anything is sent.
+
+            USAGE: blectl read <address> <characteristic> [--service <uuid>]
+                               [--descriptor <uuid>] [--offset <bytes>]
+                               [--timeout <seconds>] [--adapter <adapter>]
+                               [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+              <characteristic>        The characteristic's UUID: 16-bit (2a19), 32-bit or
+                                      128-bit.
+
+            OPTIONS:
+              --service <uuid>        The service the characteristic is in, when its UUID
+                                      occurs in several services.
+              --descriptor <uuid>     Read this descriptor of the characteristic instead,
+                                      such as 2901.
+              --offset <bytes>        Start this many bytes into the value, 0 to 65535.
+                                      (default: 0)
+              --timeout <seconds>     Give up after this many seconds, connecting included;
+                                      decimals allowed. (default: 20)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func writeHelpExactly() throws {
+        let text = try #require(helpText(["write", "--help"]))
+        #expect(text == """
+            OVERVIEW: Write a value to a characteristic.
+
+            Finds the device (scanning if BlueZ does not know it), connects, writes the
+            value with response (the device acknowledges it) or, with --without-response,
+            without; then disconnects, unless the device was already connected. A
+            characteristic whose flags do not allow that kind of write is refused before
+            anything is sent (exit 3).
+
+            USAGE: blectl write <address> <characteristic> <value> [--service <uuid>]
+                                [--text] [--without-response] [--timeout <seconds>]
+                                [--adapter <adapter>] [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+              <characteristic>        The characteristic's UUID: 16-bit (2a19), 32-bit or
+                                      128-bit.
+              <value>                 The bytes to write: hex (0102ff, 01:02:ff or
+                                      0x0102ff), or text with --text.
+
+            OPTIONS:
+              --service <uuid>        The service the characteristic is in, when its UUID
+                                      occurs in several services.
+              --text                  Take <value> as UTF-8 text instead of hex bytes.
+              --without-response      Write without response (ATT Write Command) instead of
+                                      with response; the characteristic must allow it.
+              --timeout <seconds>     Give up after this many seconds, connecting included;
+                                      decimals allowed. (default: 20)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func requestHelpExactly() throws {
+        let text = try #require(helpText(["request", "--help"]))
+        #expect(text == """
+            OVERVIEW: Write a request and print the responses notified.
+
+            Finds the device (scanning if BlueZ does not know it), connects, subscribes to
+            the notify characteristic, writes the request to the write characteristic, and
+            prints the first --count notifications that start with --response-prefix,
+            counting those that come before the write's reply; other notifications are
+            ignored. Then stops the notifications and disconnects, unless the device was
+            already connected. Characteristics whose flags allow no write or no
+            notification are refused before anything is sent.
+
+            USAGE: blectl request <address> <value> --write <uuid> --notify <uuid>
+                                  [--service <uuid>] [--text] [--response-prefix <hex>]
+                                  [--count <n>] [--timeout <seconds>] [--adapter <adapter>]
+                                  [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+              <value>                 The request's bytes: hex (0102ff, 01:02:ff or
+                                      0x0102ff), or text with --text.
+
+            OPTIONS:
+              --write <uuid>          The characteristic the request is written to.
+              --notify <uuid>         The characteristic whose notifications carry the
+                                      responses.
+              --service <uuid>        The service both characteristics are in, when their
+                                      UUIDs occur in several services.
+              --text                  Take <value> as UTF-8 text instead of hex bytes.
+              --response-prefix <hex>
+                                      Only notifications that start with these bytes are
+                                      responses; without it, every notification is.
+              --count <n>             Responses to wait for, 1 to 1000. (default: 1)
+              --timeout <seconds>     Give up after this many seconds, connecting included;
+                                      decimals allowed. (default: 20)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func disconnectHelpExactly() throws {
+        let text = try #require(helpText(["disconnect", "--help"]))
+        #expect(text == """
+            OVERVIEW: Disconnect a device, whoever connected it.
+
+            Asks BlueZ to disconnect the device and waits until the link is down. A device
+            that is not connected, or that BlueZ does not know, is left alone: that is
+            success too (was_connected false). blectl never scans for it: a device BlueZ
+            does not know has no link to close.
+
+            USAGE: blectl disconnect <address> [--timeout <seconds>] [--adapter <adapter>]
+                                     [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+
+            OPTIONS:
+              --timeout <seconds>     Give up waiting for BlueZ after this many seconds;
+                                      decimals allowed. (default: 20)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
     @Test func pairHelpExactly() throws {
         let text = try #require(helpText(["pair", "--help"]))
         #expect(text == """
@@ -223,6 +391,10 @@ struct HelpTextTests {
             "  connect                 Connect to a device and print its GATT services.",
             "  get-version, version    Read a device's firmware version.",
             "  get-battery, battery    Read a device's battery level.",
+            "  read                    Read a characteristic's value.",
+            "  write                   Write a value to a characteristic.",
+            "  request                 Write a request and print the responses notified.",
+            "  disconnect              Disconnect a device, whoever connected it.",
             "  pair                    Pair with a device, and print its pairing state.",
             "  unpair                  Remove a device and its pairing from BlueZ.",
             "  help                    Show subcommand help information.",
@@ -242,7 +414,7 @@ struct HelpTextTests {
         ("64", "Usage error."),
         ("69", "Bluetooth unavailable: no bluetoothd, no adapter, powered off."),
         ("70", "Internal error."),
-        ("77", "Permission denied by the D-Bus policy."),
+        ("77", "Permission denied by the D-Bus policy, or pairing wanted by the device."),
         ("124", "Timed out."),
         ("130", "Interrupted by SIGINT."),
         ("141", "Standard output's reader went away (SIGPIPE)."),

@@ -122,6 +122,71 @@ struct ParseCommandLineTests {
         #expect(invocation(arguments) == .run(GlobalOptions(), expected))
     }
 
+    // MARK: GATT toolbox
+
+    static let probe = DeviceOptions(address: address(sampleAddress))
+    static let vendorWrite = "5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+    static let vendorNotify = "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+
+    @Test func readDefaultsAndEveryOption() {
+        #expect(invocation(["read", sampleAddress, "0x2A19"]) == .run(
+            GlobalOptions(), .read(Self.probe, GATTTarget(characteristic: .batteryLevel))
+        ))
+        #expect(invocation(["read", "--offset=7", sampleAddress, "2a19", "--service", "180f", "--descriptor", "2901", "--timeout", "4"]) == .run(
+            GlobalOptions(),
+            .read(DeviceOptions(address: address(sampleAddress), timeout: .seconds(4)),
+                  GATTTarget(characteristic: .batteryLevel, service: .batteryService), descriptor: uuid("2901"), offset: 7)
+        ))
+        #expect(invocation(["read", sampleAddress, "2a19", "--offset", "65535"]) == .run(
+            GlobalOptions(), .read(Self.probe, GATTTarget(characteristic: .batteryLevel), offset: 65535)
+        ))
+    }
+
+    @Test("write: hex in every spelling, or text with --text", arguments: [
+        (["0102ff"], [UInt8]([1, 2, 0xFF])), (["01:02:FF"], [1, 2, 0xFF]), (["0x0102ff"], [1, 2, 0xFF]),
+        (["--text", "hi ☃"], Array("hi ☃".utf8)), (["0102", "--text"], Array("0102".utf8)), (["--text", "--", "-x"], Array("-x".utf8)),
+    ])
+    func writeValues(arguments: [String], bytes: [UInt8]) {
+        #expect(invocation(["write", sampleAddress, "2a19"] + arguments) == .run(
+            GlobalOptions(), .write(Self.probe, GATTTarget(characteristic: .batteryLevel), bytes)
+        ))
+    }
+
+    @Test func writeWithoutResponseAndService() {
+        #expect(invocation(["write", sampleAddress, "2a19", "00", "--without-response", "--service=180f"]) == .run(
+            GlobalOptions(), .write(Self.probe, GATTTarget(characteristic: .batteryLevel, service: .batteryService), [0], type: .command)
+        ))
+    }
+
+    @Test func requestDefaultsAndEveryOption() {
+        #expect(invocation(["request", sampleAddress, "--write", Self.vendorWrite, "--notify", Self.vendorNotify, "01"]) == .run(
+            GlobalOptions(),
+            .request(Self.probe, write: GATTTarget(characteristic: uuid(Self.vendorWrite)),
+                     notify: GATTTarget(characteristic: uuid(Self.vendorNotify)), [1])
+        ))
+        let service = "5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+        #expect(invocation(["request", sampleAddress, "--notify=\(Self.vendorNotify)", "01:02", "--write", Self.vendorWrite,
+                            "--service", service, "--response-prefix", "0x81", "--count", "3"]) == .run(
+            GlobalOptions(),
+            .request(Self.probe, write: GATTTarget(characteristic: uuid(Self.vendorWrite), service: uuid(service)),
+                     notify: GATTTarget(characteristic: uuid(Self.vendorNotify), service: uuid(service)), [1, 2], prefix: [0x81], count: 3)
+        ))
+        #expect(invocation(["request", sampleAddress, "--write", "2a19", "--notify", "2a19", "--text", "AT"]) == .run(
+            GlobalOptions(),
+            .request(Self.probe, write: GATTTarget(characteristic: .batteryLevel), notify: GATTTarget(characteristic: .batteryLevel),
+                     Array("AT".utf8))
+        ))
+    }
+
+    @Test func disconnectDefaultsAndTimeout() {
+        #expect(invocation(["disconnect", "c0:ff:ee:00:00:01"]) == .run(GlobalOptions(), .disconnect(Self.probe)))
+        #expect(invocation(["disconnect", sampleAddress, "--timeout", "0.5"]) == .run(
+            GlobalOptions(), .disconnect(DeviceOptions(address: address(sampleAddress), timeout: .milliseconds(500)))
+        ))
+    }
+
+    // MARK: pair and unpair
+
     @Test func pairDefaultsAndOptions() {
         let device = DeviceOptions(address: address(sampleAddress), timeout: .seconds(20))
         #expect(invocation(["pair", sampleAddress]) == .run(GlobalOptions(), .pair(device)))

@@ -37,8 +37,8 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--", "--updates"], message: "Unexpected argument '--updates'", subcommand: "scan"),
         Case(arguments: ["connect", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "connect"),
         Case(arguments: ["help", "scan", "extra"], message: "Unexpected argument 'extra'", subcommand: "help"),
-        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, pair, unpair or help", subcommand: nil),
-        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, pair, unpair or help", subcommand: nil),
+        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, disconnect, pair, unpair or help", subcommand: nil),
+        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, disconnect, pair, unpair or help", subcommand: nil),
 
         // Missing values and arguments
         Case(arguments: ["scan", "--timeout"], message: "Missing value for '--timeout'", subcommand: "scan"),
@@ -117,6 +117,46 @@ struct UsageErrorTests {
              message: "Missing '--vendor-service' and '--vendor-write': give all of '--vendor-service', '--vendor-write' and '--vendor-notify', or none",
              subcommand: "get-version"),
 
+        // The GATT toolbox
+        Case(arguments: ["read", sampleAddress], message: "Missing expected argument '<characteristic>'", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a1"], message: "Invalid UUID '2a1': \(uuidExpectation)", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--descriptor", "x"], message: "Invalid UUID 'x' for '--descriptor': \(uuidExpectation)", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--offset", "65536"],
+             message: "Invalid value '65536' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--offset", "+1"],
+             message: "Invalid value '+1' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--offset=0x10"],
+             message: "Invalid value '0x10' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--offset", "-1"],
+             message: "Invalid value '-1' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
+        Case(arguments: ["write", sampleAddress, "2a19"], message: "Missing expected argument '<value>'", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "0g"],
+             message: "Invalid value '0g': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "012"],
+             message: "Invalid value '012': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "", "--text"],
+             message: "Invalid value '': expected text of 1 to 512 bytes in UTF-8", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", String(repeating: "x", count: 513), "--text"],
+             message: "Invalid value '\(String(repeating: "x", count: 513))': expected text of 1 to 512 bytes in UTF-8", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "01", "02"], message: "Unexpected argument '02'", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "01", "--without-response=1"],
+             message: "Option '--without-response' takes no value", subcommand: "write"),
+        Case(arguments: ["request", sampleAddress, "01", "--notify", "2a19"], message: "Missing expected argument '--write <uuid>'", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "01", "--write", "2a19"], message: "Missing expected argument '--notify <uuid>'", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "--write", "2a19", "--notify", "2a19"], message: "Missing expected argument '<value>'", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "01", "--write", "2a19", "--notify", "2a19", "--count", "0"],
+             message: "Invalid value '0' for '--count': expected a whole number from 1 to 1000", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "01", "--write", "2a19", "--notify", "2a19", "--count", "1001"],
+             message: "Invalid value '1001' for '--count': expected a whole number from 1 to 1000", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "01", "--write", "2a19", "--notify", "2a19", "--response-prefix", "8"],
+             message: "Invalid value '8' for '--response-prefix': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)",
+             subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "0x", "--write", "2a19", "--notify", "2a19"],
+             message: "Invalid value '0x': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)", subcommand: "request"),
+        Case(arguments: ["disconnect"], message: "Missing expected argument '<address>'", subcommand: "disconnect"),
+        Case(arguments: ["disconnect", sampleAddress, "2a19"], message: "Unexpected argument '2a19'", subcommand: "disconnect"),
+        Case(arguments: ["disconnect", sampleAddress, "--service", "180f"], message: "Unknown option '--service'", subcommand: "disconnect"),
+
         // Other values
         Case(arguments: ["scan", "--name", ""], message: "Invalid value '' for '--name': expected a non-empty part of a device name", subcommand: "scan"),
         Case(arguments: ["scan", "--name", "ok", "--name="], message: "Invalid value '' for '--name': expected a non-empty part of a device name", subcommand: "scan"),
@@ -174,9 +214,22 @@ struct UsageErrorTests {
     @Test func renderForTopLevel() throws {
         let error = try #require(usageError([]))
         #expect(renderUsageError(error) == """
-            Error: Missing subcommand: expected scan, connect, get-version, get-battery, pair, unpair or help
+            Error: Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, disconnect, pair, unpair or help
             Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>
               See 'blectl --help' for more information.
+
+            """)
+    }
+
+    @Test func renderForRequestShowsItsRequiredOptions() throws {
+        let error = try #require(usageError(["request", sampleAddress, "01"]))
+        #expect(renderUsageError(error) == """
+            Error: Missing expected argument '--write <uuid>'
+            Usage: blectl request <address> <value> --write <uuid> --notify <uuid>
+                                  [--service <uuid>] [--text] [--response-prefix <hex>]
+                                  [--count <n>] [--timeout <seconds>] [--adapter <adapter>]
+                                  [--format <format>]
+              See 'blectl request --help' for more information.
 
             """)
     }

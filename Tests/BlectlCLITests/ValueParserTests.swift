@@ -101,6 +101,25 @@ struct ValueParserTests {
         #expect(throws: ExpectedValue.self) { try ValueParser<[UInt8]>.hexBytes.parse(text) }
     }
 
+    @Test("text values: the UTF-8 bytes, 1 to 512 of them")
+    func utf8Text() throws {
+        #expect(try ValueParser<[UInt8]>.utf8Text.parse("é") == [0xC3, 0xA9])
+        #expect(try ValueParser<[UInt8]>.utf8Text.parse(String(repeating: "é", count: 256)).count == 512)
+        #expect(throws: ExpectedValue.self) { try ValueParser<[UInt8]>.utf8Text.parse("") }
+        #expect(throws: ExpectedValue.self) { try ValueParser<[UInt8]>.utf8Text.parse(String(repeating: "é", count: 256) + "x") }
+    }
+
+    @Test("whole numbers: plain decimal digits within the range", arguments: ["0", "7", "007", "65535"])
+    func wholeNumbers(text: String) throws {
+        #expect(try ValueParser<UInt16>.wholeNumber(in: 0...UInt16.max).parse(text) == UInt16(text)!)
+    }
+
+    @Test("whole numbers: rejected", arguments: ["", "-1", "+1", " 1", "1 ", "0x10", "1e3", "1.0", "65536",
+                                                 String(repeating: "9", count: 40), "٣"])
+    func wholeNumbersRejected(text: String) {
+        #expect(throws: ExpectedValue.self) { try ValueParser<UInt16>.wholeNumber(in: 0...UInt16.max).parse(text) }
+    }
+
     @Test("value records: hex and, for clean UTF-8 only, text")
     func valueRecords() {
         #expect(JSONValue.object(Records.value(Array("3.1.4".utf8))).serialized() == #"{"value":"332e312e34","text":"3.1.4"}"#)

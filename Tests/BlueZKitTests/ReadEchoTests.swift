@@ -43,4 +43,19 @@ final class Collected: Sendable {
         #expect(notified.all.filter { $0 != [0x90, 0x00] } == [[0x81, 1, 4, 2]])
         #expect(session.watcherCount == 0)
     }
+
+    /// After a read from an offset, BlueZ signals the whole value it stored (the part before
+    /// the offset kept), so the echo holds the bytes read at that offset.
+    @Test func theEchoOfAReadFromAnOffsetIsTheStoredValue() {
+        let far = ContinuousClock.now + .seconds(1)
+        let fromTwo = Session.ReadMirror(value: [3, 4], offset: 2, expires: far)
+        #expect(fromTwo.isEcho([1, 2, 3, 4]))
+        #expect(fromTwo.isEcho([1, 2, 3, 4, 5]))       // an earlier, longer value's tail kept
+        #expect(!fromTwo.isEcho([3, 4]))
+        #expect(!fromTwo.isEcho([1, 2, 3, 5]))
+        #expect(!fromTwo.isEcho([1, 2, 3]))
+        let whole = Session.ReadMirror(value: [3, 4], offset: 0, expires: far)
+        #expect(whole.isEcho([3, 4]))
+        #expect(!whole.isEcho([3, 4, 5]))
+    }
 }

@@ -19,7 +19,7 @@ import SimulatorHarness
         #expect(version.stderr.isEmpty)
         let help = sim.run(Self.binary, ["--help"], environment: [:], timeout: .seconds(10))
         #expect(help.status == 0)
-        for subcommand in ["scan", "connect", "get-version", "get-battery"] { #expect(help.stdout.contains(subcommand)) }
+        for subcommand in ["scan", "connect", "get-version", "get-battery", "read", "write", "request", "disconnect"] { #expect(help.stdout.contains(subcommand)) }
     }
 
     @Test func getBatteryAnswersFromTheSimulatedProbe() throws {

@@ -24,7 +24,8 @@ struct SignalSweepTests {
         /// Faults the simulator starts with (besides the short disconnect timer).
         var faults: [String: String] = [:]
         var testDescription: String {
-            arguments.count > 4 ? arguments.prefix(2).joined(separator: " ") + " (vendor)" : arguments.joined(separator: " ")
+            arguments.first == "get-battery" && arguments.count > 4 ? arguments.prefix(2).joined(separator: " ") + " (vendor)"
+                : arguments.prefix(3).joined(separator: " ")
         }
     }
 
@@ -45,6 +46,16 @@ struct SignalSweepTests {
         // The vendor protocol adds a notification session to clean up.
         Command(arguments: ["get-battery", World.vendor] + World.vendorOptions) { run in
             run.lines.count == 1 && J.parse(run.lines[0]) == ["address": "C0:FF:EE:00:00:02", "percentage": 64, "source": "vendor"]
+        },
+        // The GATT toolbox: a read, a write, and a request (a notification session again).
+        Command(arguments: ["read", World.probe, "2a19"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0])?["value"] == "57"
+        },
+        Command(arguments: ["write", World.vendor, World.vendorWrite, "00"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0])?["length"] == 1
+        },
+        Command(arguments: ["request", World.vendor, "--write", World.vendorWrite, "--notify", World.vendorNotify, "01"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0])?["responses"] == [["value": "81020007", "text": .null]]
         },
         // An agent to unregister, a Pair to cancel, the link Pair opened to close.
         Command(arguments: ["pair", World.secure, "--passkey", "123456"], isComplete: { run in

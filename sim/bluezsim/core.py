@@ -269,7 +269,7 @@ class Sim:
     # ------------------------------------------------------------ devices
     def all_specs(self):
         specs = world.default_devices() + world.filler_devices() + world.cached_devices()
-        specs += world.foreign_devices() + world.weird_devices() + world.secure_devices()
+        specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices() + world.secure_devices()
         return specs
 
     def find_spec(self, address):
@@ -288,6 +288,8 @@ class Sim:
             specs += world.foreign_devices()
         if self.faults.get("weird_names"):
             specs += world.weird_devices()
+        if self.faults.get("toolbox_device"):
+            specs += world.toolbox_devices()
         if self.faults.get("secure_device"):
             specs += world.secure_devices()
         return specs

@@ -52,6 +52,8 @@ class Char:
         self.desc = None
         if notifiable:
             self.desc = Desc(self, handle + 2)
+        first = handle + (3 if notifiable else 2)
+        self.extra_descs = [Desc(self, first + i, uuid, value) for i, (uuid, value) in enumerate(spec.descriptors)]
 
     @property
     def device(self):
@@ -86,9 +88,7 @@ class Char:
         if "read" not in self.flags:
             self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Read not permitted")
             return
-        if self.role == "paired_only" and not self.device.paired:
-            # ATT Insufficient Authentication -> src/gatt-client.c create_gatt_dbus_error
-            self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Not paired")
+        if self._needs_pairing(call):
             return
         if f.get("read_never_answers"):
             return
@@ -99,6 +99,15 @@ class Char:
             self._later(200, self.device.link_lost, "remote")
             return
         self._later(OP_MS, self._finish_read, call, offset)
+
+    def _needs_pairing(self, call):
+        """A characteristic that wants encryption fails, as BlueZ maps ATT Insufficient
+        Authentication/Encryption (gatt-client.c create_gatt_dbus_error), until Paired."""
+        if self.role != "needs_pairing" or self.device.paired:
+            return False
+        self.busy = call
+        self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Not paired")
+        return True
 
     def _drop_link_later(self, call):
         """drop_link_on: the call stays unanswered; 200 ms later the link drops (signals
@@ -147,6 +156,11 @@ class Char:
             raise in_progress()
         if self.sim.faults.consume_once("write_in_progress_once"):
             raise in_progress()
+        if self._needs_pairing(call):
+            return
+        if kind != "command" and self.sim.faults.get("write_never_answers"):
+            self.busy = call
+            return
         if self.sim.faults.get("drop_link_on") == "WriteValue":
             self.busy = call
             self._drop_link_later(call)
@@ -323,12 +337,14 @@ class Char:
 
 
 class Desc:
-    def __init__(self, char, handle):
+    def __init__(self, char, handle, uuid=CCC_UUID, value=b""):
         self.char = char
+        self.uuid = uuid
+        self.value = bytes(value)
         self.path = "%s/desc%04x" % (char.path, handle)
         self.obj = o = Obj(self.path)
         o.ifaces["org.bluez.GattDescriptor1"] = {
-            "UUID": ["s", CCC_UUID],
+            "UUID": ["s", uuid],
             "Characteristic": ["o", char.path],
             "Value": ["ay", b""],
             "Handle": ["q", handle],
@@ -337,7 +353,16 @@ class Desc:
 
     def m_ReadValue(self, call, options):
         self.char._check()
-        val = b"\x01\x00" if self.char.notify_clients else b"\x00\x00"
+        if self.uuid == CCC_UUID:
+            val = b"\x01\x00" if self.char.notify_clients else b"\x00\x00"
+        else:
+            offset = int(options.get("offset", 0))
+            if offset > len(self.value):
+                raise DBusError(ERR + "InvalidArguments", "Invalid offset")
+            val = self.value
+            call.reply("ay", dbus_bytes(val[offset:]))
+            self.char.sim.bus.set_prop(self.obj, "org.bluez.GattDescriptor1", "Value", val)
+            return
         call.reply("ay", dbus_bytes(val))
         self.char.sim.bus.set_prop(self.obj, "org.bluez.GattDescriptor1", "Value", val)
 
@@ -356,7 +381,8 @@ def has_ccc(char_spec):
 def layout(services):
     """The attribute handles of a device's GATT database, as BlueZ numbers its objects:
     [(service handle, ServiceSpec, [(char handle, CharSpec)])]. A characteristic takes its
-    declaration and value handles, plus one for the CCC descriptor when it can notify.
+    declaration and value handles, plus one for the CCC descriptor when it can notify and
+    one for each other descriptor.
     Pure: the object paths follow from it (see object_paths), for sim/impostor too."""
     out, h = [], FIRST_HANDLE
     for s in services:
@@ -364,7 +390,7 @@ def layout(services):
         chars = []
         for cs in s.chars:
             chars.append((h, cs))
-            h += 3 if has_ccc(cs) else 2
+            h += (3 if has_ccc(cs) else 2) + len(cs.descriptors)
         out.append((sh, s, chars))
         h += 1
     return out
@@ -423,6 +449,7 @@ class GattTree:
                 out.append(ch.obj)
                 if ch.desc is not None:
                     out.append(ch.desc.obj)
+                out.extend(d.obj for d in ch.extra_descs)
         return out
 
     def vendor_rsp(self):

@@ -8,6 +8,11 @@ BASE_UUID = "-0000-1000-8000-00805f9b34fb"
 VENDOR_SVC = "5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 VENDOR_CMD = "5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 VENDOR_RSP = "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+# The GATT toolbox's test fixtures (fault toolbox_device): blectl read/write/request.
+TOOLBOX_SVC = "5a1e0100-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+TOOLBOX_TEXT = "5a1e0101-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+TOOLBOX_COMMAND = "5a1e0102-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+TOOLBOX_SECURE = "5a1e0103-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 SECURE_SVC = "5ec00001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 SECURE_CHAR = "5ec00002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 
@@ -30,7 +35,8 @@ class CharSpec:
     uuid: str
     flags: list
     value: bytes = b""
-    role: Optional[str] = None     # "vendor_cmd", "vendor_rsp", "battery_level"
+    role: Optional[str] = None     # "vendor_cmd", "vendor_rsp", "battery_level", "needs_pairing"
+    descriptors: list = field(default_factory=list)   # [(uuid, bytes)]: read-only, besides the CCC
 
 
 @dataclass
@@ -89,7 +95,24 @@ def vendor_svc():
 
 
 def secure_svc():
-    return ServiceSpec(SECURE_SVC, [CharSpec(SECURE_CHAR, ["read"], b"blesim secret", "paired_only")])
+    return ServiceSpec(SECURE_SVC, [CharSpec(SECURE_CHAR, ["read"], b"blesim secret", "needs_pairing")])
+
+
+def toolbox_svc():
+    """A text characteristic (read, write) with a User Description, a write-without-response
+    one, one that wants pairing (NotPermitted "Not paired" until Paired), and a second Battery
+    Level 0x2A19 (99) so that 0x2A19 is in two services of the device."""
+    return ServiceSpec(TOOLBOX_SVC, [
+        CharSpec(TOOLBOX_TEXT, ["read", "write"], b"hello, toolbox", descriptors=[(u16(0x2901), b"Greeting")]),
+        CharSpec(TOOLBOX_COMMAND, ["read", "write-without-response"], b""),
+        CharSpec(TOOLBOX_SECURE, ["read", "write"], b"\x01", "needs_pairing"),
+        CharSpec(u16(0x2A19), ["read"], b"\x63"),
+    ])
+
+
+def toolbox_devices():
+    return [DeviceSpec("C0:FF:EE:00:00:06", "blesim Toolbox", rssi=-58, uuids=[TOOLBOX_SVC], group="toolbox",
+                       services=[gatt_svc(), battery_svc(33), toolbox_svc()])]
 
 
 def default_devices():

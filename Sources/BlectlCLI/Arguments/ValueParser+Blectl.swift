@@ -100,6 +100,22 @@ extension ValueParser where Value == Int16 {
     }
 }
 
+extension ValueParser where Value: FixedWidthInteger & Sendable {
+    /// A whole number in plain decimal within `range`: digits only (no sign, no spaces, no
+    /// `0x`), as `--offset 7` or `--count 3`.
+    /// - Parameter unit: completes "a whole number of …" in the error, `"bytes"`; empty for none.
+    static func wholeNumber(in range: ClosedRange<Value>, unit: String = "") -> ValueParser<Value> {
+        ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> Value in
+            let expectation = ExpectedValue("a whole number\(unit.isEmpty ? "" : " of \(unit)") from \(range.lowerBound) to \(range.upperBound)")
+            guard !text.isEmpty, text.utf8.count <= 20,
+                  text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                  let value = Value(text), range.contains(value)
+            else { throw expectation }
+            return value
+        }, describe: { "\($0)" })
+    }
+}
+
 extension ValueParser where Value == Passkey {
     /// A pairing passkey: 1 to 6 decimal digits, 0 to 999999 (`123456`, `42`, `000042`).
     static var passkey: ValueParser<Passkey> {

@@ -10,9 +10,9 @@ struct CommandContext: Sendable {
 
     var remaining: Duration { max(.zero, deadline - .now) }
 
-    /// Opens the session and picks the adapter within `timeout`.
-    static func open(_ global: GlobalOptions, timeout: Duration) async throws -> CommandContext {
-        let deadline = ContinuousClock.now + timeout
+    /// Opens the session and picks the adapter before `deadline`.
+    static func open(_ global: GlobalOptions, deadline: ContinuousClock.Instant) async throws -> CommandContext {
+        let timeout = deadline - .now
         // Opening the bus gets at least a second even with a tiny --timeout, so that
         // `scan --timeout 0` still lists what BlueZ knows.
         let session = try await Session.open(timeout: max(timeout, .seconds(1)))

@@ -38,8 +38,8 @@ struct GetBatteryCommand: BlectlSubcommand {
                 try await connected.batteryLevel(timeout: context.remaining)
             }
             switch context.printer.format {
-            case .json: try await context.printer.results([Self.record(reading, address: options.address).serialized()])
-            case .text: try await context.printer.results([Self.text(reading, address: options.address)])
+            case .json: try await context.printer.result([Self.record(reading, address: options.address).serialized()])
+            case .text: try await context.printer.result([Self.text(reading, address: options.address)])
             }
         }
     }

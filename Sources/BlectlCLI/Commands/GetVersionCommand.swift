@@ -38,8 +38,8 @@ struct GetVersionCommand: BlectlSubcommand {
                 try await connected.deviceInformation(timeout: context.remaining)
             }
             switch context.printer.format {
-            case .json: try await context.printer.results([Self.record(info, address: options.address).serialized()])
-            case .text: try await context.printer.results(Self.text(info, address: options.address))
+            case .json: try await context.printer.result([Self.record(info, address: options.address).serialized()])
+            case .text: try await context.printer.result(Self.text(info, address: options.address))
             }
         }
     }

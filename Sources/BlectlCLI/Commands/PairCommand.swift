@@ -49,9 +49,11 @@ struct PairCommand: BlectlSubcommand {
         try await device.withPairing(agent: agent, timeout: context.remaining) { _ in
             if trust { try await device.setTrusted(true, timeout: context.remaining) }
             let state = try await device.readPairingState(timeout: context.remaining)
+            // Printed before the clean-up (UnregisterAgent, the Disconnect BlueZ answers
+            // after its 2 s timer), which never delays it.
             switch context.printer.format {
-            case .json: try await context.printer.results([Self.record(state, address: options.address).serialized()])
-            case .text: try await context.printer.results(Self.text(state, address: options.address))
+            case .json: try await context.printer.result([Self.record(state, address: options.address).serialized()])
+            case .text: try await context.printer.result(Self.text(state, address: options.address))
             }
         }
     }

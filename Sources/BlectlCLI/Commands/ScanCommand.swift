@@ -57,8 +57,9 @@ struct ScanCommand: BlectlSubcommand {
                                      duplicateData: options.updates)
         let printer = context.printer
         let adapterName = context.adapter.name
-        let scanLength = options.timeout
-        try await context.adapter.withDiscovery(filter: filter, setupTimeout: max(scanLength, .seconds(2))) { stream in
+        // The scan ends at the command's deadline: --timeout counts from blectl's start.
+        let deadline = context.deadline
+        try await context.adapter.withDiscovery(filter: filter, setupTimeout: context.remaining) { stream in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     var reported = Set<BluetoothAddress>()
@@ -75,7 +76,7 @@ struct ScanCommand: BlectlSubcommand {
                         try await printer.results(lines)
                     }
                 }
-                group.addTask { try await Task.sleep(for: scanLength) }
+                group.addTask { try await Task.sleep(until: deadline, clock: .continuous) }
                 // Between lines, a reader that has gone ends the scan too.
                 group.addTask { try await Printer.waitUntilStdoutClosed() }
                 // Reaching the scan length is success; an error from the stream (adapter

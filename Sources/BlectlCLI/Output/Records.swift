@@ -9,6 +9,17 @@ enum Records {
         [("value", .string(bytes.hexString)), ("text", .optional(text(of: bytes)))]
     }
 
+    /// A value's hex in text output: `57`, or `(empty)` for no bytes.
+    static func hexForPeople(_ bytes: [UInt8]) -> String {
+        bytes.isEmpty ? "(empty)" : bytes.hexString
+    }
+
+    /// A value's text in text output: quoted (`"W"`), or `-` when the bytes are not clean
+    /// UTF-8 (``text(of:)``).
+    static func textForPeople(_ bytes: [UInt8]) -> String {
+        text(of: bytes).map { "\"\($0)\"" } ?? "-"
+    }
+
     /// A UUID as messages name it: its JSON form, with the SIG name after it where there is
     /// one (`180f (Battery Service)`).
     static func named(_ uuid: BluetoothUUID) -> String {
