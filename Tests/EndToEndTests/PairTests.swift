@@ -117,6 +117,33 @@ struct PairTests {
         }
     }
 
+    @Test("the hint followed: a read refused with not_permitted (77, 'try blectl pair') reads once paired; unpaired, refused again")
+    func readNeedsPairing() async throws {
+        try await Sim.with(faults: World.secureFaults.merging(World.toolboxFaults) { $1 }) { sim in
+            let secret = "5ec00002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+            let refused = await sim.blectl(["read", World.secure, secret])
+            #expect(refused.status == 77, "\(refused)")
+            let error = try #require(refused.jsonError())
+            #expect(error["code"] == "not_permitted")
+            #expect(error["dbus_error"] == "org.bluez.Error.NotPermitted")
+            #expect(error["message"]?.string?.hasSuffix("(the device wants pairing or encryption: try 'blectl pair C0:FF:EE:00:00:07')") == true,
+                    "\(error)")
+            #expect(await sim.blectl(["pair", World.secure, "--passkey", "123456"]).status == 0)
+            let read = await sim.blectl(["read", World.secure, secret])
+            #expect(read.status == 0, "\(read)")
+            #expect(read.jsonObject()?["text"] == "blesim secret")
+            // The toolbox device's characteristic that wants pairing: Just Works unlocks it too.
+            #expect(await sim.blectl(["read", "C0:FF:EE:00:00:06", World.toolboxSecure]).status == 77)
+            #expect(await sim.blectl(["pair", "C0:FF:EE:00:00:06"]).status == 0)
+            let toolbox = await sim.blectl(["read", "C0:FF:EE:00:00:06", World.toolboxSecure])
+            #expect(toolbox.status == 0, "\(toolbox)")
+            #expect(toolbox.jsonObject()?["value"] == "01")
+            #expect(await sim.blectl(["unpair", World.secure]).status == 0)
+            #expect(await sim.blectl(["read", World.secure, secret]).status == 77, "the pairing went with the device")
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
     @Test("a link that was up before is left up")
     func connectedBefore() async throws {
         try await Sim.with(faults: World.secureFaults.merging(["preconnected": World.secure]) { $1 }) { sim in
