@@ -6,6 +6,7 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case bus, adapter, discovery, deviceLookup = "device_lookup", connect
         case serviceResolution = "service_resolution", serviceLookup = "service_lookup"
         case read, write, notificationSetup = "notification_setup", response, battery, disconnect
+        case agent, pair, trust, unpair
         /// Receiving the notifications of a subscription, once it is set up.
         case notifications
     }
@@ -42,6 +43,10 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case .response: text = "waiting for the response notification"
         case .battery: text = "battery lookup"
         case .disconnect: text = "disconnect"
+        case .agent: text = "pairing agent registration"
+        case .pair: text = "pairing"
+        case .trust: text = "setting Trusted"
+        case .unpair: text = "unpairing"
         case .notifications: text = "notifications"
         }
         if let descriptor { text += " of descriptor \(descriptor.shortString)" }

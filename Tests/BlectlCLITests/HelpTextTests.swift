@@ -17,6 +17,8 @@ struct HelpTextTests {
         ("info", [["info", "--help"], ["info", "-h"], ["help", "info"], ["--help", "info"]]),
         ("devices", [["devices", "--help"], ["devices", "-h"], ["help", "devices"]]),
         ("adapters", [["adapters", "--help"], ["adapters", "-h"], ["help", "adapters"]]),
+        ("pair", [["pair", "--help"], ["pair", "-h"], ["help", "pair"]]),
+        ("unpair", [["unpair", "--help"], ["unpair", "-h"], ["help", "unpair"]]),
         ("help", [["help", "--help"], ["help", "help"]]),
     ]
 
@@ -57,6 +59,8 @@ struct HelpTextTests {
         "info": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
         "devices": ["--timeout <seconds>", "--connected", "--paired", "--adapter <adapter>", "--format <format>", "-h, --help"],
         "adapters": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "pair": ["--timeout <seconds>", "--trust", "--passkey <passkey>", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "unpair": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
         "help": ["-h, --help"],
     ]
 
@@ -64,12 +68,13 @@ struct HelpTextTests {
         "blectl": [], "scan": [], "connect": ["<address>"], "get-version": ["<address>"],
         "get-battery": ["<address>"], "read": ["<address>", "<characteristic>"],
         "write": ["<address>", "<characteristic>", "<value>"], "request": ["<address>", "<value>"],
-        "notify": ["<address>", "<characteristic>"], "disconnect": ["<address>"], "info": ["<address>"], "devices": [], "adapters": [], "help": ["<subcommand>"],
+        "notify": ["<address>", "<characteristic>"], "disconnect": ["<address>"], "info": ["<address>"], "devices": [], "adapters": [],
+        "pair": ["<address>"], "unpair": ["<address>"], "help": ["<subcommand>"],
     ]
 
     static var allCommands: [String] {
         ["blectl", "scan", "connect", "get-version", "get-battery", "read", "write", "request", "notify",
-         "disconnect", "info", "devices", "adapters", "help"]
+         "disconnect", "info", "devices", "adapters", "pair", "unpair", "help"]
     }
 
     static func path(for command: String) -> [CommandSpec] {
@@ -316,6 +321,68 @@ struct HelpTextTests {
             """)
     }
 
+    @Test func pairHelpExactly() throws {
+        let text = try #require(helpText(["pair", "--help"]))
+        #expect(text == """
+            OVERVIEW: Pair with a device, and print its pairing state.
+
+            Finds the device (scanning if BlueZ does not know it), registers a pairing
+            agent of blectl's own (NoInputNoOutput, or KeyboardOnly with --passkey) and
+            asks BlueZ to pair, which connects the device if needed; a link the pairing
+            opened is closed at the end. A device paired already is left as it is
+            (success). A failed pairing, such as a wrong passkey, exits 77
+            (authentication_failed).
+
+            USAGE: blectl pair <address> [--timeout <seconds>] [--trust]
+                               [--passkey <passkey>] [--adapter <adapter>]
+                               [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds, connecting included;
+                                      decimals allowed. (default: 20)
+              --trust                 Also mark the device trusted (Device1.Trusted), so
+                                      that BlueZ lets it connect without asking.
+              --passkey <passkey>     The passkey the device displays, 0 to 999999:
+                                      blectl's agent types it when BlueZ asks. Without it,
+                                      Just Works only.
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
+    @Test func unpairHelpExactly() throws {
+        let text = try #require(helpText(["unpair", "--help"]))
+        #expect(text == """
+            OVERVIEW: Remove a device and its pairing from BlueZ.
+
+            Asks BlueZ to remove the device (Adapter1.RemoveDevice): its pairing and keys
+            go with it, and a connected device is disconnected first, whoever connected it.
+            A device BlueZ does not know, because it never saw it or it was removed
+            already, exits 2 (device_not_found); blectl does not scan for it.
+
+            USAGE: blectl unpair <address> [--timeout <seconds>] [--adapter <adapter>]
+                                 [--format <format>]
+
+            ARGUMENTS:
+              <address>               The device's address, like C0:FF:EE:00:00:01.
+
+            OPTIONS:
+              --timeout <seconds>     Give up after this many seconds; decimals allowed.
+                                      (default: 20)
+              --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
+                                      first powered adapter.
+              --format <format>       Output format: json or text. (default: json)
+              -h, --help              Show help information.
+
+            """)
+    }
+
     @Test func notifyHelpExactly() throws {
         let text = try #require(helpText(["notify", "--help"]))
         #expect(text == """
@@ -381,6 +448,8 @@ struct HelpTextTests {
             "  request                 Write a request and print the responses notified.",
             "  notify                  Print the notifications of a characteristic.",
             "  disconnect              Disconnect a device, whoever connected it.",
+            "  pair                    Pair with a device, and print its pairing state.",
+            "  unpair                  Remove a device and its pairing from BlueZ.",
             "  help                    Show subcommand help information.",
             "  --version               Show the version.",
         ] {

@@ -236,6 +236,24 @@ struct ParseCommandLineTests {
         #expect(AdaptersCommand.adapterRequirement == .none)
     }
 
+    // MARK: pair and unpair
+
+    @Test func pairDefaultsAndOptions() {
+        let device = DeviceOptions(address: address(sampleAddress), timeout: .seconds(20))
+        #expect(invocation(["pair", sampleAddress]) == .run(GlobalOptions(), .pair(device)))
+        #expect(invocation(["pair", "--passkey", "000042", "--trust", sampleAddress, "--timeout=5"]) == .run(
+            GlobalOptions(), .pair(DeviceOptions(address: address(sampleAddress), timeout: .seconds(5)), trust: true, passkey: Passkey(42))
+        ))
+        #expect(invocation(["pair", sampleAddress, "--passkey=999999"]) == .run(GlobalOptions(), .pair(device, passkey: Passkey(999_999))))
+        #expect(invocation(["pair", sampleAddress, "--passkey", "0"]) == .run(GlobalOptions(), .pair(device, passkey: Passkey(0))))
+    }
+
+    @Test func unpair() {
+        #expect(invocation(["--format", "text", "unpair", sampleAddress, "--timeout", "2"]) == .run(
+            GlobalOptions(format: .text), .unpair(DeviceOptions(address: address(sampleAddress), timeout: .seconds(2)))
+        ))
+    }
+
     // MARK: global options
 
     @Test("global options before and after the subcommand", arguments: [

@@ -31,4 +31,8 @@ extension Subcommand {
         Subcommand(DevicesCommand(timeout: timeout, onlyConnected: connected, onlyPaired: paired))
     }
     static func adapters(timeout: Duration = .seconds(10)) -> Subcommand { Subcommand(AdaptersCommand(timeout: timeout)) }
+    static func pair(_ options: DeviceOptions, trust: Bool = false, passkey: Passkey? = nil) -> Subcommand {
+        Subcommand(PairCommand(options: options, trust: trust, passkey: passkey))
+    }
+    static func unpair(_ options: DeviceOptions) -> Subcommand { Subcommand(UnpairCommand(options: options)) }
 }

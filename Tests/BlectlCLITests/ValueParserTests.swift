@@ -74,6 +74,19 @@ struct ValueParserTests {
         #expect("\u{7f}\u{85}é".quotedForMessage == "'\\u{7f}\\u{85}é'")
     }
 
+    @Test("passkeys: 1 to 6 digits, 0 to 999999", arguments: [
+        ("0", UInt32(0)), ("000000", 0), ("42", 42), ("000042", 42), ("123456", 123_456), ("999999", 999_999),
+    ])
+    func passkeys(text: String, expected: UInt32) throws {
+        #expect(try ValueParser<Passkey>.passkey.parse(text) == Passkey(expected))
+        #expect(ValueParser<Passkey>.passkey.describe(try #require(Passkey(expected))).count == 6)
+    }
+
+    @Test("passkeys: rejected", arguments: ["", "1000000", "0000000", "-1", "+1", " 1", "1 ", "12a", "0x10", "1.0", "١٢٣", "4294967296"])
+    func passkeysRejected(text: String) {
+        #expect(throws: ExpectedValue("a passkey of up to 6 digits, 0 to 999999")) { try ValueParser<Passkey>.passkey.parse(text) }
+    }
+
     @Test("hex bytes: every accepted spelling", arguments: [
         ("0102ff", [UInt8]([1, 2, 0xFF])), ("01:02:FF", [1, 2, 0xFF]), ("0x0102ff", [1, 2, 0xFF]), ("0X0A", [0x0A]),
         ("01-02", [1, 2]), ("01 02", [1, 2]), ("00", [0]),

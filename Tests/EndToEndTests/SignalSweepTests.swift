@@ -21,6 +21,8 @@ struct SignalSweepTests {
         var arguments: [String]
         /// Checks a complete output (status 0, or a signal that came after the result was printed).
         var isComplete: @Sendable (Run) -> Bool
+        /// Faults the simulator starts with (besides the short disconnect timer).
+        var faults: [String: String] = [:]
         var testDescription: String {
             arguments[0] == "notify" ? "notify (vendor status)"
                 : arguments.first == "get-battery" && arguments.count > 4 ? arguments.prefix(2).joined(separator: " ") + " (vendor)"
@@ -66,11 +68,15 @@ struct SignalSweepTests {
             guard run.lines.count == 1, let object = J.parse(run.lines[0]) else { return false }
             return object["address"] == "C0:FF:EE:00:00:01" && object["name"] == "blesim Probe" && object["rssi"]?.int != nil
         },
+        // An agent to unregister, a Pair to cancel, the link Pair opened to close.
+        Command(arguments: ["pair", World.secure, "--passkey", "123456"], isComplete: { run in
+            run.lines.count == 1 && J.parse(run.lines[0]) == ["address": "C0:FF:EE:00:00:07", "paired": true, "bonded": true, "trusted": false]
+        }, faults: World.secureFaults),
     ]
 
     @Test("SIGINT/SIGTERM at evenly spread moments", arguments: commands)
     func sweep(_ command: Command) async throws {
-        try await Sim.with { sim in
+        try await Sim.with(faults: command.faults) { sim in
             // The typical duration, from a fresh world (the device found by scanning).
             let clock = ContinuousClock()
             let start = clock.now

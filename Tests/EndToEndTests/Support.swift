@@ -174,8 +174,8 @@ struct Sim: Sendable {
 
     /// Polls the state (up to `timeout`) until nothing blectl could have started is left:
     /// no discovery session nor StartDiscovery pending, no connection (but the preconnected
-    /// ones), no pending connect, no pending GATT request, no notification session. Returns what is left
-    /// at the end, empty when clean.
+    /// ones), no pending connect, no pending GATT request, no notification session, no
+    /// pairing agent, no Pair running. Returns what is left at the end, empty when clean.
     func leftovers(timeout: Duration = .seconds(10)) async throws -> [String] {
         _ = try await waitForState(timeout: timeout) { $0.leftovers.isEmpty }
         return try await state().leftovers
@@ -209,6 +209,8 @@ extension SimState {
         if !pendingConnects.isEmpty { found.append("pending connects \(pendingConnects)") }
         if !pendingGATT.isEmpty { found.append("pending GATT \(pendingGATT.map(\.op))") }
         if !notifySessions.isEmpty { found.append("notify sessions \(notifySessions.map(\.path))") }
+        if let agents, !agents.isEmpty { found.append("agents \(agents.map(\.path))") }
+        if let pairings, !pairings.isEmpty { found.append("pairings \(pairings.map(\.address))") }
         return found
     }
 }

@@ -15,7 +15,7 @@ public struct SimCall: Sendable, Decodable, Equatable {
     public let interface: String?
     public let path: String
     public let sender: String
-    /// "reply", "error:<name>" or "pending".
+    /// "reply", "error:<name>", "pending", or "dropped" (a Pair whose caller left the bus).
     public let outcome: String
     /// SetDiscoveryFilter: the filter as the simulator parsed it.
     public let filter: [String: JSONValue]?
@@ -46,6 +46,30 @@ public struct SimState: Sendable, Decodable {
         public let path: String
         public let client: String
     }
+    /// An org.bluez.Agent1 registered with AgentManager1.
+    public struct Agent: Sendable, Decodable, Equatable {
+        public let client: String
+        public let path: String
+        public let capability: String
+        /// Whether it heads the default-agent queue.
+        public let `default`: Bool
+    }
+    /// A Device1.Pair still running.
+    public struct Pairing: Sendable, Decodable, Equatable {
+        public let address: String
+        public let client: String
+        /// connecting, agent, exchange or resolving.
+        public let stage: String
+    }
+    /// A call the simulated bluetoothd made to an agent.
+    public struct AgentCall: Sendable, Decodable, Equatable {
+        public let member: String
+        public let agent: String
+        public let path: String
+        public let device: String?
+        /// "pending", "reply", "reply:<values>", "error:<name>" or "sent" (no reply expected).
+        public let outcome: String
+    }
     public let bluezRunning: Bool
     public let adapter: Bool
     public let powered: Bool
@@ -66,6 +90,14 @@ public struct SimState: Sendable, Decodable {
     public let blinks: Int?
     /// How many times clients were held (stopped) for a group of messages (fault hold_client_ms).
     public let holds: Int?
+    /// Registered pairing agents (nil from a simulator without pairing).
+    public let agents: [Agent]?
+    /// Pair calls still running.
+    public let pairings: [Pairing]?
+    /// Calls made to agents, in order.
+    public let agentCalls: [AgentCall]?
+    /// Addresses of the paired devices in the tree.
+    public let paired: [String]?
 
     enum CodingKeys: String, CodingKey {
         case adapter, powered, discovering, connections, devices, faults
@@ -76,7 +108,8 @@ public struct SimState: Sendable, Decodable {
         case pendingGATT = "pending_gatt"
         case notifySessions = "notify_sessions"
         case busPID = "bus_pid"
-        case blinks, holds
+        case blinks, holds, agents, pairings, paired
+        case agentCalls = "agent_calls"
     }
 
     public var discoveryClients: [String] { discoverySessions.map(\.client) }

@@ -19,27 +19,16 @@ class BluezRoot:
         self.obj.ifaces["org.bluez.ProfileManager1"] = {}
         self.obj.handlers["org.bluez.AgentManager1"] = self
         self.obj.handlers["org.bluez.ProfileManager1"] = self
-        self.agents = {}
         self.profiles = {}
 
     def m_RegisterAgent(self, call, path, capability):
-        if capability not in ("", "DisplayOnly", "DisplayYesNo", "KeyboardOnly", "NoInputNoOutput", "KeyboardDisplay"):
-            raise invalid_args()
-        if call.sender in self.agents:
-            raise DBusError(ERR + "AlreadyExists", "Already Exists")
-        self.agents[call.sender] = str(path)
-        call.reply()
+        self.sim.agents.register(call, path, capability)
 
     def m_UnregisterAgent(self, call, path):
-        if self.agents.get(call.sender) != str(path):
-            raise DBusError(ERR + "DoesNotExist", "No such Agent")
-        del self.agents[call.sender]
-        call.reply()
+        self.sim.agents.unregister(call, path)
 
     def m_RequestDefaultAgent(self, call, path):
-        if self.agents.get(call.sender) != str(path):
-            raise DBusError(ERR + "DoesNotExist", "No such Agent")
-        call.reply()
+        self.sim.agents.request_default(call, path)
 
     def m_RegisterProfile(self, call, path, uuid, opts):
         key = (call.sender, str(path))
@@ -165,12 +154,17 @@ class Adapter:
         dev = self.sim.device_by_path(str(path))
         if dev is None:
             raise DBusError(ERR + "DoesNotExist", "Does Not Exist")
+        if not self.powered:
+            raise DBusError(ERR + "NotReady", "Resource Not Ready")
         if dev.connected:
             dev.request_disconnect(None, on_done=lambda: (call.reply(), self.sim.remove_device(dev)))
             return
         dev.abort_everything()
-        call.reply()
+        # Not connected: removed, then answered (gdbus flushes the InterfacesRemoved before
+        # the reply); connected: answered when the link is down, then removed (5.66
+        # device_remove_connection).
         self.sim.remove_device(dev)
+        call.reply()
 
 
 class SecondAdapter:

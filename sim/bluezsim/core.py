@@ -18,6 +18,7 @@ from . import world
 from .adapter import Adapter, BluezRoot, SecondAdapter
 from .discovery import Discovery
 from .device import Device
+from .pairing import Agents
 
 ADAPTER_PATH = "/org/bluez/hci0"
 
@@ -35,6 +36,7 @@ class Sim:
         self.second_adapter = None     # /org/bluez/hci1 (fault second_adapter)
         self.root = None
         self.discovery = Discovery(self)
+        self.agents = Agents(self)  # AgentManager1's agents (pairing.py)
         self.conn_factory = None
         self.start_discovery_busy_left = 0
         # Device1 sightings signalled (InterfacesAdded of a device, or a change of RSSI and the
@@ -106,6 +108,7 @@ class Sim:
         self.bus.objects.clear()
         self.devices.clear()
         self.discovery.clear()
+        self.agents.clear()
         self.root = BluezRoot(self)
         self.bus.export(self.root.obj)
         self.adapter = None
@@ -187,6 +190,7 @@ class Sim:
         self.cancel_all()
         self.bus.alive = False      # nothing below is signalled any more
         self.discovery.clear()
+        self.agents.forget()
         for dev in self.devices.values():
             dev.forget_calls()
             dev.drop_link_silently()    # the kernel drops links nobody uses any more
@@ -294,7 +298,7 @@ class Sim:
     # ------------------------------------------------------------ devices
     def all_specs(self):
         specs = world.default_devices() + world.filler_devices() + world.cached_devices() + world.bonded_devices()
-        specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices()
+        specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices() + world.secure_devices()
         return specs
 
     def find_spec(self, address):
@@ -315,6 +319,8 @@ class Sim:
             specs += world.weird_devices()
         if self.faults.get("toolbox_device"):
             specs += world.toolbox_devices()
+        if self.faults.get("secure_device"):
+            specs += world.secure_devices()
         return specs
 
     def ensure_device(self, spec, rssi=None):
@@ -349,6 +355,7 @@ class Sim:
             self.discovery.client_left(name)
             for dev in list(self.devices.values()):
                 dev.client_left(name)
+            self.agents.client_left(name)
 
     # ------------------------------------------------------------ faults at run time
     def set_fault(self, name, value):
@@ -423,13 +430,15 @@ class Sim:
 
     # ------------------------------------------------------------ state
     def state(self):
-        conns, pend, gatt, notif = [], [], [], []
+        conns, pend, gatt, notif, pairings = [], [], [], [], []
         for dev in self.devices.values():
             if dev.connected:
                 conns.append({"address": dev.spec.address, "connected_by": dev.connected_by,
                               "preconnected": dev.preconnected, "disconnecting": dev.disconnecting})
             if dev.connect_call is not None:
                 pend.append(dev.spec.address)
+            if dev.pairing is not None:
+                pairings.append(dev.pairing.state())
             for ch in dev.chars():
                 if ch.busy is not None:
                     gatt.append({"op": ch.busy.member, "path": ch.path, "client": ch.busy.sender})
@@ -455,6 +464,10 @@ class Sim:
             "bus_pid": self.bus_pid,
             "blinks": self.blinks,
             "holds": self.holds,
+            "agents": self.agents.state(),
+            "pairings": pairings,
+            "agent_calls": list(self.agents.requests),
+            "paired": sorted(a for a, d in self.devices.items() if d.paired),
         }
 
     def state_json(self):

@@ -5,6 +5,7 @@ from .bus import Obj, DBusError
 from .ifaces import ERR
 from .gatt import GattTree, REARM_MS
 from .world import icon_for
+from .pairing import Pairing
 
 CONNECT_MS = 100
 GATT_EXPORT_MS = 50
@@ -34,6 +35,7 @@ class Device:
         self.disconnect_timer = None
         self.paired = spec.paired
         self.trusted = spec.trusted
+        self.pairing = None              # the Pair in progress (pairing.Pairing), BlueZ's device->bonding
         self.removed = False
         self.gatt = GattTree(sim, self)
         self.gatt_exported = False
@@ -266,6 +268,8 @@ class Device:
         # Notify sessions kept over a link loss (DropLink) are re-enabled by bluetoothd
         # itself once its GATT client is ready: the CCC writes follow the resolution.
         self._later(self.link_timers, REARM_MS, self.gatt.rearm)
+        if self.pairing is not None:
+            self.pairing.services_resolved()     # a Pair waiting for the services is answered
 
     def _add_battery(self):
         if not self.connected or self.battery_exported or self.removed:
@@ -355,6 +359,8 @@ class Device:
             self.set(UUIDs=[])
         if was:
             self.set(Connected=False)
+        if self.pairing is not None and self.pairing.stage != "connecting":
+            self.pairing.cancel()        # the bonding ends with the link (MGMT_STATUS_DISCONNECTED)
         if self.battery_exported:
             self.battery_exported = False
             if not self.removed:
@@ -385,6 +391,8 @@ class Device:
 
     def abort_everything(self):
         """The device object is going away (RemoveDevice, adapter removed, vanish)."""
+        if self.pairing is not None:
+            self.pairing.cancel()
         self._cancel(self.connect_timers)
         self._cancel(self.link_timers)
         self.sim.cancel(self.disconnect_timer)
@@ -408,25 +416,45 @@ class Device:
 
     def forget_calls(self):
         self.connect_call = None
+        self.pairing = None
         self.disconnect_waiters = []
         self.gatt.forget_calls()
 
     def client_left(self, sender):
         self.gatt.client_left(sender)
+        if self.pairing is not None and self.pairing.call.sender == sender:
+            self.pairing.requester_left()
+
+    def abandon_connect(self):
+        """A connection Pair was bringing up is given up (CancelPairing, the caller gone):
+        no reply to anyone, the attempt stops."""
+        self._cancel(self.connect_timers)
+        self.connect_call = None
+        if self.connected:      # connect_abort_once window: the link is up briefly
+            self.connected = False
+            self.connected_by = None
+            self.set(Connected=False)
 
     # ------------------------------------------------------------ pairing & profiles
     def m_Pair(self, call):
+        """src/device.c pair_device: one bonding at a time, AlreadyExists when bonded; the
+        link is brought up first when down; the caller's agent (else the default one) is
+        asked what the pairing method needs (sim/bluezsim/pairing.py)."""
+        ad = self.sim.adapter
+        if ad is None or not ad.powered:
+            raise DBusError(ERR + "NotReady", "Resource Not Ready")
+        if self.pairing is not None:
+            raise DBusError(ERR + "InProgress", "In Progress")
         if self.paired:
             raise DBusError(ERR + "AlreadyExists", "Already Exists")
-
-        def done():
-            self.paired = True
-            self.set(Paired=True)
-            call.reply()
-        self._later(self.link_timers, 200, done)
+        self.pairing = Pairing(self, call)
+        self.pairing.start()
 
     def m_CancelPairing(self, call):
-        raise DBusError(ERR + "DoesNotExist", "Does Not Exist")
+        if self.pairing is None:
+            raise DBusError(ERR + "DoesNotExist", "Does Not Exist")
+        self.pairing.cancel()            # Pair answered AuthenticationCanceled first
+        call.reply()
 
     def m_ConnectProfile(self, call, uuid):
         raise DBusError(ERR + "InvalidArguments", "Invalid arguments in method call")

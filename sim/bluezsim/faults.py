@@ -59,6 +59,9 @@ FAULTS = {
     "hold_client_ms": (int, 0, "for the back-to-back groups meant to reach a client in one read (unsolicited_after_answer, rssi_back_to_back, bluez_blink_on), the receiving clients' processes are stopped (SIGSTOP, waited for) before the group is sent and continued (SIGCONT) this many ms after: the group is then certainly in one read, as for a client that did not get the CPU for a moment (0 = off)"),
     "rssi_churn": (bool, False, "keep changing the extra advertisers' RSSI"),
     "connect_timeout_ms": (int, 20000, "how long Connect to a device that does not advertise takes to fail"),
+    "secure_device": (bool, False, "C0:FF:EE:00:00:07 'blesim Secure' advertises: pairs with a passkey it displays (a keyboard agent is asked RequestPasskey; Just Works with a NoInputNoOutput agent); its characteristic 5ec00002-... reads only once paired (NotPermitted 'Not paired' before)"),
+    "pair_passkey": (int, 123456, "the passkey blesim Secure displays (0..999999); another answer to RequestPasskey fails Pair with AuthenticationFailed"),
+    "pair_never_completes": (bool, False, "Pair never completes after the agent step (the device stops answering SMP): pending until CancelPairing (AuthenticationCanceled), the link dropping, or the caller leaving the bus"),
 }
 
 

@@ -13,6 +13,8 @@ TOOLBOX_SVC = "5a1e0100-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 TOOLBOX_TEXT = "5a1e0101-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 TOOLBOX_COMMAND = "5a1e0102-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 TOOLBOX_SECURE = "5a1e0103-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+SECURE_SVC = "5ec00001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+SECURE_CHAR = "5ec00002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 
 
 def u16(x):
@@ -70,6 +72,9 @@ class DeviceSpec:
     bonded: bool = False
     trusted: bool = False
     blocked: bool = False
+    # SMP IO capability the device pairs with: NoInputNoOutput (Just Works whatever the
+    # agent) or DisplayOnly (it shows a passkey, fault pair_passkey, that a keyboard agent types).
+    io_capability: str = "NoInputNoOutput"
 
 
 def gap(name):
@@ -94,6 +99,10 @@ def dis_svc(fw, mfr, model):
 def vendor_svc():
     return ServiceSpec(VENDOR_SVC, [CharSpec(VENDOR_CMD, ["write", "write-without-response"], b"", "vendor_cmd"),
                                     CharSpec(VENDOR_RSP, ["notify"], b"", "vendor_rsp")])
+
+
+def secure_svc():
+    return ServiceSpec(SECURE_SVC, [CharSpec(SECURE_CHAR, ["read"], b"blesim secret", "needs_pairing")])
 
 
 def toolbox_svc():
@@ -142,6 +151,15 @@ def filler_devices():
                    manufacturer_data={0x009E: b"\x00\x01"}, connectable=False, group="filler"),
         DeviceSpec("D4:8E:22:51:07:6C", None, "random", rssi=-90, tx_power=0,
                    service_data={u16(0xFE9F): b"\x00" * 8}, connectable=False, group="filler"),
+    ]
+
+
+def secure_devices():
+    """Advertised with fault secure_device (kept out of the default world, whose scan the
+    tests count)."""
+    return [
+        DeviceSpec("C0:FF:EE:00:00:07", "blesim Secure", rssi=-58, uuids=[SECURE_SVC], group="secure",
+                   services=[gatt_svc(), secure_svc()], io_capability="DisplayOnly"),
     ]
 
 

@@ -115,3 +115,16 @@ extension ValueParser where Value: FixedWidthInteger & Sendable {
         }, describe: { "\($0)" })
     }
 }
+
+extension ValueParser where Value == Passkey {
+    /// A pairing passkey: 1 to 6 decimal digits, 0 to 999999 (`123456`, `42`, `000042`).
+    static var passkey: ValueParser<Passkey> {
+        ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> Passkey in
+            let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+            guard (1...6).contains(text.utf8.count), text.utf8.allSatisfy(isDigit), let number = UInt32(text),
+                  let passkey = Passkey(number)
+            else { throw ExpectedValue("a passkey of up to 6 digits, 0 to 999999") }
+            return passkey
+        }, describe: { $0.description })
+    }
+}
