@@ -135,23 +135,7 @@ extension DeviceInfo {
     public static func find(_ address: BluetoothAddress, on adapter: Adapter, timeout: Duration) async throws -> DeviceInfo {
         if let known = adapter.deviceInfo(address) { return known }
         guard timeout > .zero else { throw BLEError.deviceNotFound(address) }
-        let heard = try await withThrowingTaskGroup(of: DeviceInfo?.self) { group in
-            group.addTask {
-                try await adapter.withDiscovery(filter: DiscoveryFilter(), setupTimeout: timeout) { stream in
-                    for try await batch in stream where batch.contains(where: { $0.address == address }) {
-                        if let info = adapter.deviceInfo(address) { return info }
-                    }
-                    return nil
-                }
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let heard = try await adapter.scan(untilHeard: address, timeout: timeout) { adapter.deviceInfo(address) }
         guard let info = heard ?? adapter.deviceInfo(address) else { throw BLEError.deviceNotFound(address) }
         return info
     }
