@@ -156,9 +156,9 @@ extension Device {
 
     /// StartNotify on `characteristic` in a task of its own (its reply must be seen even when
     /// we are cancelled, so that StopNotify follows a start that succeeded): InProgress is
-    /// retried within `timeout` until the subscription ends, Failed "Already notifying" (bluetoothd before 5.6x for a
-    /// session it kept) is success; a link loss fails it at once. The path is recorded for
-    /// StopNotify when it succeeds.
+    /// retried within `timeout` until the subscription ends, Failed "Already notifying"
+    /// (bluetoothd before 5.6x, for a session it kept) is success; a link loss fails it at
+    /// once. The path is recorded for StopNotify when it succeeds.
     private func startNotify(_ characteristic: GATTCharacteristic, state: SubscriptionState, timeout: Duration) -> Task<Void, any Error> {
         let operation = operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
         let lost = linkLost(during: operation)
@@ -253,8 +253,8 @@ extension Device {
     // MARK: - Clean-up
 
     /// StopNotify where sessions were started (after a start still pending), then the
-    /// Disconnect of a connection we made (the current one, or the one lost without a
-    /// policy): errors dropped, never cancelled half-way.
+    /// Disconnect of a connection we made that is still up: errors dropped, never cancelled
+    /// half-way.
     private func endSubscription(_ state: SubscriptionState, succeeded: Bool, disconnectTimeout: Duration) async {
         let session = session
         // A StartNotify answered InProgress is not tried again; one in flight is waited for.
