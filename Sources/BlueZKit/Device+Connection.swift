@@ -115,7 +115,7 @@ extension Device {
         _ body: (ConnectedDevice) async throws -> T
     ) async throws -> T {
         let deadline = ContinuousClock.now + timeout
-        let origin: ConnectionOrigin
+        var origin: ConnectionOrigin
         do {
             origin = try await connect(timeout: timeout)
         } catch {
@@ -123,7 +123,15 @@ extension Device {
         }
         let result: Result<T, any Error>
         do {
-            try await waitForServicesResolved(timeout: deadline - .now)
+            do {
+                try await waitForServicesResolved(timeout: deadline - .now)
+            } catch BLEError.disconnected where origin == .alreadyConnected && !Task.isCancelled {
+                // The link we found was on its way down (BlueZ keeps Connected true for its
+                // 2 s disconnect timer after another client's Disconnect, or ours from the
+                // command before): nothing was done on it yet, so connect anew.
+                origin = try await reconnectAfterLinkWentDown(deadline: deadline)
+                try await waitForServicesResolved(timeout: deadline - .now)
+            }
             result = .success(try await body(ConnectedDevice(device: self, origin: origin)))
         } catch {
             result = .failure(error)
@@ -142,6 +150,16 @@ extension Device {
         } catch {
             throw await refinedLinkLoss(error)
         }
+    }
+
+    /// Connects again once a link found up has gone down before anything was done on it:
+    /// finds the device again if BlueZ removed its object, then connects within `deadline`.
+    private func reconnectAfterLinkWentDown(deadline: ContinuousClock.Instant) async throws -> ConnectionOrigin {
+        try await waitUntilDisconnected(timeout: deadline - .now, operation: operation(.connect))
+        if session.withCache({ [path] in $0[path, BlueZ.deviceInterface] == nil }) {
+            _ = try await Device.find(address, on: adapter, timeout: deadline - .now)
+        }
+        return try await connect(timeout: deadline - .now)
     }
 
     /// `error`, or when it is a disconnection that came with Bluetooth going away, that.
