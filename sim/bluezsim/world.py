@@ -8,6 +8,9 @@ BASE_UUID = "-0000-1000-8000-00805f9b34fb"
 VENDOR_SVC = "5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 VENDOR_CMD = "5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 VENDOR_RSP = "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+ECHO_SVC = "ec400001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+ECHO_SINK = "ec400002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+ECHO_SOURCE = "ec400003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 
 
 def u16(x):
@@ -28,7 +31,7 @@ class CharSpec:
     uuid: str
     flags: list
     value: bytes = b""
-    role: Optional[str] = None     # "vendor_cmd", "vendor_rsp", "battery_level"
+    role: Optional[str] = None     # "vendor_cmd", "vendor_rsp", "battery_level", "echo_sink", "echo_source"
 
 
 @dataclass
@@ -81,6 +84,21 @@ def dis_svc(fw, mfr, model):
 def vendor_svc():
     return ServiceSpec(VENDOR_SVC, [CharSpec(VENDOR_CMD, ["write", "write-without-response"], b"", "vendor_cmd"),
                                     CharSpec(VENDOR_RSP, ["notify"], b"", "vendor_rsp")])
+
+
+def echo_svc():
+    """The echo/streaming service: the sink takes writes (with and without response,
+    AcquireWrite) and records them (state "echo"); the source notifies each value the sink
+    received (StartNotify or AcquireNotify)."""
+    return ServiceSpec(ECHO_SVC, [CharSpec(ECHO_SINK, ["write", "write-without-response"], b"", "echo_sink"),
+                                  CharSpec(ECHO_SOURCE, ["notify"], b"", "echo_source")])
+
+
+def echo_devices():
+    """Advertising only with the echo_device switch, so that the default world stays the ten
+    advertisers the tests expect."""
+    return [DeviceSpec("C0:FF:EE:00:00:06", "blesim Echo", rssi=-58, uuids=[ECHO_SVC],
+                       services=[gatt_svc(), echo_svc()], group="echo")]
 
 
 def default_devices():
