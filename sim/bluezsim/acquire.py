@@ -206,6 +206,10 @@ class WriteSocket(AcquiredSocket):
             budget = self.budget
         self.last = now
         self._observe()
+        if _hung_up(self.ours):
+            # The client closed its end: bluetoothd's read watch outranks its hang-up watch
+            # (io-glib.c: G_IO_HUP at G_PRIORITY_DEFAULT_IDLE), so it takes all that is queued.
+            budget = None
         left = self._read(budget)
         if budget is not None and left is not None:
             self.budget = left
