@@ -37,8 +37,8 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--", "--updates"], message: "Unexpected argument '--updates'", subcommand: "scan"),
         Case(arguments: ["connect", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "connect"),
         Case(arguments: ["help", "scan", "extra"], message: "Unexpected argument 'extra'", subcommand: "help"),
-        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery or help", subcommand: nil),
-        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery or help", subcommand: nil),
+        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, write or help", subcommand: nil),
+        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, write or help", subcommand: nil),
 
         // Missing values and arguments
         Case(arguments: ["scan", "--timeout"], message: "Missing value for '--timeout'", subcommand: "scan"),
@@ -174,7 +174,7 @@ struct UsageErrorTests {
     @Test func renderForTopLevel() throws {
         let error = try #require(usageError([]))
         #expect(renderUsageError(error) == """
-            Error: Missing subcommand: expected scan, connect, get-version, get-battery or help
+            Error: Missing subcommand: expected scan, connect, get-version, get-battery, write or help
             Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>
               See 'blectl --help' for more information.
 

@@ -28,6 +28,7 @@ extension BlectlSubcommand {
 enum Subcommands {
     static let all: [any BlectlSubcommand.Type] = [
         ScanCommand.self, ConnectCommand.self, GetVersionCommand.self, GetBatteryCommand.self,
+        WriteFileCommand.self,
     ]
 
     /// The subcommand whose canonical name is `name`.
