@@ -30,8 +30,11 @@ public final class BusConnection: @unchecked Sendable {
     private var lostHandlers: [(id: UInt64, handler: @Sendable () -> Void)] = []
     /// Continuations of ``flush(within:)`` waiting for the outgoing queue to empty.
     private var flushWaiters: [FlushWaiter] = []
-    /// Objects this connection exports: path -> method-call handler.
-    private var exported: [ObjectPath: (id: UInt64, handler: @Sendable (Message) -> MethodReply)] = [:]
+    /// Objects this connection exports. Behind a lock of its own, not confined to the queue,
+    /// so that ``export(_:_:)`` takes effect when it returns: the queue may read a call in one
+    /// turn and dispatch it in a later one enqueued before the export, and a call sent after
+    /// the export must still find it.
+    private let exported = Lock(Exports())
     private var watches: [OpaquePointer: WatchSources] = [:]
     private var timeouts: [OpaquePointer: any DispatchSourceTimer] = [:]
     private var drainScheduled = false
@@ -151,7 +154,7 @@ public final class BusConnection: @unchecked Sendable {
         let handlers = lostHandlers.map(\.handler)
         routes.removeAll()
         lostHandlers.removeAll()
-        exported.removeAll()
+        exported.withLock { $0 = Exports(closed: true) }
         failPending(with: error)
         resumeFlushWaiters()
         for handler in handlers { handler() }
@@ -364,19 +367,20 @@ public final class BusConnection: @unchecked Sendable {
     /// Answers method calls to `path` with `handler` (on ``queue``, in arrival order, after
     /// the signals received before each call). Calls to paths nobody exports are answered
     /// `org.freedesktop.DBus.Error.UnknownObject`. A later export of the same path replaces
-    /// this one.
+    /// this one. It takes effect before it returns: every call dispatched afterwards finds it
+    /// (a closed connection ignores it).
     /// - Returns: a token for ``unexport(_:)``.
     @discardableResult
     public func export(_ path: ObjectPath, _ handler: @escaping @Sendable (Message) -> MethodReply) -> HandlerToken {
         let id = nextToken.add(1, ordering: .relaxed).newValue
-        onQueueOrLater { [self] in if isOpen { exported[path] = (id, handler) } }
+        exported.withLock { if !$0.closed { $0.handlers[path] = (id, handler) } }
         return HandlerToken(id: id)
     }
 
-    /// Stops answering for the object exported with `token`.
+    /// Stops answering for the object exported with `token`, before it returns.
     public func unexport(_ token: HandlerToken) {
-        onQueueOrLater { [self] in
-            if let path = exported.first(where: { $0.value.id == token.id })?.key { exported[path] = nil }
+        exported.withLock { exports in
+            if let path = exports.handlers.first(where: { $0.value.id == token.id })?.key { exports.handlers[path] = nil }
         }
     }
 
@@ -431,7 +435,7 @@ public final class BusConnection: @unchecked Sendable {
     private func answer(_ incoming: OpaquePointer) {
         let call = MessageDecoder.decode(incoming)
         let reply: MethodReply
-        if let path = call.path, let entry = exported[path] {
+        if let path = call.path, let entry = exported.withLock({ $0.handlers[path] }) {
             reply = entry.handler(call)
         } else {
             reply = .error(name: DBusErrorName.unknownObject, message: "no object at \(call.path?.rawValue ?? "?")")
@@ -565,9 +569,16 @@ public final class BusConnection: @unchecked Sendable {
     // MARK: - Watches and timeouts (queue only; called by libdbus)
 
     private func addWatch(_ watch: OpaquePointer) {
-        let fd = dbus_watch_get_unix_fd(watch)
+        // The sources watch a duplicate of libdbus's socket, closed only once they are
+        // cancelled. libdbus removes a watch and closes its socket in one call, while a
+        // Dispatch source goes away later; libdispatch keys its registrations by descriptor
+        // number, so a new socket given the old number (the next connection of this process)
+        // would be attached to the stale registration and never wake (a reply never seen).
+        let libdbusFD = dbus_watch_get_unix_fd(watch)
+        let duplicate = fcntl(libdbusFD, F_DUPFD_CLOEXEC, 0)
+        let fd = duplicate >= 0 ? duplicate : libdbusFD
         let flags = dbus_watch_get_flags(watch)
-        let sources = WatchSources()
+        let sources = WatchSources(closingOnCancel: duplicate >= 0 ? duplicate : nil)
         let box = UncheckedBox(watch)
         if flags & CDBUS_WATCH_READABLE != 0 {
             sources.read = Self.makeSource(read: true, fd: fd, queue: queue) { [weak self] in
@@ -720,6 +731,12 @@ public struct HandlerToken: Hashable, Sendable {
     let id: UInt64
 }
 
+/// The objects a connection exports: path -> method-call handler; none once it is closed.
+private struct Exports {
+    var handlers: [ObjectPath: (id: UInt64, handler: @Sendable (Message) -> MethodReply)] = [:]
+    var closed = false
+}
+
 /// A signal route: rules and a handler, with the batch collected during one dispatch pass.
 private final class SignalRoute {
     let rules: [MatchRule]
@@ -738,6 +755,11 @@ private final class WatchSources {
     var write: (any DispatchSourceProtocol)?
     private var enabled = false
     private var activated = false
+    /// The descriptor the sources watch when it is our own duplicate: closed after their
+    /// cancel handlers ran.
+    private let closingOnCancel: Int32?
+
+    init(closingOnCancel: Int32?) { self.closingOnCancel = closingOnCancel }
 
     func setEnabled(_ on: Bool) {
         guard on != enabled else { return }
@@ -753,14 +775,24 @@ private final class WatchSources {
     }
 
     /// Cancels the sources; a suspended or never-activated source is resumed first (releasing
-    /// one in that state traps).
+    /// one in that state traps). Our duplicate of the socket is closed once every source's
+    /// cancel handler has run (at once when there is none).
     func cancel() {
-        for source in [read, write].compactMap({ $0 }) {
+        let live = [read, write].compactMap { $0 }
+        read = nil
+        write = nil
+        let fd = closingOnCancel
+        let remaining = Lock(live.count)
+        if live.isEmpty, let fd { _ = close(fd) }
+        for source in live {
+            if let fd {
+                source.setCancelHandler {
+                    if remaining.withLock({ count -> Bool in count -= 1; return count == 0 }) { _ = close(fd) }
+                }
+            }
             if !activated { source.activate() } else if !enabled { source.resume() }
             source.cancel()
         }
-        read = nil
-        write = nil
     }
 }
 

@@ -6,34 +6,41 @@ import SimulatorHarness
 import Glibc
 #endif
 
-/// D-Bus type `h`: descriptors cross a message whole (a pipe written through the copy that
-/// arrived is read at the other end), and every copy is closed once nobody holds it: a pipe's
-/// read end sees end-of-file only when every copy of its write end is gone, and /proc/self/fd
-/// shows how many copies of one pipe this process holds.
+/// D-Bus type `h`: descriptors cross a message whole (bytes written through the copy that
+/// arrived are read at the other end), and every copy is closed once nobody holds it: the
+/// read end sees end-of-file only when every copy of the write end is gone, and
+/// /proc/self/fd shows how many copies of the pair this process holds.
 @Suite struct UnixFDPassingTests {
-    /// A pipe whose ends are owned by objects; `inode` names it in /proc/self/fd.
+    /// A connected pair of Unix sockets standing for a pipe (`read` end, `write` end), made
+    /// close-on-exec at once (`SOCK_CLOEXEC`: a child another test spawns meanwhile must not
+    /// inherit a copy); the read end sees end-of-file once every copy of the write end is
+    /// closed. `inodes` name the two ends in /proc/self/fd.
     struct Pipe {
         let read: UnixFileDescriptor
         let write: UnixFileDescriptor
-        let inode: UInt64
+        let inodes: Set<UInt64>
 
         init() throws {
             var fds: [Int32] = [-1, -1]
-            guard Glibc.pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
-            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+                throw POSIXError(.EMFILE)
+            }
             read = UnixFileDescriptor(owning: fds[0])
             write = UnixFileDescriptor(owning: fds[1])
-            var info = stat()
-            fstat(fds[0], &info)
-            inode = UInt64(info.st_ino)
+            inodes = Set(fds.map { fd in
+                var info = stat()
+                fstat(fd, &info)
+                return UInt64(info.st_ino)
+            })
         }
 
-        /// How many descriptors of this process refer to this pipe (either end).
+        /// How many descriptors of this process refer to either end.
         var openCopies: Int {
-            let target = "pipe:[\(inode)]"
+            let targets = Set(inodes.map { "socket:[\($0)]" })
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-            return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == target }.count
+            return entries.filter { entry in
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)")).map(targets.contains) ?? false
+            }.count
         }
 
         /// ``openCopies`` once it is `expected`, or after 2 s: a reply resumes its caller while
@@ -51,10 +58,14 @@ import Glibc
         return bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress, $0.count) } == text.utf8.count
     }
 
-    /// Reads what is there; "" at end-of-file, nil when nothing is there yet (the read end is
-    /// made non-blocking, so a leaked writer shows as nil instead of a hang).
-    static func readAvailable(_ fd: Int32) -> String? {
+    /// Reads what is there; "" at end-of-file, nil when nothing came within `wait` (the end
+    /// is made non-blocking, so a leaked writer shows as nil instead of a hang). The wait
+    /// covers a child another test is spawning: between its clone and its exec it holds a
+    /// copy of every descriptor, close-on-exec ones included, for a moment; a leak stays.
+    static func readAvailable(_ fd: Int32, wait: Duration = .seconds(2)) -> String? {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&entry, 1, Int32(wait / .milliseconds(1)))
         var buffer = [UInt8](repeating: 0, count: 256)
         let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         return n < 0 ? nil : String(decoding: buffer[0..<n], as: UTF8.self)
@@ -76,7 +87,8 @@ import Glibc
         // The decoded value is gone: its descriptor closed with it, nobody had to.
         #expect(pipe.openCopies == 2)
         pipe.write.close()
-        #expect(Self.readAvailable(try #require(pipe.read.fileDescriptor)) == "", "a copy of the write end is still open")
+        let atEnd = Self.readAvailable(try #require(pipe.read.fileDescriptor))
+        #expect(atEnd == "", "a copy of the write end is still open: read gave \(String(describing: atEnd)), copies \(pipe.openCopies)")
         #expect(pipe.openCopies == 1)
     }
 
@@ -108,7 +120,7 @@ import Glibc
     /// 200 times. The receiver never takes or closes what it got: the values going away close
     /// every copy, on both sides.
     @Test func descriptorsCrossTheBusBothWaysAndNoneLeaks() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.started()
         let a = try await BusConnection.connect(to: bus.address)
         let b = try await BusConnection.connect(to: bus.address)
         defer { a.close(); b.close() }
@@ -145,7 +157,7 @@ import Glibc
     /// few at most).
     @Test func theProcessHoldsNoMoreDescriptorsAfterManyRoundTrips() async throws {
         func count() -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count }
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.started()
         let a = try await BusConnection.connect(to: bus.address)
         let b = try await BusConnection.connect(to: bus.address)
         defer { a.close(); b.close() }
