@@ -6,41 +6,38 @@ import SimulatorHarness
 import Glibc
 #endif
 
-/// D-Bus type `h`: descriptors cross a message whole (bytes written through the copy that
-/// arrived are read at the other end), and every copy is closed once nobody holds it: the
-/// read end sees end-of-file only when every copy of the write end is gone, and
-/// /proc/self/fd shows how many copies of the pair this process holds.
+/// pipe2(2), which the Glibc module does not export.
+@_silgen_name("pipe2")
+private func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
+
+/// D-Bus type `h`: descriptors cross a message whole (a pipe written through the copy that
+/// arrived is read at the other end), and every copy is closed once nobody holds it: a pipe's
+/// read end sees end-of-file only when every copy of its write end is gone, and /proc/self/fd
+/// shows how many copies of one pipe this process holds.
 @Suite struct UnixFDPassingTests {
-    /// A connected pair of Unix sockets standing for a pipe (`read` end, `write` end), made
-    /// close-on-exec at once (`SOCK_CLOEXEC`: a child another test spawns meanwhile must not
-    /// inherit a copy); the read end sees end-of-file once every copy of the write end is
-    /// closed. `inodes` name the two ends in /proc/self/fd.
+    /// A pipe whose ends are owned by objects, made close-on-exec at once (`pipe2`, so that a
+    /// child another test spawns meanwhile cannot inherit a copy); `inode` names it in
+    /// /proc/self/fd.
     struct Pipe {
         let read: UnixFileDescriptor
         let write: UnixFileDescriptor
-        let inodes: Set<UInt64>
+        let inode: UInt64
 
         init() throws {
             var fds: [Int32] = [-1, -1]
-            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-                throw POSIXError(.EMFILE)
-            }
+            guard pipe2(&fds, O_CLOEXEC) == 0 else { throw POSIXError(.EMFILE) }
             read = UnixFileDescriptor(owning: fds[0])
             write = UnixFileDescriptor(owning: fds[1])
-            inodes = Set(fds.map { fd in
-                var info = stat()
-                fstat(fd, &info)
-                return UInt64(info.st_ino)
-            })
+            var info = stat()
+            fstat(fds[0], &info)
+            inode = UInt64(info.st_ino)
         }
 
-        /// How many descriptors of this process refer to either end.
+        /// How many descriptors of this process refer to this pipe (either end).
         var openCopies: Int {
-            let targets = Set(inodes.map { "socket:[\($0)]" })
+            let target = "pipe:[\(inode)]"
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-            return entries.filter { entry in
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(entry)")).map(targets.contains) ?? false
-            }.count
+            return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == target }.count
         }
 
         /// ``openCopies`` once it is `expected`, or after 2 s: a reply resumes its caller while
