@@ -53,7 +53,7 @@ RELEASE_FLAGS := -c release $(STATIC_STDLIB)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
-.PHONY: help deps venv build debug test test-signals test-tsan test-asan soak demo sim-smoke bench \
+.PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts soak demo sim-smoke bench \
         install uninstall clean distclean
 
 help: ## Show this list.
@@ -105,6 +105,9 @@ test-asan: ## The tests under AddressSanitizer (separate build in .build/asan; t
 	BLECTL_BIN="$$($(SWIFT) build --scratch-path $(SCRATCH)/asan $(SWIFTFLAGS) --sanitize=address $(LLD_FLAGS) --show-bin-path)/blectl" \
 	    ASAN_OPTIONS='$(ASAN_OPTIONS)' \
 	    $(SWIFT) test --skip-build --scratch-path $(SCRATCH)/asan $(SWIFTFLAGS) --sanitize=address $(LLD_FLAGS) $(TESTFLAGS)
+
+test-timeouts: build ## Every simulator fault x every subcommand with --timeout 2: overruns past the timeout reported, fails past 1 s (scripts/timeout-sweep).
+	scripts/timeout-sweep "$(RELEASE_BIN)" -j 2
 
 soak: build ## 60 s scan, 2,000 advertisers changing RSSI: flat memory, no line lost (scripts/soak).
 	scripts/soak "$(RELEASE_BIN)"

@@ -54,13 +54,20 @@ public enum Blectl {
     }
 
     static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
-        let context = try await CommandContext.open(global, timeout: subcommand.command.timeout)
+        // `--timeout` bounds the whole command, clean-up included: past the deadline clean-up
+        // only puts its calls on the wire (CommandDeadline).
+        let command = subcommand.command
+        let deadline = ContinuousClock.now + command.timeout
+        let context = try await CommandContext.open(global, deadline: deadline, requirement: type(of: command).adapterRequirement)
         var failure: (any Error)?
         do {
-            try await subcommand.command.run(context)
+            try await CommandDeadline.$instant.withValue(deadline) {
+                try await command.run(context)
+            }
         } catch {
             failure = error
         }
+        await context.session.connection.flush(within: CleanupPolicy.wireTime)
         context.session.close()
         // bluetoothd is as blectl found it; now stdout's reader takes what is queued, as
         // from any filter (a signal ends the wait). A failure is reported either way.

@@ -1,27 +1,5 @@
 import DBusKit
 
-/// How long clean-up after an interrupted operation (StopDiscovery, Disconnect, StopNotify)
-/// may take of our own time.
-package enum CleanupPolicy {
-    package static let interruptedTimeout: Duration = .milliseconds(400)
-    /// How long clean-up waits for the reply to a start call (StartDiscovery, StartNotify)
-    /// still pending when the operation was interrupted, so that the matching stop follows a
-    /// start that succeeded: BlueZ answers the stop with InProgress while the start is pending
-    /// (bluez/src/adapter.c stop_discovery), so it cannot be sent earlier. Closing the bus
-    /// connection ends whatever is still left after that.
-    package static let pendingStartTimeout: Duration = .seconds(2)
-    /// How long a StartDiscovery may stay unanswered once the adapter is discovering before
-    /// the scan goes on without its reply. BlueZ 5.66 keeps one pending start per adapter
-    /// (bluez/src/adapter.c start_discovery: `adapter->client`): when two clients start
-    /// discovery at once, the first one's StartDiscovery is never answered, although its
-    /// session is registered and the adapter discovers for it (seen with two `blectl scan`
-    /// started together on a real bluetoothd). An answered start is answered within
-    /// milliseconds of the Discovering change (both follow the kernel's start), so half a
-    /// second is plenty; a reply that still comes later is waited for at the end and the
-    /// StopDiscovery sent.
-    package static let unansweredStartGrace: Duration = .milliseconds(500)
-}
-
 extension Adapter {
     /// The Device1 properties whose change means the device was heard during this scan.
     static let sightingProperties: Set<String> = ["RSSI", "ManufacturerData", "ServiceData", "TxPower"]
@@ -103,7 +81,9 @@ extension Adapter {
         continuation.finish()
         // A start left unanswered stays so (BlueZ answers StopDiscovery InProgress until
         // then); closing the bus connection ends that session, so do not wait long for it.
-        let startWait = answered ? CleanupPolicy.pendingStartTimeout : CleanupPolicy.interruptedTimeout
+        // At least ``CleanupPolicy/wireTime``, so that a start already answered is seen as such.
+        let startWait = max(CleanupPolicy.budget(answered ? CleanupPolicy.pendingStartTimeout : CleanupPolicy.interruptedTimeout),
+                            CleanupPolicy.wireTime)
         let startOutcome = Lock<Result<Void, any Error>?>(nil)
         await runCleanup {
             do {
@@ -112,8 +92,7 @@ extension Adapter {
                 startOutcome.withLock { $0 = .failure(error) }
                 return
             }
-            _ = try? await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StopDiscovery"), operation: operation,
-                                        timeout: CleanupPolicy.interruptedTimeout)
+            await session.sendAsCleanup(BlueZ.call(path, BlueZ.adapterInterface, "StopDiscovery"), waitingUpTo: CleanupPolicy.interruptedTimeout)
         }
         // A start taken as begun that then failed: the scan reports that failure, not success.
         if !answered, case .success = result, case .failure(let error)? = startOutcome.withLock({ $0 }), Self.isLateStartFailure(error) {
@@ -230,10 +209,4 @@ func awaitCancellable<T: Sendable>(_ task: Task<T, any Error>, timeout: Duration
     try await withOneShot(timeout: timeout) { (shot: OneShot<T>) in
         Task { shot.resolve(await task.result) }
     }
-}
-
-/// Runs clean-up in a task of its own, so it completes even when the caller was cancelled
-/// (clean-up awaited inside a cancelled task would fail at once).
-func runCleanup(_ work: @escaping @Sendable () async -> Void) async {
-    await Task { await work() }.value
 }

@@ -54,6 +54,23 @@ public struct Adapter: Sendable {
         }
     }
 
+    /// blectl's choice of adapter when it need not be powered (reading what BlueZ knows): the
+    /// one named, powered or not; else the first powered one by path; else the first one.
+    /// - Parameter name: `hci0`-style name; nil for the default choice.
+    /// - Throws: ``BLEError/unavailable(_:)`` `.noAdapter` (none, or not the one named).
+    package static func present(in session: Session, named name: String?) throws -> Adapter {
+        try session.withCache { cache in
+            let all = cache.paths(with: BlueZ.adapterInterface)
+            if let name {
+                guard let path = all.first(where: { $0.lastComponent == name[...] }) else { throw BLEError.unavailable(.noAdapter(name)) }
+                return Adapter(session: session, path: path)
+            }
+            let powered = { (path: ObjectPath) in cache.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool == true }
+            guard let path = all.first(where: powered) ?? all.first else { throw BLEError.unavailable(.noAdapter(nil)) }
+            return Adapter(session: session, path: path)
+        }
+    }
+
     /// The object path BlueZ gives `address` under this adapter.
     public func devicePath(for address: BluetoothAddress) -> ObjectPath {
         path.appending(address.devicePathComponent)

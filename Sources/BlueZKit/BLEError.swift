@@ -6,18 +6,25 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case bus, adapter, discovery, deviceLookup = "device_lookup", connect
         case serviceResolution = "service_resolution", serviceLookup = "service_lookup"
         case read, write, notificationSetup = "notification_setup", response, battery, disconnect
+        case agent, pair, trust, unpair
+        /// Receiving the notifications of a subscription, once it is set up.
+        case notifications
     }
 
     public var kind: Kind
     public var address: BluetoothAddress?
     public var service: BluetoothUUID?
     public var characteristic: BluetoothUUID?
+    /// The descriptor of `characteristic` concerned (a descriptor read), or nil.
+    public var descriptor: BluetoothUUID?
 
-    public init(_ kind: Kind, address: BluetoothAddress? = nil, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil) {
+    public init(_ kind: Kind, address: BluetoothAddress? = nil, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil,
+                descriptor: BluetoothUUID? = nil) {
         self.kind = kind
         self.address = address
         self.service = service
         self.characteristic = characteristic
+        self.descriptor = descriptor
     }
 
     public var description: String {
@@ -36,7 +43,13 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case .response: text = "waiting for the response notification"
         case .battery: text = "battery lookup"
         case .disconnect: text = "disconnect"
+        case .agent: text = "pairing agent registration"
+        case .pair: text = "pairing"
+        case .trust: text = "setting Trusted"
+        case .unpair: text = "unpairing"
+        case .notifications: text = "notifications"
         }
+        if let descriptor { text += " of descriptor \(descriptor.shortString)" }
         if let characteristic { text += " of characteristic \(characteristic.shortString)" }
         if let service { text += " in service \(service.shortString)" }
         if let address { text += " on \(address)" }
@@ -177,6 +190,10 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
                 return BLEError.failed(operation, dbusError: name, message: message)
             case BlueZ.Error.failed where message == "Not connected":
                 return BLEError.disconnected(operation)
+            case BlueZ.Error.notPermitted where message == BlueZ.NotPermittedMessage.readNotPermitted
+                || message == BlueZ.NotPermittedMessage.writeNotPermitted:
+                // ATT Read/Write Not Permitted: the attribute never allows it; pairing would not help.
+                return BLEError.notSupported(operation, "\(operation): the device refused it (\(name): \(message))")
             case BlueZ.Error.notPermitted, BlueZ.Error.notAuthorized:
                 return BLEError.notPermitted(operation, dbusError: name, message: message)
             case BlueZ.Error.authenticationFailed, BlueZ.Error.authenticationRejected, BlueZ.Error.authenticationCanceled,

@@ -9,6 +9,12 @@ public enum BlueZ {
     public static let gattCharacteristicInterface = "org.bluez.GattCharacteristic1"
     public static let gattDescriptorInterface = "org.bluez.GattDescriptor1"
     public static let batteryInterface = "org.bluez.Battery1"
+    /// On `/org/bluez` (bluez/doc/org.bluez.AgentManager.rst).
+    public static let agentManagerInterface = "org.bluez.AgentManager1"
+    /// Implemented by clients, called by bluetoothd (bluez/doc/org.bluez.Agent.rst).
+    public static let agentInterface = "org.bluez.Agent1"
+    /// The object implementing ``agentManagerInterface``.
+    public static let agentManagerPath: ObjectPath = "/org/bluez"
     public static let objectManager = "org.freedesktop.DBus.ObjectManager"
     public static let properties = "org.freedesktop.DBus.Properties"
 
@@ -33,6 +39,10 @@ public enum BlueZ {
         public static let authenticationCanceled = "org.bluez.Error.AuthenticationCanceled"
         public static let authenticationTimeout = "org.bluez.Error.AuthenticationTimeout"
         public static let alreadyExists = "org.bluez.Error.AlreadyExists"
+        /// What an agent answers a request it refuses (bluez/doc/org.bluez.Agent.rst).
+        public static let rejected = "org.bluez.Error.Rejected"
+        /// What an agent answers a request its user cancelled (bluez/doc/org.bluez.Agent.rst).
+        public static let canceled = "org.bluez.Error.Canceled"
     }
 
     /// `org.bluez.Error.Failed` messages with a meaning of their own (bluez/src/device.c).
@@ -41,6 +51,15 @@ public enum BlueZ {
         public static let leConnectionAbortByLocal = "le-connection-abort-by-local"
         /// A pending Connect cancelled by Disconnect.
         public static let connectionCanceled = "br-connection-canceled"
+    }
+
+    /// `org.bluez.Error.NotPermitted` messages that are not about pairing (bluez/src/gatt-client.c
+    /// create_gatt_dbus_error): the device answered ATT "Read Not Permitted" or "Write Not
+    /// Permitted", the attribute cannot be read or written at all. Insufficient authentication
+    /// or encryption comes as "Not paired" instead.
+    public enum NotPermittedMessage {
+        public static let readNotPermitted = "Read not permitted"
+        public static let writeNotPermitted = "Write not permitted"
     }
 
     static func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) -> MethodCall {

@@ -11,9 +11,11 @@ final class CharacteristicGate: Sendable {
     private let state = Lock(State())
 
     /// Runs `body` once no other operation on `path` is in flight.
+    /// - Parameters:
+    ///   - timeout: how long to wait for the turn; nil waits without a limit.
     /// - Throws: ``BLEError/timedOut(_:)`` naming `operation` when the turn does not come
     ///   within `timeout`, `CancellationError`, what `body` throws.
-    func run<T>(_ path: ObjectPath, operation: BLEOperation, timeout: Duration, _ body: () async throws -> T) async throws -> T {
+    func run<T>(_ path: ObjectPath, operation: BLEOperation, timeout: Duration?, _ body: () async throws -> T) async throws -> T {
         let shot = OneShot<Void>()
         let mustWait = state.withLock { state -> Bool in
             if state.busy.insert(path).inserted { return false }
@@ -38,6 +40,11 @@ final class CharacteristicGate: Sendable {
         }
         defer { release(path) }
         return try await body()
+    }
+
+    /// Operations waiting for their turn on `path` (for tests: one that gave up has left).
+    func waitingCount(on path: ObjectPath) -> Int {
+        state.withLock { $0.waiting[path]?.count ?? 0 }
     }
 
     private func release(_ path: ObjectPath) {

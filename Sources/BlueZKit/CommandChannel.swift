@@ -47,23 +47,34 @@ public final class CommandChannel: Sendable {
         // bluetoothd passes on a write to a characteristic whatever its Flags say, and a
         // device may take it (seen on the real rig: a vendor "command" overwrote the Battery
         // Level); refuse before touching the device.
-        try require(write, oneOf: ["write", "write-without-response"], for: .write, "be written", on: device)
-        try require(notify, oneOf: ["notify", "indicate"], for: .notificationSetup, "notify", on: device)
+        try device.require(write, oneOf: ["write", "write-without-response"], for: .write, "be written")
+        try device.require(notify, oneOf: ["notify", "indicate"], for: .notificationSetup, "notify")
         let channel = CommandChannel(device: device, write: write, notify: notify)
         return try await device.withNotifications(notify, setupTimeout: setupTimeout, onValue: { channel.deliver($0) }) {
             try await body(channel)
         }
     }
 
-    /// Throws ``BLEError/notSupported(_:_:)`` (operation `kind`) unless `characteristic`
-    /// has one of `flags`; `ability` completes "cannot …" in the message.
-    private static func require(_ characteristic: GATTCharacteristic, oneOf flags: [String], for kind: BLEOperation.Kind,
-                                _ ability: String, on device: ConnectedDevice) throws {
-        guard !flags.contains(where: characteristic.flags.contains) else { return }
-        throw BLEError.notSupported(
-            device.device.operation(kind, service: characteristic.service, characteristic: characteristic.uuid),
-            "characteristic \(characteristic.uuid.shortString) in service \(characteristic.service.shortString) on "
-                + "\(device.device.address) cannot \(ability) (flags: \(characteristic.flags.joined(separator: " ")))")
+    /// One request on a channel of its own: opens it (StartNotify on `notify`), writes
+    /// `command`, collects `count` answers that start with `responsePrefix`, closes it
+    /// (StopNotify). What blectl's `request` and the vendor protocol's probes run.
+    /// - Parameters:
+    ///   - command: the bytes written to `write` (Write Request when it has the `write` flag,
+    ///     else Write Command).
+    ///   - responsePrefix: the bytes an answer starts with; empty (the default) takes every
+    ///     notification.
+    ///   - count: how many answers to collect (at least 1).
+    ///   - timeout: the limit for StartNotify, the write and the answers together.
+    /// - Returns: the answers, whole, in the order they were notified.
+    /// - Throws: as ``with(_:write:notify:setupTimeout:_:)`` and ``request(_:responsePrefix:count:timeout:)``.
+    public static func request(
+        _ command: [UInt8], on device: ConnectedDevice, write: GATTCharacteristic, notify: GATTCharacteristic,
+        responsePrefix: [UInt8] = [], count: Int = 1, timeout: Duration
+    ) async throws -> [[UInt8]] {
+        let deadline = ContinuousClock.now + timeout
+        return try await with(device, write: write, notify: notify, setupTimeout: timeout) { channel in
+            try await channel.request(command, responsePrefix: responsePrefix, count: count, timeout: deadline - .now)
+        }
     }
 
     /// Requests waiting for an answer (for tests: nothing may be left after a request).

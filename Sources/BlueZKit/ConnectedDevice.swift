@@ -156,59 +156,9 @@ public struct ConnectedDevice: Sendable {
         return found
     }
 
-    /// Reads a characteristic's value (GattCharacteristic1.ReadValue). One operation runs per
-    /// characteristic at a time (others wait their turn within their timeout); an InProgress
-    /// answer (another client's operation) is retried within `timeout`. The Value change BlueZ
-    /// signals after the reply is not delivered as a notification
-    /// (see ``withNotifications(_:setupTimeout:onValue:_:)``).
-    /// - Returns: the value bytes.
-    /// - Throws: ``BLEError/timedOut(_:)`` (read, naming service and characteristic),
-    ///   ``BLEError/disconnected(_:)``, ``BLEError/failed(_:dbusError:message:)``, `CancellationError`.
-    public func read(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> [UInt8] {
-        let operation = device.operation(.read, service: characteristic.service, characteristic: characteristic.uuid)
-        let call = BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "ReadValue",
-                              [.stringVariantDictionary([:])])
-        let deadline = ContinuousClock.now + timeout
-        let session = session
-        let path = characteristic.path
-        let reply = try await session.gate.run(characteristic.path, operation: operation, timeout: timeout) {
-            try await retryingInProgress(operation: operation, timeout: deadline - .now) { remaining in
-                try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation)) { reply in
-                    if let value = reply.body.first?.bytes { session.expectReadMirror(of: value, on: path) }
-                }
-            }
-        }
-        guard let value = reply.body.first?.bytes else { throw BLEError.protocolError(operation, "ReadValue did not return bytes") }
-        return value
-    }
-
-    /// How a value is written (GattCharacteristic1.WriteValue option "type").
-    public enum WriteType: String, Sendable {
-        /// Write with response (ATT Write Request).
-        case request
-        /// Write without response (ATT Write Command).
-        case command
-    }
-
-    /// Writes a characteristic's value (GattCharacteristic1.WriteValue). InProgress is retried
-    /// within `timeout`.
-    /// - Throws: ``BLEError/timedOut(_:)`` (write), ``BLEError/disconnected(_:)``,
-    ///   ``BLEError/failed(_:dbusError:message:)``, `CancellationError`.
-    public func write(_ characteristic: GATTCharacteristic, _ value: [UInt8], type: WriteType = .request, timeout: Duration) async throws {
-        let operation = device.operation(.write, service: characteristic.service, characteristic: characteristic.uuid)
-        let call = BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "WriteValue",
-                              [.bytes(value), .stringVariantDictionary(["type": .string(type.rawValue)])])
-        let deadline = ContinuousClock.now + timeout
-        _ = try await session.gate.run(characteristic.path, operation: operation, timeout: timeout) {
-            try await retryingInProgress(operation: operation, timeout: deadline - .now) { remaining in
-                try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation))
-            }
-        }
-    }
-
     /// Runs a GATT call: InProgress answers are retried within `timeout`; a failure that comes
     /// with the link dropping is reported as ``BLEError/disconnected(_:)``.
-    private func retryingInProgress<T>(operation: BLEOperation, timeout: Duration, _ body: (Duration) async throws -> T) async throws -> T {
+    func retryingInProgress<T>(operation: BLEOperation, timeout: Duration, _ body: (Duration) async throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + timeout
         while true {
             do {
@@ -244,7 +194,7 @@ public struct ConnectedDevice: Sendable {
     /// own signal carried (two notifications in one batch are two values); StopNotify when
     /// done (errors dropped). The watcher is in place before StartNotify, so no notification
     /// is missed. The Value change that echoes one of this session's own reads
-    /// (``read(_:timeout:)``) is not a notification and is not delivered. `onValue` may call
+    /// (``read(_:offset:timeout:)``) is not a notification and is not delivered. `onValue` may call
     /// back into the session (a call, ``Session/close()``), but must not block.
     ///
     /// Interrupted while the StartNotify reply is pending, it waits for that reply (at most
@@ -285,9 +235,10 @@ public struct ConnectedDevice: Sendable {
         session.removeWatcher(watcher)
         let session = session
         await runCleanup {
-            guard (try? await awaitCancellable(start, timeout: CleanupPolicy.pendingStartTimeout)) != nil else { return }
-            _ = try? await session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), operation: operation,
-                                        timeout: CleanupPolicy.interruptedTimeout)
+            // At least ``CleanupPolicy/wireTime``, so that a start already answered is seen as such.
+            let startWait = max(CleanupPolicy.budget(CleanupPolicy.pendingStartTimeout), CleanupPolicy.wireTime)
+            guard (try? await awaitCancellable(start, timeout: startWait)) != nil else { return }
+            await session.sendAsCleanup(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), waitingUpTo: CleanupPolicy.interruptedTimeout)
         }
         return try result.get()
     }

@@ -87,14 +87,10 @@ extension Device {
     }
 
     /// Sends Disconnect even when the task is cancelled, and waits for BlueZ's reply up to
-    /// `limit` or until the task is cancelled; in every case the call is on the wire on return.
+    /// `limit` (cut to the ``CommandDeadline``) or until the task is cancelled; in every case
+    /// the call is on the wire on return.
     func disconnectAsCleanup(waitingUpTo limit: Duration) async {
-        let replied = OneShot<Void>()
-        // Enqueued now, whatever the state of this task.
-        let pending = session.connection.send(BlueZ.call(path, BlueZ.deviceInterface, "Disconnect")) { _ in replied.succeed(()) }
-        _ = try? await withOneShot(timeout: limit) { (wait: OneShot<Void>) in replied.onFinish { wait.succeed(()) } }
-        await session.connection.flush(within: CleanupPolicy.interruptedTimeout)
-        pending.cancel()
+        await session.sendAsCleanup(BlueZ.call(path, BlueZ.deviceInterface, "Disconnect"), waitingUpTo: limit)
     }
 
     /// Device1.Disconnect; BlueZ replies once the link is down (after its 2 s disconnect timer).
@@ -149,7 +145,7 @@ extension Device {
     }
 
     /// `error`, or when it is a disconnection that came with Bluetooth going away, that.
-    private func refinedLinkLoss(_ error: any Error) async -> any Error {
+    func refinedLinkLoss(_ error: any Error) async -> any Error {
         guard let bleError = error as? BLEError, case .disconnected = bleError, !Task.isCancelled else { return error }
         return await adapter.unavailabilityAfterLinkLoss() ?? error
     }

@@ -19,8 +19,9 @@ public struct Device: Sendable {
         return session.withCache { $0[path, BlueZ.deviceInterface].flatMap { Advertisement(path: path, properties: $0) } }
     }
 
-    func operation(_ kind: BLEOperation.Kind, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil) -> BLEOperation {
-        BLEOperation(kind, address: address, service: service, characteristic: characteristic)
+    func operation(_ kind: BLEOperation.Kind, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil,
+                   descriptor: BluetoothUUID? = nil) -> BLEOperation {
+        BLEOperation(kind, address: address, service: service, characteristic: characteristic, descriptor: descriptor)
     }
 
     /// A condition that fails with ``BLEError/disconnected(_:)`` when the device object is
@@ -39,22 +40,34 @@ public struct Device: Sendable {
     ///   ``Adapter/withDiscovery(filter:setupTimeout:_:)``, `CancellationError`.
     public static func find(_ address: BluetoothAddress, on adapter: Adapter, timeout: Duration) async throws -> Device {
         if let known = adapter.knownDevice(address) { return known }
-        let found = try await withThrowingTaskGroup(of: Bool.self) { group in
+        let found = try await adapter.scan(untilHeard: address, timeout: timeout) { true } ?? false
+        guard found || adapter.knownDevice(address) != nil else { throw BLEError.deviceNotFound(address) }
+        return Device(adapter: adapter, address: address)
+    }
+}
+
+extension Adapter {
+    /// Scans (``withDiscovery(filter:setupTimeout:_:)``, no filter) until `address` is heard,
+    /// then returns what `heard` makes of it (nil goes on scanning); nil when `timeout` passes.
+    /// Discovery is stopped either way.
+    func scan<T: Sendable>(untilHeard address: BluetoothAddress, timeout: Duration,
+                           _ heard: @escaping @Sendable () -> T?) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
-                try await adapter.withDiscovery(filter: DiscoveryFilter(), setupTimeout: timeout) { stream in
-                    for try await batch in stream where batch.contains(where: { $0.address == address }) { return true }
-                    return false
+                try await withDiscovery(filter: DiscoveryFilter(), setupTimeout: timeout) { stream in
+                    for try await batch in stream where batch.contains(where: { $0.address == address }) {
+                        if let value = heard() { return value }
+                    }
+                    return nil
                 }
             }
             group.addTask {
                 try await Task.sleep(for: timeout)
-                return false
+                return nil
             }
-            let first = try await group.next() ?? false
+            let first = try await group.next() ?? nil
             group.cancelAll()
             return first
         }
-        guard found || adapter.knownDevice(address) != nil else { throw BLEError.deviceNotFound(address) }
-        return Device(adapter: adapter, address: address)
     }
 }

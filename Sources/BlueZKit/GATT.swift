@@ -4,6 +4,10 @@ import DBusKit
 public struct GATTDescriptor: Sendable, Equatable {
     public var path: ObjectPath
     public var uuid: BluetoothUUID
+    /// The UUID of the characteristic it belongs to.
+    public var characteristic: BluetoothUUID
+    /// The UUID of that characteristic's service.
+    public var service: BluetoothUUID
 }
 
 /// A GATT characteristic, org.bluez.GattCharacteristic1 (bluez/doc/org.bluez.GattCharacteristic.rst).
@@ -27,6 +31,13 @@ public struct GATTService: Sendable, Equatable {
     /// The characteristic with `uuid`, if the service has it.
     public func characteristic(_ uuid: BluetoothUUID) -> GATTCharacteristic? {
         characteristics.first { $0.uuid == uuid }
+    }
+}
+
+extension GATTCharacteristic {
+    /// The descriptor with `uuid`, if the characteristic has it (the first, by handle).
+    public func descriptor(_ uuid: BluetoothUUID) -> GATTDescriptor? {
+        descriptors.first { $0.uuid == uuid }
     }
 }
 
@@ -56,7 +67,7 @@ extension ObjectCache {
                       let charUUID = c["UUID"]?.string.flatMap({ BluetoothUUID($0) }) else { return nil }
                 let descriptors = paths(with: BlueZ.gattDescriptorInterface, under: charPath).compactMap { descPath -> GATTDescriptor? in
                     guard let d = self[descPath, BlueZ.gattDescriptorInterface]?["UUID"]?.string.flatMap({ BluetoothUUID($0) }) else { return nil }
-                    return GATTDescriptor(path: descPath, uuid: d)
+                    return GATTDescriptor(path: descPath, uuid: d, characteristic: charUUID, service: uuid)
                 }
                 return GATTCharacteristic(path: charPath, uuid: charUUID, service: uuid,
                                           flags: c["Flags"]?.stringArray ?? [], descriptors: descriptors)

@@ -81,4 +81,20 @@ extension Session {
             throw BLEError.from(error, during: operation)
         }
     }
+
+    /// Sends a clean-up call (StopDiscovery, StopNotify, Disconnect) whatever the state of
+    /// this task, then waits for its reply up to `limit`, cut to the ``CommandDeadline``
+    /// (not at all once it has passed), and makes sure it is written to the bus. The reply
+    /// and its errors are dropped: clean-up never replaces a result.
+    func sendAsCleanup(_ call: MethodCall, waitingUpTo limit: Duration) async {
+        let replied = OneShot<Void>()
+        // Enqueued now: sent even when the wait below is skipped or cancelled.
+        let pending = connection.send(call) { _ in replied.succeed(()) }
+        let budget = CleanupPolicy.budget(limit)
+        if budget > .zero {
+            _ = try? await withOneShot(timeout: budget) { (wait: OneShot<Void>) in replied.onFinish { wait.succeed(()) } }
+        }
+        await connection.flush(within: max(CleanupPolicy.budget(CleanupPolicy.interruptedTimeout), CleanupPolicy.wireTime))
+        pending.cancel()
+    }
 }

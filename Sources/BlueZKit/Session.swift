@@ -26,7 +26,7 @@ public final class Session: Sendable {
         var watchers: [(id: UInt64, watcher: Watcher)] = []
         var nextID: UInt64 = 0
         /// Values our own ReadValue calls returned, per characteristic, whose Value change
-        /// BlueZ has not signalled yet (see ``expectReadMirror(of:on:)``).
+        /// BlueZ has not signalled yet (see ``expectReadMirror(of:at:on:)``).
         var readMirrors: [ObjectPath: [ReadMirror]] = [:]
         /// Signals dropped because they did not come from org.bluez's owner.
         var foreignSignals = 0
@@ -35,8 +35,18 @@ public final class Session: Sendable {
     /// A value a ReadValue of ours returned: BlueZ stores it and signals it as a Value change
     /// just after the reply, which is not a notification.
     struct ReadMirror {
+        /// The bytes the read returned.
         var value: [UInt8]
+        /// Where in the attribute's value they start (the read's offset).
+        var offset: Int
         var expires: ContinuousClock.Instant
+
+        /// Whether `signalled` is the value BlueZ stored after this read: after a read from
+        /// `offset`, BlueZ keeps the part before it and signals the whole stored value.
+        func isEcho(_ signalled: [UInt8]) -> Bool {
+            offset == 0 ? signalled == value
+                : signalled.count >= offset + value.count && signalled[offset..<offset + value.count].elementsEqual(value)
+        }
     }
 
     /// How long a read's Value change is expected after its reply (BlueZ emits it at once).
@@ -229,18 +239,19 @@ public final class Session: Sendable {
 
     // MARK: - Our own reads are not notifications
 
-    /// Notes that this session's ReadValue on `path` returned `value`.
+    /// Notes that this session's ReadValue on `path`, from `offset`, returned `value`.
     ///
     /// BlueZ answers ReadValue, stores the value and then signals it as a PropertiesChanged
-    /// of Value (bluez/src/gatt-client.c), exactly as it signals a notification. The next Value
-    /// change on `path` equal to `value` (within ``readMirrorLifetime``) is therefore folded
+    /// of Value (bluez/src/gatt-client.c chrc_read_cb), exactly as it signals a notification.
+    /// The next Value change on `path` that is this value (within ``readMirrorLifetime``; after
+    /// a read from an offset, a stored value holding `value` at `offset`) is therefore folded
     /// into the cache but not reported as a changed Value, so no watcher takes it for a
     /// notification (Chromium's BlueZ backend does the same with a count of reads in flight).
     /// Call it from the reply handler, on the connection's queue, so it is in place before
     /// the signal that follows the reply is folded.
-    func expectReadMirror(of value: [UInt8], on path: ObjectPath) {
+    func expectReadMirror(of value: [UInt8], at offset: UInt16 = 0, on path: ObjectPath) {
         let expires = ContinuousClock.now + Self.readMirrorLifetime
-        state.withLock { $0.readMirrors[path, default: []].append(ReadMirror(value: value, expires: expires)) }
+        state.withLock { $0.readMirrors[path, default: []].append(ReadMirror(value: value, offset: Int(offset), expires: expires)) }
     }
 
     /// `event` without its Value when the value it carries is the echo of one of our reads.
@@ -249,7 +260,7 @@ public final class Session: Sendable {
               let value = changed["Value"]?.bytes, var mirrors = state.readMirrors[path] else { return event }
         let now = ContinuousClock.now
         mirrors.removeAll { $0.expires < now }
-        let echo = mirrors.firstIndex { $0.value == value }
+        let echo = mirrors.firstIndex { $0.isEcho(value) }
         if let echo { mirrors.remove(at: echo) }
         state.readMirrors[path] = mirrors.isEmpty ? nil : mirrors
         guard echo != nil else { return event }

@@ -21,15 +21,14 @@ public struct VendorProtocol: Sendable, Equatable {
     /// Sends `command` and returns the answer's payload (after the response code).
     /// - Throws: ``BLEError/notSupported(_:_:)`` when the service or a characteristic is missing,
     ///   ``BLEError/deviceProtocolError(_:_:)`` for an answer shorter than `payloadLength`, the
-    ///   errors of ``CommandChannel/request(_:responseCode:timeout:)``.
+    ///   errors of ``CommandChannel/request(_:on:write:notify:responsePrefix:count:timeout:)``.
     public func send(_ command: UInt8, payloadLength: Int, on device: ConnectedDevice, timeout: Duration) async throws -> [UInt8] {
         let deadline = ContinuousClock.now + timeout
         let gattService = try await device.service(service, timeout: timeout)
         let write = try device.characteristic(writeCharacteristic, in: gattService)
         let notify = try device.characteristic(notifyCharacteristic, in: gattService)
-        let answer = try await CommandChannel.with(device, write: write, notify: notify, setupTimeout: deadline - .now) { channel in
-            try await channel.request([command], responseCode: command | 0x80, timeout: deadline - .now)
-        }
+        let answer = try await CommandChannel.request([command], on: device, write: write, notify: notify,
+                                                      responsePrefix: [command | 0x80], timeout: deadline - .now)[0]
         // The answer's bytes come from the device: check the length before taking any.
         guard payloadLength >= 0, answer.count >= 1 + payloadLength else {
             throw BLEError.deviceProtocolError(device.device.operation(.response, service: service, characteristic: notifyCharacteristic),

@@ -388,35 +388,43 @@ public final class BusConnection: @unchecked Sendable {
     /// (and answered ``MethodReply/noReply``). Does nothing when the caller asked for no reply
     /// or the connection is closed.
     public func reply(to call: Message, _ reply: MethodReply) {
-        guard let caller = call.sender, call.kind == .methodCall else { return }
-        onQueueOrLater { [self] in
-            guard isOpen else { return }
-            let message: OpaquePointer?
-            switch reply {
-            case .noReply:
+        onQueueOrLater { [self] in send(reply, to: call) }
+    }
+
+    /// Sends `reply` to `call` (queue only): a method return with the values (an error
+    /// `org.freedesktop.DBus.Error.Failed` if they cannot be encoded, or carry a Unix fd the
+    /// connection cannot pass), or an error reply.
+    private func send(_ reply: MethodReply, to call: Message) {
+        guard isOpen, let caller = call.sender, call.kind == .methodCall else { return }
+        let message: OpaquePointer?
+        switch reply {
+        case .noReply:
+            return
+        case .values(let values):
+            do throws(BusError) { try checkDescriptorPassing(values) } catch {
+                send(.error(name: "org.freedesktop.DBus.Error.Failed", message: error.description), to: call)
                 return
-            case .values(let values):
-                guard (try? checkDescriptorPassing(values)) != nil else { return }
-                message = dbus_message_new(CDBUS_MESSAGE_TYPE_METHOD_RETURN)
-                if let message, (try? MessageEncoder.append(values, to: message)) == nil {
-                    dbus_message_unref(message)
-                    return
-                }
-            case .error(let name, let text):
-                message = dbus_message_new(CDBUS_MESSAGE_TYPE_ERROR)
-                if let message {
-                    let valid = dbus_validate_error_name(name, nil) != 0 ? name : "org.freedesktop.DBus.Error.Failed"
-                    dbus_message_set_error_name(message, valid)
-                    if !text.utf8.contains(0) { try? MessageEncoder.append([.string(text)], to: message) }
-                }
             }
-            guard let message else { return }
-            dbus_message_set_reply_serial(message, call.serial)
-            dbus_message_set_destination(message, caller)
-            dbus_message_set_no_reply(message, 1)
-            dbus_connection_send(raw, message, nil)
-            dbus_message_unref(message)
+            message = dbus_message_new(CDBUS_MESSAGE_TYPE_METHOD_RETURN)
+            if let message, (try? MessageEncoder.append(values, to: message)) == nil {
+                dbus_message_unref(message)
+                send(.error(name: "org.freedesktop.DBus.Error.Failed", message: "reply values could not be encoded"), to: call)
+                return
+            }
+        case .error(let name, let text):
+            message = dbus_message_new(CDBUS_MESSAGE_TYPE_ERROR)
+            if let message {
+                let valid = dbus_validate_error_name(name, nil) != 0 ? name : "org.freedesktop.DBus.Error.Failed"
+                dbus_message_set_error_name(message, valid)
+                if !text.utf8.contains(0) { try? MessageEncoder.append([.string(text)], to: message) }
+            }
         }
+        guard let message else { return }
+        dbus_message_set_reply_serial(message, call.serial)
+        dbus_message_set_destination(message, caller)
+        dbus_message_set_no_reply(message, 1)
+        dbus_connection_send(raw, message, nil)
+        dbus_message_unref(message)
     }
 
     /// Asks the bus for a well-known name (`RequestName`, flag DO_NOT_QUEUE).
@@ -441,35 +449,7 @@ public final class BusConnection: @unchecked Sendable {
             reply = .error(name: DBusErrorName.unknownObject, message: "no object at \(call.path?.rawValue ?? "?")")
         }
         guard dbus_message_get_no_reply(incoming) == 0 else { return }
-        let message: OpaquePointer?
-        switch reply {
-        case .noReply:
-            return
-        case .values(let values):
-            do throws(BusError) { try checkDescriptorPassing(values) } catch {
-                sendError(to: incoming, name: "org.freedesktop.DBus.Error.Failed", message: error.description)
-                return
-            }
-            message = dbus_message_new_method_return(incoming)
-            if let message, (try? MessageEncoder.append(values, to: message)) == nil {
-                dbus_message_unref(message)
-                sendError(to: incoming, name: "org.freedesktop.DBus.Error.Failed", message: "reply values could not be encoded")
-                return
-            }
-        case .error(let name, let text):
-            sendError(to: incoming, name: name, message: text)
-            return
-        }
-        guard let message else { return }
-        dbus_connection_send(raw, message, nil)
-        dbus_message_unref(message)
-    }
-
-    private func sendError(to call: OpaquePointer, name: String, message text: String) {
-        let valid = dbus_validate_error_name(name, nil) != 0 ? name : "org.freedesktop.DBus.Error.Failed"
-        guard let message = dbus_message_new_error(call, valid, text.utf8.contains(0) ? "" : text) else { return }
-        dbus_connection_send(raw, message, nil)
-        dbus_message_unref(message)
+        send(reply, to: call)
     }
 
     // MARK: - Introspection for tests

@@ -42,6 +42,27 @@ struct ArgumentParserTests {
         #expect(try values.value(of: Self.target) == "b")
     }
 
+    @Test func requiredOptionsMustBeGivenAndShowWithoutBrackets() throws {
+        let to = Option<String>("to", valueName: "place", help: "Where.", parser: .verbatim, required: true)
+        let move = CommandSpec(name: "move", abstract: "Move.", arguments: [Self.source.spec], options: [to.spec, Self.tag.spec])
+        let root = CommandSpec(name: "tool", abstract: "A tool.", subcommands: [move])
+        #expect(throws: UsageError("Missing expected argument '--to <place>'", subcommand: "move")) {
+            try ArgumentParser(root: root).parse(["move", "a"])
+        }
+        // A missing argument is reported first, as it comes first in the usage.
+        #expect(throws: UsageError("Missing expected argument '<source>'", subcommand: "move")) {
+            try ArgumentParser(root: root).parse(["move"])
+        }
+        guard case .parsed(_, let values) = try ArgumentParser(root: root).parse(["move", "--to=b", "a"]) else {
+            Issue.record("expected a parse")
+            return
+        }
+        #expect(try values.requiredValue(of: to) == "b")
+        #expect(HelpFormatter.usage(for: [root, move], prefix: "Usage: ") == "Usage: tool move <source> --to <place> [--tag <tag> ...]")
+        // An option with a default is never required.
+        #expect(Option<String>("x", valueName: "x", help: "X.", parser: .verbatim, default: "d", required: true).spec.isRequired == false)
+    }
+
     @Test func optionalArgumentMayBeOmitted() throws {
         let (_, values) = try parse(["copy", "a"])
         #expect(try values.value(of: Self.target) == nil)

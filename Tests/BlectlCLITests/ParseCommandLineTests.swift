@@ -122,6 +122,138 @@ struct ParseCommandLineTests {
         #expect(invocation(arguments) == .run(GlobalOptions(), expected))
     }
 
+    // MARK: GATT toolbox
+
+    static let probe = DeviceOptions(address: address(sampleAddress))
+    static let vendorWrite = "5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+    static let vendorNotify = "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+
+    @Test func readDefaultsAndEveryOption() {
+        #expect(invocation(["read", sampleAddress, "0x2A19"]) == .run(
+            GlobalOptions(), .read(Self.probe, GATTTarget(characteristic: .batteryLevel))
+        ))
+        #expect(invocation(["read", "--offset=7", sampleAddress, "2a19", "--service", "180f", "--descriptor", "2901", "--timeout", "4"]) == .run(
+            GlobalOptions(),
+            .read(DeviceOptions(address: address(sampleAddress), timeout: .seconds(4)),
+                  GATTTarget(characteristic: .batteryLevel, service: .batteryService), descriptor: uuid("2901"), offset: 7)
+        ))
+        #expect(invocation(["read", sampleAddress, "2a19", "--offset", "65535"]) == .run(
+            GlobalOptions(), .read(Self.probe, GATTTarget(characteristic: .batteryLevel), offset: 65535)
+        ))
+    }
+
+    @Test("write: hex in every spelling, or text with --text", arguments: [
+        (["0102ff"], [UInt8]([1, 2, 0xFF])), (["01:02:FF"], [1, 2, 0xFF]), (["0x0102ff"], [1, 2, 0xFF]),
+        (["--text", "hi ☃"], Array("hi ☃".utf8)), (["0102", "--text"], Array("0102".utf8)), (["--text", "--", "-x"], Array("-x".utf8)),
+    ])
+    func writeValues(arguments: [String], bytes: [UInt8]) {
+        #expect(invocation(["write", sampleAddress, "2a19"] + arguments) == .run(
+            GlobalOptions(), .write(Self.probe, GATTTarget(characteristic: .batteryLevel), bytes)
+        ))
+    }
+
+    @Test func writeWithoutResponseAndService() {
+        #expect(invocation(["write", sampleAddress, "2a19", "00", "--without-response", "--service=180f"]) == .run(
+            GlobalOptions(), .write(Self.probe, GATTTarget(characteristic: .batteryLevel, service: .batteryService), [0], type: .command)
+        ))
+    }
+
+    @Test func requestDefaultsAndEveryOption() {
+        #expect(invocation(["request", sampleAddress, "--write", Self.vendorWrite, "--notify", Self.vendorNotify, "01"]) == .run(
+            GlobalOptions(),
+            .request(Self.probe, write: GATTTarget(characteristic: uuid(Self.vendorWrite)),
+                     notify: GATTTarget(characteristic: uuid(Self.vendorNotify)), [1])
+        ))
+        let service = "5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+        #expect(invocation(["request", sampleAddress, "--notify=\(Self.vendorNotify)", "01:02", "--write", Self.vendorWrite,
+                            "--service", service, "--response-prefix", "0x81", "--count", "3"]) == .run(
+            GlobalOptions(),
+            .request(Self.probe, write: GATTTarget(characteristic: uuid(Self.vendorWrite), service: uuid(service)),
+                     notify: GATTTarget(characteristic: uuid(Self.vendorNotify), service: uuid(service)), [1, 2], prefix: [0x81], count: 3)
+        ))
+        #expect(invocation(["request", sampleAddress, "--write", "2a19", "--notify", "2a19", "--text", "AT"]) == .run(
+            GlobalOptions(),
+            .request(Self.probe, write: GATTTarget(characteristic: .batteryLevel), notify: GATTTarget(characteristic: .batteryLevel),
+                     Array("AT".utf8))
+        ))
+    }
+
+    @Test func disconnectDefaultsAndTimeout() {
+        #expect(invocation(["disconnect", "c0:ff:ee:00:00:01"]) == .run(GlobalOptions(), .disconnect(Self.probe)))
+        #expect(invocation(["disconnect", sampleAddress, "--timeout", "0.5"]) == .run(
+            GlobalOptions(), .disconnect(DeviceOptions(address: address(sampleAddress), timeout: .milliseconds(500)))
+        ))
+    }
+
+    // MARK: info, devices, adapters
+
+    @Test func infoDefaultsAndTimeout() {
+        #expect(invocation(["info", "c0:ff:ee:00:00:01"]) == .run(GlobalOptions(), .info(address(sampleAddress), timeout: .seconds(10))))
+        #expect(invocation(["info", "--timeout", "0.25", sampleAddress]) == .run(GlobalOptions(), .info(address(sampleAddress), timeout: .milliseconds(250))))
+        #expect(invocation(["--adapter", "hci1", "info", sampleAddress, "--format=text"]) == .run(
+            GlobalOptions(adapter: "hci1", format: .text), .info(address(sampleAddress))
+        ))
+    }
+
+    @Test("devices filters, alone and together", arguments: [
+        ([], false, false), (["--connected"], true, false), (["--paired"], false, true),
+        (["--paired", "--connected"], true, true), (["--connected", "--timeout", "2", "--paired"], true, true),
+    ])
+    func devicesFilters(arguments: [String], connected: Bool, paired: Bool) {
+        let timeout: Duration = arguments.contains("--timeout") ? .seconds(2) : .seconds(10)
+        #expect(invocation(["devices"] + arguments) == .run(GlobalOptions(), .devices(timeout: timeout, connected: connected, paired: paired)))
+    }
+
+    @Test func devicesFilterBoth() {
+        let both = DevicesCommand(onlyConnected: true, onlyPaired: true)
+        let device = { (connected: Bool?, paired: Bool?) -> DeviceInfo in
+            var info = DeviceInfo(path: "/org/bluez/hci0/dev_C0_FF_EE_00_00_01", device: [:])!
+            info.connected = connected
+            info.paired = paired
+            return info
+        }
+        #expect(both.includes(device(true, true)))
+        #expect(!both.includes(device(true, false)))
+        #expect(!both.includes(device(false, true)))
+        #expect(!both.includes(device(true, nil)))     // unknown is not paired
+        #expect(DevicesCommand(onlyConnected: true).includes(device(true, false)))
+        #expect(DevicesCommand(onlyPaired: true).includes(device(false, true)))
+        #expect(DevicesCommand().includes(device(nil, nil)))
+    }
+
+    @Test func adaptersDefaults() {
+        #expect(invocation(["adapters"]) == .run(GlobalOptions(), .adapters()))
+        #expect(invocation(["adapters", "--timeout", "3", "--adapter", "hci1"]) == .run(GlobalOptions(adapter: "hci1"), .adapters(timeout: .seconds(3))))
+    }
+
+    @Test func adapterRequirements() {
+        #expect(ScanCommand.adapterRequirement == .powered)
+        #expect(ConnectCommand.adapterRequirement == .powered)
+        #expect(GetVersionCommand.adapterRequirement == .powered)
+        #expect(GetBatteryCommand.adapterRequirement == .powered)
+        #expect(InfoCommand.adapterRequirement == .present)
+        #expect(DevicesCommand.adapterRequirement == .present)
+        #expect(AdaptersCommand.adapterRequirement == .none)
+    }
+
+    // MARK: pair and unpair
+
+    @Test func pairDefaultsAndOptions() {
+        let device = DeviceOptions(address: address(sampleAddress), timeout: .seconds(20))
+        #expect(invocation(["pair", sampleAddress]) == .run(GlobalOptions(), .pair(device)))
+        #expect(invocation(["pair", "--passkey", "000042", "--trust", sampleAddress, "--timeout=5"]) == .run(
+            GlobalOptions(), .pair(DeviceOptions(address: address(sampleAddress), timeout: .seconds(5)), trust: true, passkey: Passkey(42))
+        ))
+        #expect(invocation(["pair", sampleAddress, "--passkey=999999"]) == .run(GlobalOptions(), .pair(device, passkey: Passkey(999_999))))
+        #expect(invocation(["pair", sampleAddress, "--passkey", "0"]) == .run(GlobalOptions(), .pair(device, passkey: Passkey(0))))
+    }
+
+    @Test func unpair() {
+        #expect(invocation(["--format", "text", "unpair", sampleAddress, "--timeout", "2"]) == .run(
+            GlobalOptions(format: .text), .unpair(DeviceOptions(address: address(sampleAddress), timeout: .seconds(2)))
+        ))
+    }
+
     // MARK: global options
 
     @Test("global options before and after the subcommand", arguments: [

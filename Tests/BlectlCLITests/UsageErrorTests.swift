@@ -4,6 +4,8 @@ import Testing
 @Suite("parseCommandLine: usage errors")
 struct UsageErrorTests {
     static let timeoutExpectation = "expected a number of seconds (decimals allowed), 0 or more"
+    /// The commands that listen (scan, notify) also take `inf`.
+    static let listeningTimeoutExpectation = "expected a number of seconds (decimals allowed), 0 or more, or inf"
     static let uuidExpectation =
         "expected 16-bit (180f, 0x180F), 32-bit (0000180f) or 128-bit (0000180f-0000-1000-8000-00805f9b34fb) form"
     static let addressExpectation = "expected six hex pairs like C0:FF:EE:00:00:01"
@@ -37,8 +39,15 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--", "--updates"], message: "Unexpected argument '--updates'", subcommand: "scan"),
         Case(arguments: ["connect", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "connect"),
         Case(arguments: ["help", "scan", "extra"], message: "Unexpected argument 'extra'", subcommand: "help"),
-        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, write or help", subcommand: nil),
-        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, write or help", subcommand: nil),
+        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair or help", subcommand: nil),
+        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair or help", subcommand: nil),
+
+        Case(arguments: ["info", sampleAddress, "--connected"], message: "Unknown option '--connected'", subcommand: "info"),
+        Case(arguments: ["info", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "info"),
+        Case(arguments: ["devices", sampleAddress], message: "Unexpected argument 'C0:FF:EE:00:00:01'", subcommand: "devices"),
+        Case(arguments: ["devices", "--name", "x"], message: "Unknown option '--name'", subcommand: "devices"),
+        Case(arguments: ["adapters", "hci0"], message: "Unexpected argument 'hci0'", subcommand: "adapters"),
+        Case(arguments: ["adapters", "--paired"], message: "Unknown option '--paired'", subcommand: "adapters"),
 
         // Missing values and arguments
         Case(arguments: ["scan", "--timeout"], message: "Missing value for '--timeout'", subcommand: "scan"),
@@ -50,6 +59,8 @@ struct UsageErrorTests {
         Case(arguments: ["connect"], message: "Missing expected argument '<address>'", subcommand: "connect"),
         Case(arguments: ["version", "--timeout", "5"], message: "Missing expected argument '<address>'", subcommand: "get-version"),
         Case(arguments: ["battery"], message: "Missing expected argument '<address>'", subcommand: "get-battery"),
+        Case(arguments: ["info", "--timeout", "5"], message: "Missing expected argument '<address>'", subcommand: "info"),
+        Case(arguments: ["info", "--timeout"], message: "Missing value for '--timeout'", subcommand: "info"),
 
         // Repeated or misused options
         Case(arguments: ["scan", "--timeout", "1", "--timeout", "2"], message: "Option '--timeout' cannot be repeated", subcommand: "scan"),
@@ -61,30 +72,39 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--updates=yes"], message: "Option '--updates' takes no value", subcommand: "scan"),
         Case(arguments: ["scan", "--updates="], message: "Option '--updates' takes no value", subcommand: "scan"),
         Case(arguments: ["--version=1"], message: "Option '--version' takes no value", subcommand: nil),
+        Case(arguments: ["devices", "--paired", "--paired"], message: "Option '--paired' cannot be repeated", subcommand: "devices"),
+        Case(arguments: ["devices", "--connected=yes"], message: "Option '--connected' takes no value", subcommand: "devices"),
 
         // Timeouts
-        Case(arguments: ["scan", "--timeout", "xyz"], message: "Invalid value 'xyz' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "-1"], message: "Invalid value '-1' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout=-0.5"], message: "Invalid value '-0.5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "-.5"], message: "Invalid value '-.5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "NaN"], message: "Invalid value 'NaN' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "nan"], message: "Invalid value 'nan' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "inf"], message: "Invalid value 'inf' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "infinity"], message: "Invalid value 'infinity' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "1e999"], message: "Invalid value '1e999' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "1e3"], message: "Invalid value '1e3' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "0x10"], message: "Invalid value '0x10' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "+5"], message: "Invalid value '+5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", " 5"], message: "Invalid value ' 5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "5s"], message: "Invalid value '5s' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "1,5"], message: "Invalid value '1,5' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "1.2.3"], message: "Invalid value '1.2.3' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "."], message: "Invalid value '.' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "٣"], message: "Invalid value '٣' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", ""], message: "Invalid value '' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout="], message: "Invalid value '' for '--timeout': \(timeoutExpectation)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "86400.000000000000000001"], message: "Invalid value '86400.000000000000000001' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "scan"),
-        Case(arguments: ["scan", "--timeout", "86401"], message: "Invalid value '86401' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "xyz"], message: "Invalid value 'xyz' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "-1"], message: "Invalid value '-1' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout=-0.5"], message: "Invalid value '-0.5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "-.5"], message: "Invalid value '-.5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "NaN"], message: "Invalid value 'NaN' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "nan"], message: "Invalid value 'nan' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        // inf only where a command listens (scan, notify): elsewhere a limit is a limit.
+        Case(arguments: ["connect", sampleAddress, "--timeout", "inf"], message: "Invalid value 'inf' for '--timeout': \(timeoutExpectation)", subcommand: "connect"),
+        Case(arguments: ["get-battery", sampleAddress, "--timeout=inf"], message: "Invalid value 'inf' for '--timeout': \(timeoutExpectation)", subcommand: "get-battery"),
+        Case(arguments: ["scan", "--timeout", "INF"], message: "Invalid value 'INF' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "-inf"], message: "Missing value for '--timeout'", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "infinity"], message: "Invalid value 'infinity' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1e999"], message: "Invalid value '1e999' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1e3"], message: "Invalid value '1e3' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "0x10"], message: "Invalid value '0x10' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "+5"], message: "Invalid value '+5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", " 5"], message: "Invalid value ' 5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "5s"], message: "Invalid value '5s' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1,5"], message: "Invalid value '1,5' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "1.2.3"], message: "Invalid value '1.2.3' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "."], message: "Invalid value '.' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "٣"], message: "Invalid value '٣' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", ""], message: "Invalid value '' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout="], message: "Invalid value '' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "86400.000000000000000001"], message: "Invalid value '86400.000000000000000001' for '--timeout': expected at most 86400 seconds (one day), or inf", subcommand: "scan"),
+        Case(arguments: ["scan", "--timeout", "86401"], message: "Invalid value '86401' for '--timeout': expected at most 86400 seconds (one day), or inf", subcommand: "scan"),
+        Case(arguments: ["info", sampleAddress, "--timeout", "-1"], message: "Invalid value '-1' for '--timeout': \(timeoutExpectation)", subcommand: "info"),
+        Case(arguments: ["devices", "--timeout", "1e3"], message: "Invalid value '1e3' for '--timeout': \(timeoutExpectation)", subcommand: "devices"),
+        Case(arguments: ["adapters", "--timeout=86401"], message: "Invalid value '86401' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "adapters"),
         Case(arguments: ["connect", sampleAddress, "--timeout", "99999999999999999999999"], message: "Invalid value '99999999999999999999999' for '--timeout': expected at most 86400 seconds (one day)", subcommand: "connect"),
 
         // Addresses
@@ -94,6 +114,7 @@ struct UsageErrorTests {
         Case(arguments: ["version", "C0:FF:EE:00:00"], message: "Invalid address 'C0:FF:EE:00:00': \(addressExpectation)", subcommand: "get-version"),
         Case(arguments: ["battery", "C0:FF:EE:00:00:0G"], message: "Invalid address 'C0:FF:EE:00:00:0G': \(addressExpectation)", subcommand: "get-battery"),
         Case(arguments: ["connect", "-"], message: "Invalid address '-': \(addressExpectation)", subcommand: "connect"),
+        Case(arguments: ["info", "c0:ff:ee:00:00"], message: "Invalid address 'c0:ff:ee:00:00': \(addressExpectation)", subcommand: "info"),
         Case(arguments: ["connect", "-5"], message: "Invalid address '-5': \(addressExpectation)", subcommand: "connect"),
         Case(arguments: ["connect", "a\nb"], message: "Invalid address 'a\\nb': \(addressExpectation)", subcommand: "connect"),
 
@@ -117,6 +138,46 @@ struct UsageErrorTests {
              message: "Missing '--vendor-service' and '--vendor-write': give all of '--vendor-service', '--vendor-write' and '--vendor-notify', or none",
              subcommand: "get-version"),
 
+        // The GATT toolbox
+        Case(arguments: ["read", sampleAddress], message: "Missing expected argument '<characteristic>'", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a1"], message: "Invalid UUID '2a1': \(uuidExpectation)", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--descriptor", "x"], message: "Invalid UUID 'x' for '--descriptor': \(uuidExpectation)", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--offset", "65536"],
+             message: "Invalid value '65536' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--offset", "+1"],
+             message: "Invalid value '+1' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--offset=0x10"],
+             message: "Invalid value '0x10' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
+        Case(arguments: ["read", sampleAddress, "2a19", "--offset", "-1"],
+             message: "Invalid value '-1' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
+        Case(arguments: ["write", sampleAddress, "2a19"], message: "Missing expected argument '<value>' (or --file)", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "0g"],
+             message: "Invalid value '0g': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "012"],
+             message: "Invalid value '012': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "", "--text"],
+             message: "Invalid value '': expected text of 1 to 512 bytes in UTF-8", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", String(repeating: "x", count: 513), "--text"],
+             message: "Invalid value '\(String(repeating: "x", count: 513))': expected text of 1 to 512 bytes in UTF-8", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "01", "02"], message: "Unexpected argument '02'", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", "01", "--without-response=1"],
+             message: "Option '--without-response' takes no value", subcommand: "write"),
+        Case(arguments: ["request", sampleAddress, "01", "--notify", "2a19"], message: "Missing expected argument '--write <uuid>'", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "01", "--write", "2a19"], message: "Missing expected argument '--notify <uuid>'", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "--write", "2a19", "--notify", "2a19"], message: "Missing expected argument '<value>'", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "01", "--write", "2a19", "--notify", "2a19", "--count", "0"],
+             message: "Invalid value '0' for '--count': expected a whole number from 1 to 1000", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "01", "--write", "2a19", "--notify", "2a19", "--count", "1001"],
+             message: "Invalid value '1001' for '--count': expected a whole number from 1 to 1000", subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "01", "--write", "2a19", "--notify", "2a19", "--response-prefix", "8"],
+             message: "Invalid value '8' for '--response-prefix': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)",
+             subcommand: "request"),
+        Case(arguments: ["request", sampleAddress, "0x", "--write", "2a19", "--notify", "2a19"],
+             message: "Invalid value '0x': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)", subcommand: "request"),
+        Case(arguments: ["disconnect"], message: "Missing expected argument '<address>'", subcommand: "disconnect"),
+        Case(arguments: ["disconnect", sampleAddress, "2a19"], message: "Unexpected argument '2a19'", subcommand: "disconnect"),
+        Case(arguments: ["disconnect", sampleAddress, "--service", "180f"], message: "Unknown option '--service'", subcommand: "disconnect"),
+
         // Other values
         Case(arguments: ["scan", "--name", ""], message: "Invalid value '' for '--name': expected a non-empty part of a device name", subcommand: "scan"),
         Case(arguments: ["scan", "--name", "ok", "--name="], message: "Invalid value '' for '--name': expected a non-empty part of a device name", subcommand: "scan"),
@@ -135,6 +196,7 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--adapter", "hci-1"], message: "Invalid value 'hci-1' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
         Case(arguments: ["scan", "--adapter", "/org/bluez/hci0"], message: "Invalid value '/org/bluez/hci0' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
         Case(arguments: ["scan", "--adapter="], message: "Invalid value '' for '--adapter': expected an adapter name like hci0", subcommand: "scan"),
+        Case(arguments: ["adapters", "--adapter", "hci"], message: "Invalid value 'hci' for '--adapter': expected an adapter name like hci0", subcommand: "adapters"),
     ])
     func exactMessage(testCase: Case) throws {
         let error = try #require(usageError(testCase.arguments))
@@ -174,9 +236,22 @@ struct UsageErrorTests {
     @Test func renderForTopLevel() throws {
         let error = try #require(usageError([]))
         #expect(renderUsageError(error) == """
-            Error: Missing subcommand: expected scan, connect, get-version, get-battery, write or help
+            Error: Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair or help
             Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>
               See 'blectl --help' for more information.
+
+            """)
+    }
+
+    @Test func renderForRequestShowsItsRequiredOptions() throws {
+        let error = try #require(usageError(["request", sampleAddress, "01"]))
+        #expect(renderUsageError(error) == """
+            Error: Missing expected argument '--write <uuid>'
+            Usage: blectl request <address> <value> --write <uuid> --notify <uuid>
+                                  [--service <uuid>] [--text] [--response-prefix <hex>]
+                                  [--count <n>] [--timeout <seconds>] [--adapter <adapter>]
+                                  [--format <format>]
+              See 'blectl request --help' for more information.
 
             """)
     }

@@ -74,6 +74,19 @@ struct ValueParserTests {
         #expect("\u{7f}\u{85}é".quotedForMessage == "'\\u{7f}\\u{85}é'")
     }
 
+    @Test("passkeys: 1 to 6 digits, 0 to 999999", arguments: [
+        ("0", UInt32(0)), ("000000", 0), ("42", 42), ("000042", 42), ("123456", 123_456), ("999999", 999_999),
+    ])
+    func passkeys(text: String, expected: UInt32) throws {
+        #expect(try ValueParser<Passkey>.passkey.parse(text) == Passkey(expected))
+        #expect(ValueParser<Passkey>.passkey.describe(try #require(Passkey(expected))).count == 6)
+    }
+
+    @Test("passkeys: rejected", arguments: ["", "1000000", "0000000", "-1", "+1", " 1", "1 ", "12a", "0x10", "1.0", "١٢٣", "4294967296"])
+    func passkeysRejected(text: String) {
+        #expect(throws: ExpectedValue("a passkey of up to 6 digits, 0 to 999999")) { try ValueParser<Passkey>.passkey.parse(text) }
+    }
+
     @Test("hex bytes: every accepted spelling", arguments: [
         ("0102ff", [UInt8]([1, 2, 0xFF])), ("01:02:FF", [1, 2, 0xFF]), ("0x0102ff", [1, 2, 0xFF]), ("0X0A", [0x0A]),
         ("01-02", [1, 2]), ("01 02", [1, 2]), ("00", [0]),
@@ -86,6 +99,25 @@ struct ValueParserTests {
                                               String(repeating: "00", count: 513)])
     func hexBytesRejected(text: String) {
         #expect(throws: ExpectedValue.self) { try ValueParser<[UInt8]>.hexBytes.parse(text) }
+    }
+
+    @Test("text values: the UTF-8 bytes, 1 to 512 of them")
+    func utf8Text() throws {
+        #expect(try ValueParser<[UInt8]>.utf8Text.parse("é") == [0xC3, 0xA9])
+        #expect(try ValueParser<[UInt8]>.utf8Text.parse(String(repeating: "é", count: 256)).count == 512)
+        #expect(throws: ExpectedValue.self) { try ValueParser<[UInt8]>.utf8Text.parse("") }
+        #expect(throws: ExpectedValue.self) { try ValueParser<[UInt8]>.utf8Text.parse(String(repeating: "é", count: 256) + "x") }
+    }
+
+    @Test("whole numbers: plain decimal digits within the range", arguments: ["0", "7", "007", "65535"])
+    func wholeNumbers(text: String) throws {
+        #expect(try ValueParser<UInt16>.wholeNumber(in: 0...UInt16.max).parse(text) == UInt16(text)!)
+    }
+
+    @Test("whole numbers: rejected", arguments: ["", "-1", "+1", " 1", "1 ", "0x10", "1e3", "1.0", "65536",
+                                                 String(repeating: "9", count: 40), "٣"])
+    func wholeNumbersRejected(text: String) {
+        #expect(throws: ExpectedValue.self) { try ValueParser<UInt16>.wholeNumber(in: 0...UInt16.max).parse(text) }
     }
 
     @Test("value records: hex and, for clean UTF-8 only, text")

@@ -4,14 +4,14 @@ import DBusKit
 import SimulatorHarness
 @testable import BlueZKit
 
-/// AcquireWrite and AcquireNotify against the simulator's echo device (C0:FF:EE:00:00:06):
+/// AcquireWrite and AcquireNotify against the simulator's echo device (C0:FF:EE:00:00:08):
 /// what goes into the socket arrives whole and in order (the simulator records bytes,
 /// packets and a CRC-32 of what its sink received), the small socket the simulator drains
 /// slowly makes writes wait (back-pressure), a refused AcquireWrite falls back to WriteValue,
 /// a dropped link ends the writes and the notifications with `disconnected`, a cancelled
 /// wait ends at once, and nothing stays acquired.
 @Suite struct AcquireTests {
-    static let echo = BluetoothAddress("C0:FF:EE:00:00:06")!
+    static let echo = BluetoothAddress("C0:FF:EE:00:00:08")!
     static let echoService = BluetoothUUID("ec400001-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!
     static let sink = BluetoothUUID("ec400002-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!
     static let source = BluetoothUUID("ec400003-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!

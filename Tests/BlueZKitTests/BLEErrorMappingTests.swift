@@ -86,6 +86,23 @@ struct BLEErrorMappingTests {
         #expect(error?.description.contains("blectl pair C0:FF:EE:00:00:01") == true)
     }
 
+    /// gatt-client.c answers ATT Read/Write Not Permitted with NotPermitted too, but pairing
+    /// would not help: the attribute is not readable (writable) at all.
+    @Test("NotPermitted 'Read/Write not permitted' is not_supported, not a pairing matter",
+          arguments: ["Read not permitted", "Write not permitted"])
+    func attributeNotPermitted(message: String) {
+        let error = Self.map(BlueZ.Error.notPermitted, message, during: Self.read)
+        #expect(error == .notSupported(Self.read, "read of characteristic 2a19 in service 180f on C0:FF:EE:00:00:01: the device refused it (org.bluez.Error.NotPermitted: \(message))"))
+        #expect(error?.description.contains("blectl pair") == false)
+    }
+
+    @Test("a descriptor is named in the operation's description")
+    func descriptorOperation() {
+        let op = BLEOperation(.read, address: Self.address, service: .batteryService, characteristic: .batteryLevel,
+                              descriptor: BluetoothUUID("2902")!)
+        #expect(op.description == "read of descriptor 2902 of characteristic 2a19 in service 180f on C0:FF:EE:00:00:01")
+    }
+
     @Test("Authentication* answers to Pair are authentication failures, name kept", arguments: [
         BlueZ.Error.authenticationFailed, BlueZ.Error.authenticationRejected, BlueZ.Error.authenticationCanceled, BlueZ.Error.authenticationTimeout,
     ])

@@ -10,6 +10,8 @@ extension SimState {
         if !pendingConnects.isEmpty { found.append("pending connects \(pendingConnects)") }
         if !pendingGATT.isEmpty { found.append("pending GATT \(pendingGATT.map(\.op))") }
         if !notifySessions.isEmpty { found.append("notify sessions \(notifySessions.map(\.path))") }
+        if let agents, !agents.isEmpty { found.append("agents \(agents.map(\.path))") }
+        if let pairings, !pairings.isEmpty { found.append("pairings \(pairings.map(\.address))") }
         return found
     }
 }

@@ -5,31 +5,33 @@ import SimulatorHarness
 
 @Suite struct BusConnectionTests {
     @Test func helloGivesAUniqueNameAndCallsGetReplies() async throws {
-        let bus = try Simulator.start()
-        let connection = try await BusConnection.connect(to: bus.address)
-        defer { connection.close() }
-        #expect(connection.uniqueName.hasPrefix(":1."))
-        let reply = try await connection.call(BusConnection.busCall("ListNames", []))
-        let names = try #require(reply.body.first?.stringArray)
-        #expect(names.contains("org.freedesktop.DBus"))
-        #expect(names.contains(connection.uniqueName))
-        #expect(connection.registeredReplyHandlerCount == 0)
+        try await Simulator.with { bus in
+            let connection = try await BusConnection.connect(to: bus.address)
+            defer { connection.close() }
+            #expect(connection.uniqueName.hasPrefix(":1."))
+            let reply = try await connection.call(BusConnection.busCall("ListNames", []))
+            let names = try #require(reply.body.first?.stringArray)
+            #expect(names.contains("org.freedesktop.DBus"))
+            #expect(names.contains(connection.uniqueName))
+            #expect(connection.registeredReplyHandlerCount == 0)
+        }
     }
 
     @Test func errorRepliesKeepNameAndMessage() async throws {
-        let bus = try Simulator.start()
-        let connection = try await BusConnection.connect(to: bus.address)
-        defer { connection.close() }
-        await #expect(throws: BusError.self) {
-            _ = try await connection.call(BusConnection.busCall("GetNameOwner", [.string("org.blectl.Nobody")]))
+        try await Simulator.with { bus in
+            let connection = try await BusConnection.connect(to: bus.address)
+            defer { connection.close() }
+            await #expect(throws: BusError.self) {
+                _ = try await connection.call(BusConnection.busCall("GetNameOwner", [.string("org.blectl.Nobody")]))
+            }
+            do {
+                _ = try await connection.call(BusConnection.busCall("GetNameOwner", [.string("org.blectl.Nobody")]))
+            } catch let error as BusError {
+                #expect(error.errorName == DBusErrorName.nameHasNoOwner)
+            }
+            #expect(try await connection.nameOwner(of: "org.blectl.Nobody") == nil)
+            #expect(try await connection.nameOwner(of: "org.freedesktop.DBus") == "org.freedesktop.DBus")
         }
-        do {
-            _ = try await connection.call(BusConnection.busCall("GetNameOwner", [.string("org.blectl.Nobody")]))
-        } catch let error as BusError {
-            #expect(error.errorName == DBusErrorName.nameHasNoOwner)
-        }
-        #expect(try await connection.nameOwner(of: "org.blectl.Nobody") == nil)
-        #expect(try await connection.nameOwner(of: "org.freedesktop.DBus") == "org.freedesktop.DBus")
     }
 
     @Test func connectingToNothingFailsWithConnectionFailed() async {
@@ -43,37 +45,39 @@ import SimulatorHarness
     }
 
     @Test func invalidObjectPathIsRejectedBeforeLibdbusSeesIt() async throws {
-        let bus = try Simulator.start()
-        let connection = try await BusConnection.connect(to: bus.address)
-        defer { connection.close() }
-        let call = MethodCall(destination: "org.freedesktop.DBus", path: "not/a/path", interface: "org.freedesktop.DBus", member: "Ping")
-        await #expect(throws: BusError.invalidArgument("object path 'not/a/path'")) {
-            _ = try await connection.call(call)
+        try await Simulator.with { bus in
+            let connection = try await BusConnection.connect(to: bus.address)
+            defer { connection.close() }
+            let call = MethodCall(destination: "org.freedesktop.DBus", path: "not/a/path", interface: "org.freedesktop.DBus", member: "Ping")
+            await #expect(throws: BusError.invalidArgument("object path 'not/a/path'")) {
+                _ = try await connection.call(call)
+            }
         }
     }
 
     @Test func signalsArriveThroughMatchRulesInOrder() async throws {
-        let bus = try Simulator.start()
-        let listener = try await BusConnection.connect(to: bus.address)
-        defer { listener.close() }
-        let rule = MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: "org.blectl.Test")
-        let received = Lock<[String]>([])
-        let token = listener.addSignalHandler(matching: [rule]) { messages in
-            received.withLock { list in
-                for message in messages { list.append(message.body.dropFirst().compactMap(\.string).joined(separator: "->")) }
+        try await Simulator.with { bus in
+            let listener = try await BusConnection.connect(to: bus.address)
+            defer { listener.close() }
+            let rule = MatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: "org.blectl.Test")
+            let received = Lock<[String]>([])
+            let token = listener.addSignalHandler(matching: [rule]) { messages in
+                received.withLock { list in
+                    for message in messages { list.append(message.body.dropFirst().compactMap(\.string).joined(separator: "->")) }
+                }
             }
+            try await listener.addMatch(rule)
+            let owner = try await BusConnection.connect(to: bus.address)
+            _ = try await owner.call(BusConnection.busCall("RequestName", [.string("org.blectl.Test"), .uint32(0)]))
+            _ = try await owner.call(BusConnection.busCall("ReleaseName", [.string("org.blectl.Test")]))
+            // A round trip on the listener after the signals were sent: its reply is delivered after them.
+            _ = try await listener.call(BusConnection.busCall("ListNames", []))
+            owner.close()
+            let seen = received.withLock { $0 }
+            #expect(seen == ["->\(owner.uniqueName)", "\(owner.uniqueName)->"])
+            listener.removeSignalHandler(token)
+            #expect(listener.signalHandlerCount == 0)
         }
-        try await listener.addMatch(rule)
-        let owner = try await BusConnection.connect(to: bus.address)
-        _ = try await owner.call(BusConnection.busCall("RequestName", [.string("org.blectl.Test"), .uint32(0)]))
-        _ = try await owner.call(BusConnection.busCall("ReleaseName", [.string("org.blectl.Test")]))
-        // A round trip on the listener after the signals were sent: its reply is delivered after them.
-        _ = try await listener.call(BusConnection.busCall("ListNames", []))
-        owner.close()
-        let seen = received.withLock { $0 }
-        #expect(seen == ["->\(owner.uniqueName)", "\(owner.uniqueName)->"])
-        listener.removeSignalHandler(token)
-        #expect(listener.signalHandlerCount == 0)
     }
 
     @Test func roundTripOfEveryTypeBlueZUses() async throws {

@@ -3,16 +3,23 @@ import Dispatch
 import Synchronization
 @testable import DBusKit
 
-/// Reply, timeout and cancellation racing: exactly one outcome per operation, and nothing
-/// (continuation, timer) left registered afterwards.
+/// Reply, timeout and cancellation racing: exactly one outcome per operation, the one whose
+/// source won, and nothing (continuation, timer) left registered afterwards.
 final class Counters: Sendable {
-    private let state: Lock<(perOperation: [Int], kinds: [String: Int])>
-    init(_ count: Int) { state = Lock(([Int](repeating: 0, count: count), [:])) }
-    func record(_ index: Int, _ kind: String) {
-        state.withLock { $0.perOperation[index] += 1; $0.kinds[kind, default: 0] += 1 }
+    /// Per operation: whether a reply was arranged, whether its resolve() was the one taken
+    /// (nil until offered), and the outcome the awaiting task saw.
+    private let state: Lock<(arranged: [Bool], replyWon: [Bool?], outcome: [String?])>
+    init(_ count: Int) {
+        state = Lock(([Bool](repeating: false, count: count), [Bool?](repeating: nil, count: count),
+                      [String?](repeating: nil, count: count)))
     }
-    var perOperation: [Int] { state.withLock { $0.perOperation } }
-    var kinds: [String: Int] { state.withLock { $0.kinds } }
+    func arranged(_ index: Int) { state.withLock { $0.arranged[index] = true } }
+    func replied(_ index: Int, won: Bool) { state.withLock { $0.replyWon[index] = won } }
+    func record(_ index: Int, _ kind: String) { state.withLock { $0.outcome[index] = kind } }
+    /// Replies arranged but not offered yet (a late one comes after the outcome).
+    var repliesToCome: Int { state.withLock { s in s.arranged.indices.filter { s.arranged[$0] && s.replyWon[$0] == nil }.count } }
+    var replyWon: [Bool?] { state.withLock { $0.replyWon } }
+    var outcome: [String?] { state.withLock { $0.outcome } }
 }
 
 @Suite struct OneShotRaceTests {
@@ -42,8 +49,11 @@ final class Counters: Sendable {
                     do {
                         let value = try await withOneShot(timeout: timeout, timeoutError: { BusError.timedOut }) { (shot: OneShot<Int>) in
                             guard let replyDelay else { return }
-                            if replyDelay == 0 { shot.succeed(index); return }
-                            replyQueue.asyncAfter(deadline: .now() + .microseconds(replyDelay)) { shot.succeed(index) }
+                            outcomes.arranged(index)
+                            if replyDelay == 0 { outcomes.replied(index, won: shot.resolve(.success(index))); return }
+                            replyQueue.asyncAfter(deadline: .now() + .microseconds(replyDelay)) {
+                                outcomes.replied(index, won: shot.resolve(.success(index)))
+                            }
                         }
                         #expect(value == index)
                         return "reply"
@@ -62,10 +72,27 @@ final class Counters: Sendable {
             }
             try await group.waitForAll()
         }
-        #expect(outcomes.perOperation.allSatisfy { $0 == 1 })
-        let seen = outcomes.kinds
-        #expect(seen.values.reduce(0, +) == operations)
+        // The outcome each task saw is the one its shot took: "reply" exactly when the
+        // reply's resolve() won, a timeout or cancellation exactly when it lost or never came.
+        // (A late reply is offered after the outcome: wait, bounded, for every one.)
+        let offered = ContinuousClock.now + .seconds(20)
+        while outcomes.repliesToCome > 0 && ContinuousClock.now < offered {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(outcomes.repliesToCome == 0)
+        let replyWon = outcomes.replyWon
+        let outcome = outcomes.outcome
+        var mismatches: [String] = []
+        for index in 0..<operations {
+            guard let kind = outcome[index] else { mismatches.append("\(index): no outcome"); continue }
+            switch (kind, replyWon[index]) {
+            case ("reply", true?), ("timeout", false?), ("timeout", nil), ("cancelled", false?), ("cancelled", nil): break   // nil: no reply arranged
+            default: mismatches.append("\(index): \(kind), reply won \(String(describing: replyWon[index]))")
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
         // With random timing each kind of outcome must have happened.
+        let seen = Dictionary(outcome.compactMap { $0 }.map { ($0, 1) }, uniquingKeysWith: +)
         #expect(seen["reply", default: 0] > 0)
         #expect(seen["timeout", default: 0] > 0)
         #expect(seen["cancelled", default: 0] > 0)
@@ -93,21 +120,27 @@ final class Counters: Sendable {
         }
     }
 
+    /// A task already cancelled when it calls withOneShot: CancellationError, and the
+    /// operation is never started.
     @Test func cancellationBeforeStartNeverRunsTheOperation() async throws {
         let started = Atomic<Int>(0)
         let task = Task {
-            try await withOneShot(timeout: .seconds(5)) { (shot: OneShot<Int>) in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await withOneShot(timeout: .seconds(5)) { (shot: OneShot<Int>) in
                 started.add(1, ordering: .relaxed)
                 shot.succeed(1)
             }
         }
-        task.cancel()
-        let result = await task.result
-        // Either the task was cancelled before it ran (no start) or it ran and won; never both.
-        switch result {
-        case .success(let value): #expect(value == 1); #expect(started.load(ordering: .relaxed) == 1)
-        case .failure(let error): #expect(error is CancellationError); #expect(started.load(ordering: .relaxed) == 0)
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(started.load(ordering: .relaxed) == 0)
+
+        // The same operation, not cancelled: started once, and its value returned.
+        let value = try await withOneShot(timeout: .seconds(5)) { (shot: OneShot<Int>) in
+            started.add(1, ordering: .relaxed)
+            shot.succeed(1)
         }
+        #expect(value == 1)
+        #expect(started.load(ordering: .relaxed) == 1)
     }
 
     @Test func cleanupsRunExactlyOnceWhoeverWins() async throws {

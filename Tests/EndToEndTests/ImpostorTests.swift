@@ -58,7 +58,7 @@ struct ImpostorTests {
 
         try await Sim.with { sim in
             let impostor = try await sim.startImpostor()
-            await pause(.milliseconds(50))     // a few rounds before blectl is there
+
             let run = await sim.blectl(c.arguments)
             let report = try await impostor.finish()
 
@@ -93,7 +93,7 @@ struct ImpostorTests {
     func noClaimedValue(_ c: Case) async throws {
         try await Sim.with { sim in
             let impostor = try await sim.startImpostor(claims: ["battery1", "vendor", "level"])
-            await pause(.milliseconds(50))
+
             let run = await sim.blectl(c.arguments)
             let report = try await impostor.finish()
             #expect(run.status == 0, "\(run)")

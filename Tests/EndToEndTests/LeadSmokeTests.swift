@@ -11,43 +11,51 @@ import SimulatorHarness
         return root.appendingPathComponent(".build/debug/blectl").path
     }
 
-    @Test func versionAndHelpGoToStdoutWithStatusZero() throws {
-        let sim = try Simulator.start()
-        let version = sim.run(Self.binary, ["--version"], environment: [:], timeout: .seconds(10))
-        #expect(version.status == 0)
-        #expect(version.stdout == "blectl 0.1.0\n")
-        #expect(version.stderr.isEmpty)
-        let help = sim.run(Self.binary, ["--help"], environment: [:], timeout: .seconds(10))
-        #expect(help.status == 0)
-        for subcommand in ["scan", "connect", "get-version", "get-battery"] { #expect(help.stdout.contains(subcommand)) }
+    // The harness blocks (waiting for a process): off the cooperative pool, which every
+    // test of the process shares.
+
+    @Test func versionAndHelpGoToStdoutWithStatusZero() async throws {
+        try await Simulator.with { sim in
+            let version = try await offThread { sim.run(Self.binary, ["--version"], environment: [:], timeout: .seconds(10)) }
+            #expect(version.status == 0)
+            #expect(version.stdout == "blectl 0.1.0\n")
+            #expect(version.stderr.isEmpty)
+            let help = try await offThread { sim.run(Self.binary, ["--help"], environment: [:], timeout: .seconds(10)) }
+            #expect(help.status == 0)
+            for subcommand in ["scan", "connect", "get-version", "get-battery", "read", "write", "request", "disconnect", "info", "devices", "adapters"] { #expect(help.stdout.contains(subcommand)) }
+        }
     }
 
-    @Test func getBatteryAnswersFromTheSimulatedProbe() throws {
-        let sim = try Simulator.start(faults: ["disconnect_delay_ms": "100"])
-        let result = sim.run(Self.binary, ["get-battery", "C0:FF:EE:00:00:01"], environment: [:], timeout: .seconds(20))
-        #expect(result.status == 0, "stderr: \(result.stderr)")
-        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
-        #expect(object?["address"] as? String == "C0:FF:EE:00:00:01")
-        #expect(object?["percentage"] as? Int == 87)
-        #expect(["gatt", "battery1"].contains(object?["source"] as? String ?? ""))
-        #expect(try sim.state().connections.isEmpty || (try sim.state().connections.allSatisfy(\.disconnecting)))
+    @Test func getBatteryAnswersFromTheSimulatedProbe() async throws {
+        try await Simulator.with(faults: ["disconnect_delay_ms": "100"]) { sim in
+            let result = try await offThread {
+                sim.run(Self.binary, ["get-battery", "C0:FF:EE:00:00:01"], environment: [:], timeout: .seconds(20))
+            }
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            #expect(object?["address"] as? String == "C0:FF:EE:00:00:01")
+            #expect(object?["percentage"] as? Int == 87)
+            // Battery1 comes with ServicesResolved (sim/README.md, Timing): the first source.
+            #expect(object?["source"] as? String == "battery1")
+            // blectl waits for the reply to its Disconnect, which BlueZ sends once the link is down.
+            try #expect(await offThread { try sim.state() }.connections.map(\.address) == [])
+        }
     }
 
     /// `blectl scan | head -1`: when the reader goes, blectl stops discovery and ends by
-    /// SIGPIPE at once, not at the end of its 30 s scan.
-    @Test func scanEndsWhenItsReaderGoes() throws {
-        let sim = try Simulator.start()
-        let started = ContinuousClock.now
-        let result = sim.run("/bin/sh", ["-c", "'\(Self.binary)' scan --timeout 30 | head -n 1; echo \"status=${?}\" >&2"],
-                             environment: [:], timeout: .seconds(15))
-        #expect(ContinuousClock.now - started < .seconds(10))
-        let lines = result.stdout.split(separator: "\n")
-        #expect(lines.count == 1)
-        let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
-        #expect(first?["address"] is String)
-        // Discovery was stopped (poll: StopDiscovery may still be on its way).
-        var sessions = try sim.state().discoverySessions.count
-        for _ in 0..<30 where sessions != 0 { Thread.sleep(forTimeInterval: 0.1); sessions = try sim.state().discoverySessions.count }
-        #expect(sessions == 0)
+    /// SIGPIPE (141), not at the end of its 30 s scan (0; the harness would kill it first).
+    @Test func scanEndsWhenItsReaderGoes() async throws {
+        try await Simulator.with { sim in
+            let script = "\"$0\" scan --timeout 30 | head -n 1; exit \"${PIPESTATUS[0]}\""
+            let result = try await offThread { sim.run("/bin/bash", ["-c", script, Self.binary], environment: [:], timeout: .seconds(20)) }
+            #expect(result.status == 141, "stderr: \(result.stderr)")
+            let lines = result.stdout.split(separator: "\n")
+            #expect(lines.count == 1)
+            let first = try JSONSerialization.jsonObject(with: Data((lines.first ?? "").utf8)) as? [String: Any]
+            #expect(first?["address"] is String)
+            // Discovery was stopped by blectl, not only by its leaving the bus.
+            try #expect(await offThread { try sim.calls() }.filter { $0.member == "StopDiscovery" }.count == 1)
+            try #expect(await offThread { try sim.waitForState(timeout: .seconds(10)) { $0.discoverySessions.isEmpty } })
+        }
     }
 }

@@ -6,7 +6,7 @@ import SimulatorHarness
 import Testing
 
 @Suite struct PromptResultTests {
-    @Test("the result line is on the pipe while the link is still up, before BlueZ answers the Disconnect", arguments: [
+    @Test("the result line is on the pipe before the Disconnect is sent", arguments: [
         ["get-battery", World.probe],
         ["get-version", World.probe],
         ["get-battery", World.vendor] + World.vendorOptions,
@@ -14,16 +14,15 @@ import Testing
         ["connect", World.probe],
     ])
     func resultBeforeDisconnectReply(_ arguments: [String]) async throws {
-        // BlueZ answers Disconnect 3 s after it is asked, once the link is down (within
-        // blectl's 4 s wait for that answer).
-        try await Sim.with(faults: ["disconnect_delay_ms": "3000"], fastDisconnect: false) { sim in
+        // BlueZ answers Disconnect only after 30 s: it stays pending while we look.
+        try await Sim.with(faults: ["disconnect_delay_ms": "30000"], fastDisconnect: false) { sim in
             let process = try await sim.launch(arguments)
-            #expect(await process.stdoutContains("\"address\"", within: .seconds(20)), "no result line")
-            // Observed in this order: the line, then the link still up. Before the fix the
-            // line came only after BlueZ had answered the Disconnect, the link gone.
-            let state = try await sim.state()
-            #expect(state.connections.map(\.address) == [arguments[1]], "the line came after the link was down")
-            let result = try await process.finish(timeout: .seconds(20))
+            try #expect(await sim.waitForState(timeout: .seconds(20)) { $0.connections.first?.disconnecting == true }, "no Disconnect")
+            // The line was written before the Disconnect was sent: it is on the pipe now,
+            // while BlueZ has not answered (before, it came only after the answer or after
+            // blectl gave up waiting for it, 4 s later).
+            #expect(await process.stdoutContains("\"address\"", within: .seconds(2)), "no result line while the Disconnect is pending")
+            let result = try await process.finish(timeout: .seconds(30))
             #expect(result.status == 0, "\(result)")
             #expect(result.stdout.split(separator: "\n").count == 1)
         }

@@ -131,6 +131,7 @@ struct ScanTests {
             // The threshold went to BlueZ too.
             let filter = try await sim.calls().first { $0.member == "SetDiscoveryFilter" }
             #expect(filter?.outcome == "reply")
+            #expect(filter?.filter?["RSSI"] == .number(-60), "\(String(describing: filter))")
         }
     }
 

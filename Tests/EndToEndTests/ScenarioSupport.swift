@@ -17,6 +17,14 @@ enum ScenarioWorld {
 struct ScenarioTimedRun: Sendable {
     let run: Run
     let elapsed: Duration
+
+    /// Expects the run to have ended before `deadline`, its own `--timeout`: "at once"
+    /// rather than "at the deadline". The exit status already tells the two apart (at the
+    /// deadline blectl says timed_out, 124); this restates it against blectl's own clock,
+    /// which any machine keeps, where a fixed "under 3 s" did not under a sanitizer.
+    func expectEndedBefore(_ deadline: Duration, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(elapsed < deadline, "elapsed \(elapsed), deadline \(deadline)", sourceLocation: sourceLocation)
+    }
 }
 
 extension Sim {
@@ -27,17 +35,17 @@ extension Sim {
         return ScenarioTimedRun(run: run, elapsed: ContinuousClock.now - started)
     }
 
-    /// Polls the call log (up to `timeout`) until a call satisfies `condition`.
-    func scenarioWaitForCall(timeout: Duration = .seconds(5), _ condition: @escaping @Sendable (SimCall) -> Bool) async throws -> Bool {
+    /// Polls the call log (up to `timeout`, a hang guard) until a call satisfies `condition`.
+    func scenarioWaitForCall(timeout: Duration = .seconds(30), _ condition: @escaping @Sendable (SimCall) -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try await calls().contains(where: condition) { return true }
-            await pause(.milliseconds(20))
+            try await Task.sleep(for: .milliseconds(20))
         }
         return false
     }
 
-    /// Expects nothing blectl could have started to be left (polled up to 3 s).
+    /// Expects nothing blectl could have started to be left (polled up to 10 s).
     func scenarioExpectClean(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let left = try await leftovers()
         #expect(left.isEmpty, "left behind: \(left)", sourceLocation: sourceLocation)

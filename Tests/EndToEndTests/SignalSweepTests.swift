@@ -21,8 +21,12 @@ struct SignalSweepTests {
         var arguments: [String]
         /// Checks a complete output (status 0, or a signal that came after the result was printed).
         var isComplete: @Sendable (Run) -> Bool
+        /// Faults the simulator starts with (besides the short disconnect timer).
+        var faults: [String: String] = [:]
         var testDescription: String {
-            arguments.count > 4 ? arguments.prefix(2).joined(separator: " ") + " (vendor)" : arguments.joined(separator: " ")
+            arguments[0] == "notify" ? "notify (vendor status)"
+                : arguments.first == "get-battery" && arguments.count > 4 ? arguments.prefix(2).joined(separator: " ") + " (vendor)"
+                : arguments.prefix(3).joined(separator: " ")
         }
     }
 
@@ -44,11 +48,35 @@ struct SignalSweepTests {
         Command(arguments: ["get-battery", World.vendor] + World.vendorOptions) { run in
             run.lines.count == 1 && J.parse(run.lines[0]) == ["address": "C0:FF:EE:00:00:02", "percentage": 64, "source": "vendor"]
         },
+        // The GATT toolbox: a read, a write, and a request (a notification session again).
+        Command(arguments: ["read", World.probe, "2a19"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0])?["value"] == "57"
+        },
+        Command(arguments: ["write", World.vendor, World.vendorWrite, "00"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0])?["length"] == 1
+        },
+        Command(arguments: ["request", World.vendor, "--write", World.vendorWrite, "--notify", World.vendorNotify, "01"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0])?["responses"] == [["value": "81020007", "text": .null]]
+        },
+        // A stream with a notification session: the vendor status 90 00 comes every 300 ms.
+        Command(arguments: ["notify", World.vendor, World.vendorNotify, "--count", "3"]) { run in
+            let records = run.lines.compactMap { J.parse($0) }
+            return records.count == 3 && records.map { $0["value"] } == ["9000", "9000", "9000"] && records.map { $0["seq"] } == [1, 2, 3]
+        },
+        // info of a device BlueZ does not know: a scan to stop.
+        Command(arguments: ["info", World.probe]) { run in
+            guard run.lines.count == 1, let object = J.parse(run.lines[0]) else { return false }
+            return object["address"] == "C0:FF:EE:00:00:01" && object["name"] == "blesim Probe" && object["rssi"]?.int != nil
+        },
+        // An agent to unregister, a Pair to cancel, the link Pair opened to close.
+        Command(arguments: ["pair", World.secure, "--passkey", "123456"], isComplete: { run in
+            run.lines.count == 1 && J.parse(run.lines[0]) == ["address": "C0:FF:EE:00:00:07", "paired": true, "bonded": true, "trusted": false]
+        }, faults: World.secureFaults),
     ]
 
     @Test("SIGINT/SIGTERM at evenly spread moments", arguments: commands)
     func sweep(_ command: Command) async throws {
-        try await Sim.with { sim in
+        try await Sim.with(faults: command.faults) { sim in
             // The typical duration, from a fresh world (the device found by scanning).
             let clock = ContinuousClock()
             let start = clock.now
@@ -82,7 +110,11 @@ struct SignalSweepTests {
                     // Only whole lines; for one-object commands, nothing or the whole result.
                     #expect(run.stdout.isEmpty || run.stdout.hasSuffix("\n"), "\(what)")
                     #expect(run.lines.allSatisfy { J.parse($0) != nil }, "\(what)")
-                    if command.arguments[0] != "scan" {
+                    if command.arguments[0] == "notify" {
+                        // Values numbered from 1 without gaps, up to where the signal came.
+                        let seqs = run.lines.compactMap { J.parse($0)?["seq"]?.int }
+                        #expect(seqs == Array(1...max(1, seqs.count)).prefix(seqs.count).map { $0 }, "\(what)")
+                    } else if command.arguments[0] != "scan" {
                         #expect(run.stdout.isEmpty || command.isComplete(run), "\(what)")
                     }
                 }

@@ -93,53 +93,59 @@ struct SignalTests {
 
     /// While StartDiscovery's reply is pending, the clean-up after the first signal waits
     /// for it (StopDiscovery must follow it); a second signal during that wait ends blectl
-    /// at once, by that second signal.
+    /// at once, by that second signal. The simulator holds the reply for as long as the test
+    /// runs, so the clean-up is still waiting whatever the machine's speed; the second
+    /// signal is sent once blectl has taken the first (two pending together have no order).
     @Test("a second signal during clean-up ends blectl at once, by that signal")
     func secondSignal() async throws {
-        try await Sim.with(faults: ["start_discovery_delay_ms": "3000"]) { sim in
+        try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
             let process = try await sim.launch(["scan", "--timeout", "20"])
-            var started = false
-            for _ in 0..<100 where !started {
-                started = try await sim.calls().contains { $0.member == "StartDiscovery" }
-                if !started { await pause(.milliseconds(50)) }
-            }
-            #expect(started, "never asked for discovery")
-            process.sendSignal(SIGINT)
-            await pause(.milliseconds(100))
+            try #expect(await sim.waitForState { $0.pendingStartDiscovery.count == 1 }, "StartDiscovery never pending")
+            #expect(await process.signalAndWaitUntilTaken(SIGINT), "SIGINT never taken")
             process.sendSignal(SIGTERM)
             let result = try await process.finish()
             // 130 would mean the second signal waited for the clean-up.
             #expect(result.status == 143, "status \(result.status)")
             #expect(result.stdout == "")
             #expect(result.stderr == "")
+            let calls = try await sim.calls()
+            #expect(calls.scenarioOutcomes("StartDiscovery") == ["pending"], "\(calls)")
+            #expect(calls.scenarioOutcomes("StopDiscovery") == [], "\(calls)")
             // Leaving the bus ends this client's pending discovery in BlueZ.
-            try #expect(await sim.leftovers(timeout: .seconds(4)) == [])
+            try #expect(await sim.leftovers() == [])
         }
     }
 
-    @Test("two SIGINTs: 130, nothing printed")
+    /// Two SIGINTs (Ctrl-C twice): the second ends blectl at once, by SIGINT too. The clean-up
+    /// waits for a StartDiscovery reply the simulator holds; that reply is released once
+    /// blectl has taken the second SIGINT: a blectl still cleaning up would then send
+    /// StopDiscovery after it.
+    @Test("two SIGINTs: 130 at once, nothing printed")
     func doubleSIGINT() async throws {
-        try await Sim.with(faults: ["services_resolved_never": "1"], fastDisconnect: false) { sim in
-            let process = try await sim.launch(["get-version", World.probe, "--timeout", "20"])
-            try #expect(await sim.waitForState { $0.connections.map(\.address) == [World.probe] }, "never connected")
-            process.sendSignal(SIGINT)
-            await pause(.milliseconds(50))
-            process.sendSignal(SIGINT)
+        try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
+            let process = try await sim.launch(["scan", "--timeout", "20"])
+            try #expect(await sim.waitForState { $0.pendingStartDiscovery.count == 1 }, "StartDiscovery never pending")
+            #expect(await process.signalAndWaitUntilTaken(SIGINT), "first SIGINT never taken")
+            #expect(await process.signalAndWaitUntilTaken(SIGINT), "second SIGINT never taken")
+            try await sim.setFault("start_discovery_held", "0")
             let result = try await process.finish()
             #expect(result.status == 130)
             #expect(result.stdout == "")
             #expect(result.stderr == "")
-            try #expect(await sim.leftovers(timeout: .seconds(4)) == [])
+            let members = try await sim.calls().map(\.member)
+            #expect(!members.contains("StopDiscovery"), "blectl went on cleaning up after the second SIGINT: \(members)")
+            try #expect(await sim.leftovers() == [])
         }
     }
 
     /// The first signal arrives while blectl waits for the reply to its own, normal
-    /// Disconnect (BlueZ answers after its 2 s disconnect timer). The Disconnect is already
-    /// in BlueZ's hands, so the short clean-up deadline applies: blectl ends while BlueZ is
-    /// still disconnecting, instead of waiting out the timer.
+    /// Disconnect (BlueZ answers after its disconnect timer; here the simulator holds the
+    /// disconnection midway until the test releases it). The Disconnect is already in
+    /// BlueZ's hands, so the short clean-up deadline applies: blectl ends while BlueZ is
+    /// still disconnecting, instead of waiting for the reply.
     @Test("SIGINT during the final Disconnect: the short clean-up deadline applies")
     func duringFinalDisconnect() async throws {
-        try await Sim.with(fastDisconnect: false) { sim in
+        try await Sim.with(faults: ["disconnect_held": "1"]) { sim in
             let process = try await sim.launch(["get-battery", World.probe])
             try #expect(await sim.waitForState { $0.connections.first?.disconnecting == true }, "no Disconnect seen")
             process.sendSignal(SIGINT)
@@ -147,7 +153,8 @@ struct SignalTests {
             #expect(result.status == 130)
             #expect(result.stderr == "")
             let atExit = try await sim.state()
-            #expect(atExit.connections.map(\.disconnecting) == [true], "blectl waited for BlueZ's disconnect timer")
+            #expect(atExit.connections.map(\.disconnecting) == [true], "blectl waited for the end of the disconnection")
+            try await sim.setFault("disconnect_held", "0")
             try #expect(await sim.leftovers() == [])
         }
     }

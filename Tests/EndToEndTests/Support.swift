@@ -28,16 +28,6 @@ enum BlectlBinary {
     }()
 }
 
-// MARK: - Blocking work off the cooperative pool
-
-/// Runs `body` on a thread of its own: the harness blocks (waitpid, usleep, simctl), and
-/// blocking the few cooperative threads would serialize the whole suite.
-func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-    }
-}
-
 /// At most `limit` simulators at once, so that timing-sensitive runs (a 2 s scan, a 1 s
 /// timeout) are not starved of CPU by dozens of simulators starting together.
 actor SimulatorSlots {
@@ -174,17 +164,19 @@ struct Sim: Sendable {
         try await offThread { try simulator.reset() }
     }
 
-    /// Polls the state until `condition` holds (true) or `timeout` passes (false).
-    func waitForState(timeout: Duration = .seconds(5), _ condition: @escaping @Sendable (SimState) -> Bool) async throws -> Bool {
+    /// Polls the state until `condition` holds (true) or `timeout` passes (false). The
+    /// timeout only guards against a hang: it returns as soon as the condition holds, so it
+    /// is wide (a sanitizer build on a loaded machine takes seconds to start and connect).
+    func waitForState(timeout: Duration = .seconds(30), _ condition: @escaping @Sendable (SimState) -> Bool) async throws -> Bool {
         let simulator = simulator
         return try await offThread { try simulator.waitForState(timeout: timeout, condition) }
     }
 
     /// Polls the state (up to `timeout`) until nothing blectl could have started is left:
-    /// no discovery session, no connection (but the preconnected ones), no pending
-    /// connect, no pending GATT request, no notification session. Returns what is left
-    /// at the end, empty when clean.
-    func leftovers(timeout: Duration = .seconds(3)) async throws -> [String] {
+    /// no discovery session nor StartDiscovery pending, no connection (but the preconnected
+    /// ones), no pending connect, no pending GATT request, no notification session, no
+    /// pairing agent, no Pair running. Returns what is left at the end, empty when clean.
+    func leftovers(timeout: Duration = .seconds(10)) async throws -> [String] {
         _ = try await waitForState(timeout: timeout) { $0.leftovers.isEmpty }
         return try await state().leftovers
     }
@@ -213,9 +205,12 @@ extension SimState {
         if !discoverySessions.isEmpty { found.append("discovery sessions \(discoveryClients)") }
         let connected = connections.filter { !$0.preconnected }
         if !connected.isEmpty { found.append("connections \(connected.map(\.address))") }
+        if !pendingStartDiscovery.isEmpty { found.append("pending StartDiscovery \(pendingStartDiscovery)") }
         if !pendingConnects.isEmpty { found.append("pending connects \(pendingConnects)") }
         if !pendingGATT.isEmpty { found.append("pending GATT \(pendingGATT.map(\.op))") }
         if !notifySessions.isEmpty { found.append("notify sessions \(notifySessions.map(\.path))") }
+        if let agents, !agents.isEmpty { found.append("agents \(agents.map(\.path))") }
+        if let pairings, !pairings.isEmpty { found.append("pairings \(pairings.map(\.address))") }
         return found
     }
 }
@@ -226,15 +221,18 @@ extension RunningProcess {
         try await offThread { self.wait(timeout: timeout) }
     }
 
-    /// `waitForStdout(containing:timeout:)` off the cooperative pool.
-    func stdoutContains(_ needle: String, within timeout: Duration = .seconds(5)) async -> Bool {
+    /// ``sendSignal(_:)``, then `waitUntilTaken(_:timeout:)` off the cooperative pool:
+    /// true once the process has taken the signal (or ended).
+    func signalAndWaitUntilTaken(_ signal: Int32, timeout: Duration = .seconds(10)) async -> Bool {
+        sendSignal(signal)
+        return (try? await offThread { self.waitUntilTaken(signal, timeout: timeout) }) ?? false
+    }
+
+    /// `waitForStdout(containing:timeout:)` off the cooperative pool (the timeout only guards
+    /// against a hang: it returns as soon as the text is there).
+    func stdoutContains(_ needle: String, within timeout: Duration = .seconds(30)) async -> Bool {
         (try? await offThread { self.waitForStdout(containing: needle, timeout: timeout) }) ?? false
     }
-}
-
-/// Sleeps without blocking a cooperative thread.
-func pause(_ duration: Duration) async {
-    try? await Task.sleep(for: duration)
 }
 
 // MARK: - JSON values

@@ -23,6 +23,7 @@ struct UsageTests {
     static let addressExpected = "expected six hex pairs like C0:FF:EE:00:00:01"
     static let uuidExpected = "expected 16-bit (180f, 0x180F), 32-bit (0000180f) or 128-bit (0000180f-0000-1000-8000-00805f9b34fb) form"
     static let dBmExpected = "expected a whole number of dBm from -127 to 20"
+    static let passkeyExpected = "expected a passkey of up to 6 digits, 0 to 999999"
 
     struct Case: Sendable, CustomTestStringConvertible {
         var arguments: [String]
@@ -37,9 +38,13 @@ struct UsageTests {
             self.helpCommand = helpCommand
         }
 
+        /// The commands that listen (scan, notify) also take `inf`, and say so.
         static func timeout(_ value: String, _ expected: String = UsageTests.timeoutExpected, command: String = "connect") -> Case {
-            let arguments = command == "scan" ? ["scan", "--timeout", value] : [command, World.probe, "--timeout", value]
-            return Case(arguments, "Invalid value '\(value)' for '--timeout': \(expected)", see: "blectl \(command)")
+            let arguments = command == "scan" ? ["scan", "--timeout", value]
+                : command == "notify" ? ["notify", World.probe, "2a19", "--timeout", value]
+                : [command, World.probe, "--timeout", value]
+            let listening = ["scan", "notify"].contains(command) ? ", or inf" : ""
+            return Case(arguments, "Invalid value '\(value)' for '--timeout': \(expected)\(listening)", see: "blectl \(command)")
         }
 
         static func address(_ value: String, command: String = "connect", canonical: String = "connect") -> Case {
@@ -93,6 +98,21 @@ struct UsageTests {
         Case.timeout("86400.001", tooLong, command: "scan"),
         Case.timeout("99999999999999999999999", tooLong, command: "get-version"),
         Case(["scan", "--timeout", "-inf"], "Missing value for '--timeout'", see: "blectl scan"),
+        Case.timeout("inf", command: "get-version"),
+        Case.timeout("infinity", command: "notify"),
+        Case.timeout("86401", tooLong, command: "notify"),
+        // notify's arguments and --count
+        Case(["notify", World.gattBattery], "Missing expected argument '<characteristic>'", see: "blectl notify"),
+        Case(["notify"], "Missing expected argument '<address>'", see: "blectl notify"),
+        Case(["notify", World.gattBattery, "battery"], "Invalid UUID 'battery': \(uuidExpected)", see: "blectl notify"),
+        Case(["notify", World.gattBattery, "2a19", "--count", "0"],
+             "Invalid value '0' for '--count': expected a whole number from 1 to 1000000000", see: "blectl notify"),
+        Case(["notify", World.gattBattery, "2a19", "--count", "-3"],
+             "Invalid value '-3' for '--count': expected a whole number from 1 to 1000000000", see: "blectl notify"),
+        Case(["notify", World.gattBattery, "2a19", "--count=1.5"],
+             "Invalid value '1.5' for '--count': expected a whole number from 1 to 1000000000", see: "blectl notify"),
+        Case(["notify", World.gattBattery, "2a19", "--reconnect=yes"], "Option '--reconnect' takes no value", see: "blectl notify"),
+        Case(["notify", World.gattBattery, "2a19", "--updates"], "Unknown option '--updates'", see: "blectl notify"),
         // RSSI thresholds
         Case(["scan", "--rssi-min", "-200"], "Invalid value '-200' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
         Case(["scan", "--rssi-min", "21"], "Invalid value '21' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
@@ -112,7 +132,7 @@ struct UsageTests {
         Case(["connect", World.probe, "--updates"], "Unknown option '--updates'", see: "blectl connect"),
         Case(["frob"], "Unknown subcommand 'frob'", see: "blectl"),
         Case(["help", "frob"], "Unknown subcommand 'frob'", see: "blectl help"),
-        Case([], "Missing subcommand: expected scan, connect, get-version, get-battery, write or help", see: "blectl"),
+        Case([], "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair or help", see: "blectl"),
         Case(["connect"], "Missing expected argument '<address>'", see: "blectl connect"),
         Case(["connect", World.probe, World.vendor], "Unexpected argument 'C0:FF:EE:00:00:02'", see: "blectl connect"),
         Case(["scan", "--timeout"], "Missing value for '--timeout'", see: "blectl scan"),
@@ -124,6 +144,16 @@ struct UsageTests {
              see: "blectl get-version"),
         // Usage errors stay plain text in JSON format.
         Case(["--format", "json", "get-battery", "nope"], "Invalid address 'nope': \(addressExpected)", see: "blectl get-battery"),
+        // pair and unpair
+        Case(["pair", World.probe, "--passkey", "1000000"], "Invalid value '1000000' for '--passkey': \(passkeyExpected)", see: "blectl pair"),
+        Case(["pair", World.probe, "--passkey", "12a456"], "Invalid value '12a456' for '--passkey': \(passkeyExpected)", see: "blectl pair"),
+        Case(["pair", World.probe, "--passkey=-1"], "Invalid value '-1' for '--passkey': \(passkeyExpected)", see: "blectl pair"),
+        Case(["pair", World.probe, "--passkey", ""], "Invalid value '' for '--passkey': \(passkeyExpected)", see: "blectl pair"),
+        Case(["pair", World.probe, "--passkey", "0000001"], "Invalid value '0000001' for '--passkey': \(passkeyExpected)", see: "blectl pair"),
+        Case(["pair", World.probe, "--trust=yes"], "Option '--trust' takes no value", see: "blectl pair"),
+        Case(["pair", "--trust"], "Missing expected argument '<address>'", see: "blectl pair"),
+        Case(["unpair", World.probe, "--passkey", "1"], "Unknown option '--passkey'", see: "blectl unpair"),
+        Case(["unpair"], "Missing expected argument '<address>'", see: "blectl unpair"),
     ])
     func badInput(_ c: Case) async throws {
         let sim = try await QuietSimulator.get()
@@ -152,7 +182,7 @@ struct UsageTests {
         let text = runs[0].stdout
         #expect(text.hasPrefix("OVERVIEW: Probe Bluetooth LE devices through BlueZ.\n"), "\(text)")
         #expect(text.contains("USAGE: blectl [--adapter <adapter>] [--format <format>] <subcommand>"))
-        for line in ["  scan ", "  connect ", "  get-version, version ", "  get-battery, battery ", "  124 ", "  130 ", "  143 "] {
+        for line in ["  scan ", "  connect ", "  get-version, version ", "  get-battery, battery ", "  notify ", "  pair ", "  unpair ", "  124 ", "  130 ", "  143 "] {
             #expect(text.contains(line), "help lacks \(line.debugDescription)")
         }
         try #expect(await sim.calls() == [])
@@ -160,7 +190,7 @@ struct UsageTests {
 
     @Test("help <sub>, <sub> --help and <sub> -h print the same text", arguments: [
         ("scan", "scan"), ("connect", "connect"), ("get-version", "get-version"), ("version", "get-version"),
-        ("get-battery", "get-battery"), ("battery", "get-battery"),
+        ("get-battery", "get-battery"), ("battery", "get-battery"), ("notify", "notify"), ("pair", "pair"), ("unpair", "unpair"),
     ])
     func subcommandHelp(_ name: String, _ canonical: String) async throws {
         let sim = try await QuietSimulator.get()

@@ -1,5 +1,5 @@
 // `blectl write ADDRESS CHARACTERISTIC --without-response --file PATH|-` against the
-// simulator's echo device (C0:FF:EE:00:00:06, switch echo_device): the simulator records
+// simulator's echo device (C0:FF:EE:00:00:08, switch echo_device): the simulator records
 // what its sink received (bytes, packets, CRC-32, the largest packet) and how often it found
 // the acquired socket full; the tests compare that with the file blectl was given.
 
@@ -12,7 +12,7 @@ import Glibc
 
 @Suite("write --file")
 struct WriteFileTests {
-    static let echo = "C0:FF:EE:00:00:06"
+    static let echo = "C0:FF:EE:00:00:08"
     static let service = "ec400001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
     static let sink = "ec400002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
     static let recordKeys = ["address", "service", "characteristic", "bytes", "packets", "mtu", "acquired", "seconds"]
@@ -37,14 +37,21 @@ struct WriteFileTests {
     }
 
     /// Polls until no socket is held and nothing else is left (3 s at most); what is left.
+    /// Polls the echo state (every 20 ms, up to `timeout`) until `condition` holds; the last
+    /// state read either way.
+    static func waitForEcho(_ sim: Sim, timeout: Duration, until condition: (Echo) -> Bool) async throws -> Echo {
+        let deadline = ContinuousClock.now + timeout
+        var echo = try await echoState(sim)
+        while !condition(echo) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            echo = try await echoState(sim)
+        }
+        return echo
+    }
+
     static func leftovers(_ sim: Sim) async throws -> [String] {
         var left = try await sim.leftovers()
-        let deadline = ContinuousClock.now + .seconds(3)
-        var held = try await echoState(sim).acquired
-        while !held.isEmpty && ContinuousClock.now < deadline {
-            await pause(.milliseconds(20))
-            held = try await echoState(sim).acquired
-        }
+        let held = try await waitForEcho(sim, timeout: .seconds(3)) { $0.acquired.isEmpty }.acquired
         if !held.isEmpty { left.append("acquired sockets \(held)") }
         return left
     }
@@ -197,12 +204,7 @@ struct WriteFileTests {
         defer { unlink(path) }
         try await Sim.with(faults: ["echo_device": "1", "acquire_write_drain_bps": "4000"]) { sim in
             let process = try await sim.launch(["write", Self.echo, Self.sink, "--without-response", "--file", path])
-            var echo = try await Self.echoState(sim)
-            let deadline = ContinuousClock.now + .seconds(20)
-            while (echo.acquired.isEmpty || echo.bytes == 0) && ContinuousClock.now < deadline {
-                await pause(.milliseconds(20))
-                echo = try await Self.echoState(sim)
-            }
+            let echo = try await Self.waitForEcho(sim, timeout: .seconds(20)) { !$0.acquired.isEmpty && $0.bytes > 0 }
             #expect(echo.acquired == ["write"], "never streaming")
             process.sendSignal(SIGINT)
             let result = try await process.finish()
@@ -222,12 +224,7 @@ struct WriteFileTests {
                 try simulator.launch(BlectlBinary.path, ["write", Self.echo, Self.sink, "--without-response", "--file", "-"], stdinPipe: true)
             }
             try #expect(await sim.waitForState(timeout: .seconds(20)) { !$0.connections.isEmpty }, "never connected")
-            var held: [String] = []
-            let deadline = ContinuousClock.now + .seconds(10)
-            while held.isEmpty && ContinuousClock.now < deadline {
-                await pause(.milliseconds(20))
-                held = try await Self.echoState(sim).acquired
-            }
+            let held = try await Self.waitForEcho(sim, timeout: .seconds(10)) { !$0.acquired.isEmpty }.acquired
             #expect(held == ["write"])
             process.sendSignal(SIGINT)
             let result = try await process.finish()

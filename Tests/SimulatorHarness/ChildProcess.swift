@@ -29,7 +29,7 @@ public enum HarnessError: Error, CustomStringConvertible {
         switch self {
         case .spawnFailed(let what, let err): return "cannot start \(what): \(String(cString: strerror(err)))"
         case .simulatorDidNotStart(let why): return "simulator did not start: \(why)"
-        case .simctlFailed(let why): return "simctl failed: \(why)"
+        case .simctlFailed(let why): return "simulator control call failed: \(why)"
         case .badJSON(let why): return "bad JSON from simulator: \(why)"
         }
     }
@@ -81,10 +81,19 @@ public final class RunningProcess: @unchecked Sendable {
 
     /// Waits until stdout contains `needle` or the timeout passes; true if found.
     public func waitForStdout(containing needle: String, timeout: Duration) -> Bool {
+        waitFor(needle, inStderr: false, timeout: timeout)
+    }
+
+    /// Waits until stderr contains `needle` or the timeout passes; true if found.
+    public func waitForStderr(containing needle: String, timeout: Duration) -> Bool {
+        waitFor(needle, inStderr: true, timeout: timeout)
+    }
+
+    private func waitFor(_ needle: String, inStderr: Bool, timeout: Duration) -> Bool {
         let deadline = Date().addingTimeInterval(timeout.seconds)
         cond.lock(); defer { cond.unlock() }
         while true {
-            if String(decoding: out, as: UTF8.self).contains(needle) { return true }
+            if String(decoding: inStderr ? err : out, as: UTF8.self).contains(needle) { return true }
             if openReaders == 0 || Date() >= deadline { return false }
             _ = cond.wait(until: min(deadline, Date().addingTimeInterval(0.05)))
         }
@@ -93,6 +102,47 @@ public final class RunningProcess: @unchecked Sendable {
     public func sendSignal(_ signal: Int32) {
         cond.lock(); let done = exitStatus != nil; cond.unlock()
         if !done { kill(pid, signal) }
+    }
+
+    /// Whether `signal` is pending in the process: sent, and not yet taken by it (in the
+    /// process's shared pending set, /proc/PID/status ShdPnd, or a thread's own, SigPnd).
+    /// nil once the process has ended.
+    public func isPending(_ signal: Int32) -> Bool? {
+        guard poll() == nil, let shared = Self.signalMask("ShdPnd", in: "/proc/\(pid)/status") else { return nil }
+        var pending = shared
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+            pending |= Self.signalMask("SigPnd", in: "/proc/\(pid)/task/\(task)/status") ?? 0
+        }
+        return pending & (UInt64(1) << UInt64(signal - 1)) != 0
+    }
+
+    /// Waits until the process has taken `signal` sent with ``sendSignal(_:)``, or has ended.
+    /// Send a second signal only after this, so that it is a second one: two signals pending
+    /// together have no order (blectl took SIGINT and SIGTERM sent back to back as SIGTERM
+    /// first in one run in three), and two of a kind are one.
+    ///
+    /// Taken means no longer pending, seen twice 1 ms apart: in a Swift program on Linux the
+    /// main thread waits in sigsuspend and takes the signal first, in Dispatch's handler,
+    /// which sends it on to Dispatch's thread, where it is pending again until the signal
+    /// source reads it; one look could fall between the two.
+    /// - Returns: false when `signal` is still pending after `timeout`.
+    public func waitUntilTaken(_ signal: Int32, timeout: Duration) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
+        var clearLooks = 0
+        while clearLooks < 2 {
+            guard let pending = isPending(signal) else { return true }
+            clearLooks = pending ? 0 : clearLooks + 1
+            if pending && Date() >= deadline { return false }
+            usleep(1000)
+        }
+        return true
+    }
+
+    /// The hexadecimal signal set on the line `name:` of a /proc status file.
+    private static func signalMask(_ name: String, in path: String) -> UInt64? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
+        return UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16)
     }
 
     /// Closes the child's stdin (when it has a pipe there).
@@ -159,6 +209,14 @@ public final class RunningProcess: @unchecked Sendable {
                                    timedOut: killedByTimeout)
         cond.unlock()
         return result
+    }
+}
+
+/// Runs `body` on a thread of its own: the harness blocks (waitpid, usleep, control calls),
+/// and blocking the few cooperative threads would serialize the whole suite.
+public func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
 

@@ -15,8 +15,10 @@ public struct SimCall: Sendable, Decodable, Equatable {
     public let interface: String?
     public let path: String
     public let sender: String
-    /// "reply", "error:<name>" or "pending".
+    /// "reply", "error:<name>", "pending", or "dropped" (a Pair whose caller left the bus).
     public let outcome: String
+    /// SetDiscoveryFilter: the filter as the simulator parsed it.
+    public let filter: [String: JSONValue]?
 }
 
 /// The simulator's State() JSON, decoded.
@@ -44,11 +46,37 @@ public struct SimState: Sendable, Decodable {
         public let path: String
         public let client: String
     }
+    /// An org.bluez.Agent1 registered with AgentManager1.
+    public struct Agent: Sendable, Decodable, Equatable {
+        public let client: String
+        public let path: String
+        public let capability: String
+        /// Whether it heads the default-agent queue.
+        public let `default`: Bool
+    }
+    /// A Device1.Pair still running.
+    public struct Pairing: Sendable, Decodable, Equatable {
+        public let address: String
+        public let client: String
+        /// connecting, agent, exchange or resolving.
+        public let stage: String
+    }
+    /// A call the simulated bluetoothd made to an agent.
+    public struct AgentCall: Sendable, Decodable, Equatable {
+        public let member: String
+        public let agent: String
+        public let path: String
+        public let device: String?
+        /// "pending", "reply", "reply:<values>", "error:<name>" or "sent" (no reply expected).
+        public let outcome: String
+    }
     public let bluezRunning: Bool
     public let adapter: Bool
     public let powered: Bool
     public let discovering: Bool
     public let discoverySessions: [Session]
+    /// Clients whose StartDiscovery is not answered yet (held, delayed or unanswered).
+    public let pendingStartDiscovery: [String]
     public let connections: [Connection]
     public let pendingConnects: [String]
     public let pendingGATT: [PendingGATT]
@@ -62,16 +90,26 @@ public struct SimState: Sendable, Decodable {
     public let blinks: Int?
     /// How many times clients were held (stopped) for a group of messages (fault hold_client_ms).
     public let holds: Int?
+    /// Registered pairing agents (nil from a simulator without pairing).
+    public let agents: [Agent]?
+    /// Pair calls still running.
+    public let pairings: [Pairing]?
+    /// Calls made to agents, in order.
+    public let agentCalls: [AgentCall]?
+    /// Addresses of the paired devices in the tree.
+    public let paired: [String]?
 
     enum CodingKeys: String, CodingKey {
         case adapter, powered, discovering, connections, devices, faults
         case bluezRunning = "bluez_running"
         case discoverySessions = "discovery_sessions"
+        case pendingStartDiscovery = "pending_start_discovery"
         case pendingConnects = "pending_connects"
         case pendingGATT = "pending_gatt"
         case notifySessions = "notify_sessions"
         case busPID = "bus_pid"
-        case blinks, holds
+        case blinks, holds, agents, pairings, paired
+        case agentCalls = "agent_calls"
     }
 
     public var discoveryClients: [String] { discoverySessions.map(\.client) }
@@ -142,6 +180,18 @@ public final class Simulator: Sendable {
         }
     }
 
+    /// Starts a simulator with `faults`, runs `body`, stops the simulator: starting and
+    /// stopping (which wait for the simulator's process) run off the cooperative pool, so
+    /// that a test waiting for its simulator does not stop every other test of the process.
+    /// Use it from async tests rather than ``start(faults:)``.
+    public static func with<T>(faults: [String: String] = [:], _ body: (Simulator) async throws -> T) async throws -> T {
+        let simulator = try await offThread { try Simulator.start(faults: faults) }
+        let result: Result<T, any Error>
+        do { result = .success(try await body(simulator)) } catch { result = .failure(error) }
+        try? await offThread { simulator.stop() }
+        return try result.get()
+    }
+
     deinit { stop() }
 
     /// Ends the simulator and its bus: closes its stdin, SIGTERM, SIGKILL after 3 s.
@@ -186,27 +236,39 @@ public final class Simulator: Sendable {
         _ = process.wait(timeout: .seconds(5))
     }
 
-    // MARK: control interface (through sim/simctl)
+    // MARK: control interface (org.blectl.Simulator1, through dbus-send)
 
-    private func simctl(_ args: [String]) throws -> String {
-        let r = run(repoRoot.appendingPathComponent("sim/simctl").path, ["--address", address] + args,
-                    environment: [:], timeout: .seconds(10))
+    /// Calls `method` of the control interface with string arguments and returns the string
+    /// it answers ("" for none). dbus-send, not sim/simctl: the tests poll the state often,
+    /// and a Python start-up per look (about 50 ms of CPU, several times that on a loaded
+    /// machine) made every wait slower than what it waited for. dbus-send comes with
+    /// dbus-daemon (Debian's dbus-bin).
+    private func control(_ method: String, _ args: [String] = []) throws -> String {
+        try control(method, typed: args.map { "string:\($0)" })
+    }
+
+    /// A control call with dbus-send's typed arguments (`int32:5`).
+    private func control(_ method: String, typed args: [String]) throws -> String {
+        let r = run("dbus-send", ["--bus=\(address)", "--dest=org.blectl.Simulator", "--print-reply=literal",
+                                  "--reply-timeout=10000", "/org/blectl/Simulator", "org.blectl.Simulator1.\(method)"]
+                        + args,
+                    environment: [:], timeout: .seconds(15))
         if r.status != 0 {
-            throw HarnessError.simctlFailed("simctl \(args.joined(separator: " ")): status \(r.status): \(r.stderr)")
+            throw HarnessError.simctlFailed("\(method)(\(args.joined(separator: ", "))): status \(r.status): \(r.stderr)")
         }
-        return r.stdout
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// State() as decoded JSON.
     public func state() throws -> SimState {
-        let text = try simctl(["state"])
+        let text = try control("State")
         do { return try JSONDecoder().decode(SimState.self, from: Data(text.utf8)) }
         catch { throw HarnessError.badJSON("\(error): \(text)") }
     }
 
     /// State() as a plain dictionary.
     public func stateDictionary() throws -> [String: Any] {
-        let text = try simctl(["state"])
+        let text = try control("State")
         guard let obj = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
             throw HarnessError.badJSON(text)
         }
@@ -215,24 +277,30 @@ public final class Simulator: Sendable {
 
     /// Every org.bluez method call received so far, in order.
     public func calls() throws -> [SimCall] {
-        let text = try simctl(["calls"])
+        let text = try control("Calls")
         do { return try JSONDecoder().decode([SimCall].self, from: Data(text.utf8)) }
         catch { throw HarnessError.badJSON("\(error): \(text)") }
     }
 
     /// Sets a fault at run time (value parsed like `--set NAME=VALUE`).
-    public func setFault(_ name: String, _ value: String) throws { _ = try simctl(["fault", name, value]) }
-    public func clearFaults() throws { _ = try simctl(["clear"]) }
+    public func setFault(_ name: String, _ value: String) throws { _ = try control("SetFault", [name, value]) }
+    public func clearFaults() throws { _ = try control("ClearFaults") }
     /// bluetoothd "blinks": releases org.bluez and takes it again at once (same connection),
     /// then InterfacesAdded for all its objects, all back to back (sim/README.md, Control).
-    public func blink() throws { _ = try simctl(["blink"]) }
+    public func blink() throws { _ = try control("Blink") }
     /// `count` notifications (value i = i as 4 bytes big-endian, i = 1...count) back to back
     /// on a characteristic of `address` that has a notification session.
     public func notifyBurst(address: String, characteristic uuid: String, count: Int) throws {
-        _ = try simctl(["burst", address, uuid, String(count)])
+        _ = try control("NotifyBurst", typed: ["string:\(address)", "string:\(uuid)", "int32:\(count)"])
+    }
+    /// The link of `address` drops (out of range): Connected false, notification sessions
+    /// kept and re-enabled on the next connection as bluetoothd 5.66 does; with `remove`, the
+    /// device object is removed too (sim/README.md, DropLink).
+    public func dropLink(address: String, remove: Bool = false) throws {
+        _ = try control("DropLink", typed: ["string:\(address)", "boolean:\(remove)"])
     }
     /// Back to the start-up world and faults, call log emptied.
-    public func reset() throws { _ = try simctl(["reset"]) }
+    public func reset() throws { _ = try control("Reset") }
 
     /// Polls `condition` on the state until it holds or the timeout passes.
     public func waitForState(timeout: Duration = .seconds(5), _ condition: (SimState) -> Bool) throws -> Bool {

@@ -19,27 +19,16 @@ class BluezRoot:
         self.obj.ifaces["org.bluez.ProfileManager1"] = {}
         self.obj.handlers["org.bluez.AgentManager1"] = self
         self.obj.handlers["org.bluez.ProfileManager1"] = self
-        self.agents = {}
         self.profiles = {}
 
     def m_RegisterAgent(self, call, path, capability):
-        if capability not in ("", "DisplayOnly", "DisplayYesNo", "KeyboardOnly", "NoInputNoOutput", "KeyboardDisplay"):
-            raise invalid_args()
-        if call.sender in self.agents:
-            raise DBusError(ERR + "AlreadyExists", "Already Exists")
-        self.agents[call.sender] = str(path)
-        call.reply()
+        self.sim.agents.register(call, path, capability)
 
     def m_UnregisterAgent(self, call, path):
-        if self.agents.get(call.sender) != str(path):
-            raise DBusError(ERR + "DoesNotExist", "No such Agent")
-        del self.agents[call.sender]
-        call.reply()
+        self.sim.agents.unregister(call, path)
 
     def m_RequestDefaultAgent(self, call, path):
-        if self.agents.get(call.sender) != str(path):
-            raise DBusError(ERR + "DoesNotExist", "No such Agent")
-        call.reply()
+        self.sim.agents.request_default(call, path)
 
     def m_RegisterProfile(self, call, path, uuid, opts):
         key = (call.sender, str(path))
@@ -78,6 +67,8 @@ class Adapter:
                              u16(0x110B), u16(0x110A), "0000180a-0000-1000-8000-00805f9b34fb"]],
             "Modalias": ["s", "usb:v1D6Bp0246d0542"],
             "Roles": ["as", ["central", "peripheral"]],
+            # Experimental in 5.66: only with bluetoothd --experimental (fault "experimental").
+            "PowerState": ["s", self._power_state(powered)],
         }
         o.handlers["org.bluez.Adapter1"] = self
         o.writable["org.bluez.Adapter1"] = {
@@ -93,6 +84,11 @@ class Adapter:
     def set(self, **kw):
         self.sim.bus.set_props(self.obj, "org.bluez.Adapter1", kw)
 
+    def _power_state(self, powered):
+        if not self.sim.faults.get("experimental"):
+            return None
+        return "on" if powered else "off"
+
     # ------------------------------------------------------------ power
     def set_powered(self, on):
         if on == self.powered:
@@ -102,9 +98,13 @@ class Adapter:
             self.sim.discovery.clear(emit=True)
             for dev in list(self.sim.devices.values()):
                 dev.link_lost(reason="power")
-            self.set(Powered=False, Class=0)
+            self.set(Powered=False, Class=0, **self._power_state_change(False))
         else:
-            self.set(Powered=True, Class=0x6C010C)
+            self.set(Powered=True, Class=0x6C010C, **self._power_state_change(True))
+
+    def _power_state_change(self, powered):
+        state = self._power_state(powered)
+        return {} if state is None else {"PowerState": state}
 
     def _set_powered(self, call, value):
         call.reply()
@@ -142,6 +142,7 @@ class Adapter:
         if not self.powered:
             raise DBusError(ERR + "NotReady", "Resource Not Ready")
         flt = parse_filter(props)
+        call.record["filter"] = dict(flt)     # in the call log: what the client asked for
         if flt:
             self.filters[call.sender] = flt
         else:
@@ -153,12 +154,76 @@ class Adapter:
         dev = self.sim.device_by_path(str(path))
         if dev is None:
             raise DBusError(ERR + "DoesNotExist", "Does Not Exist")
+        if not self.powered:
+            raise DBusError(ERR + "NotReady", "Resource Not Ready")
         if dev.connected:
             dev.request_disconnect(None, on_done=lambda: (call.reply(), self.sim.remove_device(dev)))
             return
         dev.abort_everything()
-        call.reply()
+        # Not connected: removed, then answered (gdbus flushes the InterfacesRemoved before
+        # the reply); connected: answered when the link is down, then removed (5.66
+        # device_remove_connection).
         self.sim.remove_device(dev)
+        call.reply()
+
+
+class SecondAdapter:
+    """/org/bluez/hci1 (fault second_adapter): a second controller, powered off and blocked
+    by rfkill, with no devices. Like BlueZ 5.66 for such an adapter: its name gets " #2"
+    (the hostname plugin), powering it on fails org.bluez.Error.Blocked, and discovery
+    answers NotReady."""
+
+    PATH = "/org/bluez/hci1"
+    ADDRESS = "00:1A:7D:DA:71:14"
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.path = self.PATH
+        self.obj = o = Obj(self.path)
+        o.ifaces["org.bluez.Adapter1"] = {
+            "Address": ["s", self.ADDRESS],
+            "AddressType": ["s", "public"],
+            "Name": ["s", "blesim-host #2"],
+            "Alias": ["s", "blesim-host #2"],
+            "Class": ["u", 0],
+            "Powered": ["b", False],
+            "PowerState": ["s", "off-blocked" if sim.faults.get("experimental") else None],
+            "Discoverable": ["b", False],
+            "DiscoverableTimeout": ["u", 180],
+            "Pairable": ["b", True],
+            "PairableTimeout": ["u", 0],
+            "Discovering": ["b", False],
+            "UUIDs": ["as", []],
+            "Modalias": ["s", "usb:v0A12p0001d8891"],
+            "Roles": ["as", ["central"]],
+        }
+        o.handlers["org.bluez.Adapter1"] = self
+        o.writable["org.bluez.Adapter1"] = {"Powered": self._set_powered}
+
+    @staticmethod
+    def _not_ready():
+        return DBusError(ERR + "NotReady", "Resource Not Ready")
+
+    def _set_powered(self, call, value):
+        if not value:
+            call.reply()
+            return
+        raise DBusError(ERR + "Blocked", "Blocked through rfkill")
+
+    def m_StartDiscovery(self, call):
+        raise self._not_ready()
+
+    def m_StopDiscovery(self, call):
+        raise self._not_ready()
+
+    def m_GetDiscoveryFilters(self, call):
+        call.reply("as", list(FILTER_KEYS))
+
+    def m_SetDiscoveryFilter(self, call, props):
+        raise self._not_ready()
+
+    def m_RemoveDevice(self, call, path):
+        raise DBusError(ERR + "DoesNotExist", "Does Not Exist")
 
 
 def parse_filter(props):

@@ -72,6 +72,16 @@ class Control(dbus.service.Object):
         except DBusError as e:
             raise ControlError(e.name.rsplit(".", 1)[-1], e.text) from None
 
+    @dbus.service.method(IFACE, in_signature="sb", out_signature="")
+    def DropLink(self, address, remove):
+        """The device's link drops (out of range): Connected false; notify sessions kept
+        and re-enabled on the next connection as BlueZ 5.66 does; with remove, the device
+        object is removed too (see Device.drop_link)."""
+        try:
+            self.sim.drop_link(str(address), bool(remove))
+        except DBusError as e:
+            raise ControlError(e.name.rsplit(".", 1)[-1], e.text) from None
+
     @dbus.service.method(IFACE, in_signature="", out_signature="s")
     def Faults(self):
         return json.dumps({k: {"default": d, "help": h, "type": t.__name__} for k, (t, d, h) in FAULTS.items()})

@@ -15,10 +15,11 @@ from .bus import Bus, DBusError, Obj
 from .ifaces import ERR, IFACES
 from .faults import Faults, FAULTS
 from . import world
-from .adapter import Adapter, BluezRoot
+from .adapter import Adapter, BluezRoot, SecondAdapter
 from .discovery import Discovery
 from .device import Device
 from .acquire import EchoStats
+from .pairing import Agents
 
 ADAPTER_PATH = "/org/bluez/hci0"
 
@@ -33,8 +34,10 @@ class Sim:
         self.timers = set()
         self.devices = {}          # address -> Device (in the object tree)
         self.adapter = None
+        self.second_adapter = None     # /org/bluez/hci1 (fault second_adapter)
         self.root = None
         self.discovery = Discovery(self)
+        self.agents = Agents(self)  # AgentManager1's agents (pairing.py)
         self.conn_factory = None
         self.start_discovery_busy_left = 0
         # Device1 sightings signalled (InterfacesAdded of a device, or a change of RSSI and the
@@ -108,20 +111,36 @@ class Sim:
         self.bus.objects.clear()
         self.devices.clear()
         self.discovery.clear()
+        self.agents.clear()
         self.root = BluezRoot(self)
         self.bus.export(self.root.obj)
         self.adapter = None
+        self.second_adapter = None
         if not self.faults.get("no_adapter"):
             self.create_adapter()
+        if self.faults.get("second_adapter"):
+            self.create_second_adapter()
 
     def create_adapter(self):
         self.adapter = Adapter(self, powered=not self.faults.get("adapter_powered_off"))
         self.bus.export(self.adapter.obj)
         if self.faults.get("cached_devices"):
             self.add_cached_devices()
+        if self.faults.get("bonded_devices"):
+            self.add_bonded_devices()
         pre = self.faults.get("preconnected")
         if pre:
             self.preconnect(pre)
+
+    def create_second_adapter(self):
+        if self.second_adapter is None:
+            self.second_adapter = SecondAdapter(self)
+            self.bus.export(self.second_adapter.obj)
+
+    def remove_second_adapter(self):
+        if self.second_adapter is not None:
+            self.bus.unexport(SecondAdapter.PATH)
+            self.second_adapter = None
 
     def remove_adapter(self):
         if self.adapter is None:
@@ -135,6 +154,11 @@ class Sim:
 
     def add_cached_devices(self):
         for spec in world.cached_devices():
+            if spec.address not in self.devices:
+                self.ensure_device(spec)
+
+    def add_bonded_devices(self):
+        for spec in world.bonded_devices():
             if spec.address not in self.devices:
                 self.ensure_device(spec)
 
@@ -172,6 +196,7 @@ class Sim:
         self.cancel_all()
         self.bus.alive = False      # nothing below is signalled any more
         self.discovery.clear()
+        self.agents.forget()
         for dev in self.devices.values():
             dev.forget_calls()
             dev.drop_link_silently()    # the kernel drops links nobody uses any more
@@ -222,6 +247,14 @@ class Sim:
                 return
         raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no characteristic {uuid} on {address}")
 
+    def drop_link(self, address, remove=False):
+        """Control: the device's link drops (see Device.drop_link)."""
+        dev = self.devices.get(address.upper())
+        if dev is None:
+            raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no device {address} in the tree")
+        if not dev.drop_link(remove):
+            raise DBusError("org.blectl.Simulator.Error.Failed", f"{address} is not connected")
+
     # ------------------------------------------------------------ one client read
     def hold_clients(self, names):
         """hold_client_ms: stops (SIGSTOP) the processes of these unique names and waits until
@@ -270,8 +303,9 @@ class Sim:
 
     # ------------------------------------------------------------ devices
     def all_specs(self):
-        specs = world.default_devices() + world.filler_devices() + world.cached_devices()
-        specs += world.foreign_devices() + world.weird_devices() + world.echo_devices()
+        specs = world.default_devices() + world.filler_devices() + world.cached_devices() + world.bonded_devices()
+        specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices() + world.secure_devices()
+        specs += world.echo_devices()
         return specs
 
     def find_spec(self, address):
@@ -292,6 +326,10 @@ class Sim:
             specs += world.weird_devices()
         if self.faults.get("echo_device"):
             specs += world.echo_devices()
+        if self.faults.get("toolbox_device"):
+            specs += world.toolbox_devices()
+        if self.faults.get("secure_device"):
+            specs += world.secure_devices()
         return specs
 
     def ensure_device(self, spec, rssi=None):
@@ -326,6 +364,7 @@ class Sim:
             self.discovery.client_left(name)
             for dev in list(self.devices.values()):
                 dev.client_left(name)
+            self.agents.client_left(name)
 
     # ------------------------------------------------------------ faults at run time
     def set_fault(self, name, value):
@@ -337,7 +376,19 @@ class Sim:
             self.start_discovery_busy_left = value
         if not self.bus.alive:
             return
-        if name == "adapter_powered_off" and self.adapter is not None and old != value:
+        if name == "start_discovery_held" and not value:
+            self.discovery.release_held()
+        elif name == "connect_held" and not value:
+            for dev in list(self.devices.values()):
+                dev.release_held_connect()
+        elif name == "disconnect_held" and not value:
+            for dev in list(self.devices.values()):
+                dev.release_held_disconnect()
+        elif name == "start_notify_held" and not value:
+            for dev in list(self.devices.values()):
+                for ch in dev.chars():
+                    ch.release_held()
+        elif name == "adapter_powered_off" and self.adapter is not None and old != value:
             self.adapter.set_powered(not value)
         elif name == "no_adapter" and old != value:
             if value:
@@ -346,12 +397,22 @@ class Sim:
                 self.create_adapter()
         elif name == "cached_devices" and value and self.adapter is not None:
             self.add_cached_devices()
+        elif name == "bonded_devices" and value and self.adapter is not None:
+            self.add_bonded_devices()
+        elif name == "second_adapter" and old != value:
+            if value:
+                self.create_second_adapter()
+            else:
+                self.remove_second_adapter()
         elif name == "preconnected" and value and self.adapter is not None:
             self.preconnect(value)
         elif name == "att_mtu" and old != value:
             for dev in self.devices.values():
                 for ch in dev.chars():
                     ch.set(MTU=value)
+        elif name in ("notify_every_ms", "notify_every_char"):
+            for dev in self.devices.values():
+                dev.gatt.restart_tickers()
 
     # ------------------------------------------------------------ interception
     def _intercept(self, call):
@@ -382,13 +443,15 @@ class Sim:
 
     # ------------------------------------------------------------ state
     def state(self):
-        conns, pend, gatt, notif = [], [], [], []
+        conns, pend, gatt, notif, pairings = [], [], [], [], []
         for dev in self.devices.values():
             if dev.connected:
                 conns.append({"address": dev.spec.address, "connected_by": dev.connected_by,
                               "preconnected": dev.preconnected, "disconnecting": dev.disconnecting})
             if dev.connect_call is not None:
                 pend.append(dev.spec.address)
+            if dev.pairing is not None:
+                pairings.append(dev.pairing.state())
             for ch in dev.chars():
                 if ch.busy is not None:
                     gatt.append({"op": ch.busy.member, "path": ch.path, "client": ch.busy.sender})
@@ -399,9 +462,11 @@ class Sim:
         return {
             "bluez_running": self.bus.alive,
             "adapter": self.adapter is not None,
+            "second_adapter": self.second_adapter is not None,
             "powered": bool(self.adapter and self.adapter.powered),
             "discovering": bool(self.adapter and self.adapter.discovering),
             "discovery_sessions": [{"client": c, "filter": f} for c, f in self.discovery.sessions.items()],
+            "pending_start_discovery": sorted(self.discovery.pending),
             "connections": conns,
             "pending_connects": pend,
             "pending_gatt": gatt,
@@ -414,6 +479,10 @@ class Sim:
             "holds": self.holds,
             "acquired": [s.describe() for s in self.acquired],
             "echo": self.echo.as_json(),
+            "agents": self.agents.state(),
+            "pairings": pairings,
+            "agent_calls": list(self.agents.requests),
+            "paired": sorted(a for a, d in self.devices.items() if d.paired),
         }
 
     def state_json(self):

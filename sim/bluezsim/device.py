@@ -3,7 +3,9 @@
 
 from .bus import Obj, DBusError
 from .ifaces import ERR
-from .gatt import GattTree
+from .gatt import GattTree, REARM_MS
+from .world import icon_for
+from .pairing import Pairing
 
 CONNECT_MS = 100
 GATT_EXPORT_MS = 50
@@ -31,8 +33,9 @@ class Device:
         self.disconnecting = False
         self.disconnect_waiters = []     # Call or callable
         self.disconnect_timer = None
-        self.paired = False
-        self.trusted = False
+        self.paired = spec.paired
+        self.trusted = spec.trusted
+        self.pairing = None              # the Pair in progress (pairing.Pairing), BlueZ's device->bonding
         self.removed = False
         self.gatt = GattTree(sim, self)
         self.gatt_exported = False
@@ -47,10 +50,15 @@ class Device:
             "AddressType": ["s", spec.address_type],
             "Name": ["s", spec.name],
             "Alias": ["s", alias_for(spec)],
-            "Appearance": ["q", spec.appearance],
-            "Paired": ["b", False],
-            "Trusted": ["b", False],
-            "Blocked": ["b", False],
+            # BlueZ leaves Appearance out when the device has a Class (get_appearance).
+            "Appearance": ["q", None if spec.device_class else spec.appearance],
+            "Icon": ["s", icon_for(spec)],
+            "Class": ["u", spec.device_class],
+            "Modalias": ["s", spec.modalias],
+            "Paired": ["b", spec.paired],
+            "Bonded": ["b", spec.bonded],
+            "Trusted": ["b", spec.trusted],
+            "Blocked": ["b", spec.blocked],
             "LegacyPairing": ["b", False],
             "RSSI": ["n", rssi],
             "TxPower": ["n", spec.tx_power if adv else None],
@@ -154,6 +162,19 @@ class Device:
         self.connect_call = call
         if f.get("connect_never_answers"):
             return
+        if f.get("connect_held"):
+            call.held = True     # answered as usual once the fault is cleared (release_held_connect)
+            return
+        self._proceed_connect()
+
+    def release_held_connect(self):
+        """connect_held cleared: a held Connect goes on as if it had just been called."""
+        if self.connect_call is not None and getattr(self.connect_call, "held", False):
+            self.connect_call.held = False
+            self._proceed_connect()
+
+    def _proceed_connect(self):
+        f = self.sim.faults
         if f.consume_once("remove_device_during_connect_once"):
             self._later(self.connect_timers, 300, self._vanish_during_connect)
             return
@@ -244,6 +265,11 @@ class Device:
             self._add_battery()
         uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
         self.set(UUIDs=uuids, ServicesResolved=True)
+        # Notify sessions kept over a link loss (DropLink) are re-enabled by bluetoothd
+        # itself once its GATT client is ready: the CCC writes follow the resolution.
+        self._later(self.link_timers, REARM_MS, self.gatt.rearm)
+        if self.pairing is not None:
+            self.pairing.services_resolved()     # a Pair waiting for the services is answered
 
     def _add_battery(self):
         if not self.connected or self.battery_exported or self.removed:
@@ -295,21 +321,29 @@ class Device:
         if self.services_resolved:
             self.services_resolved = False
             self.set(ServicesResolved=False)
+        if self.sim.faults.get("disconnect_held"):
+            return       # release_held_disconnect, when the fault is cleared
         self.disconnect_timer = self.sim.later(self.sim.faults.get("disconnect_delay_ms"), self._disconnect_done)
+
+    def release_held_disconnect(self):
+        """disconnect_held cleared: a disconnection held midway completes now."""
+        if self.disconnecting and self.disconnect_timer is None:
+            self._disconnect_done()
 
     def _disconnect_done(self):
         self.disconnect_timer = None
         self.link_lost()
 
-    def link_lost(self, reason="local"):
-        """The LE link is gone: fail GATT operations, end notify sessions,
-        ServicesResolved=false, Connected=false, drop Battery1, answer Disconnect."""
+    def link_lost(self, reason="local", keep_notify=False):
+        """The LE link is gone: fail GATT operations, end notify sessions (keep them with
+        keep_notify, as BlueZ 5.66 does: see drop_link), ServicesResolved=false,
+        Connected=false, drop Battery1, answer Disconnect."""
         self._cancel(self.link_timers)
         self.sim.cancel(self.disconnect_timer)
         self.disconnect_timer = None
         if reason == "power" and self.connect_call is not None:
             self._connect_failed("le-connection-abort-by-local")
-        self.gatt.link_lost()
+        self.gatt.link_lost(keep_notify)
         if self.services_resolved:
             self.services_resolved = False
             self.set(ServicesResolved=False)
@@ -325,6 +359,8 @@ class Device:
             self.set(UUIDs=[])
         if was:
             self.set(Connected=False)
+        if self.pairing is not None and self.pairing.stage != "connecting":
+            self.pairing.cancel()        # the bonding ends with the link (MGMT_STATUS_DISCONNECTED)
         if self.battery_exported:
             self.battery_exported = False
             if not self.removed:
@@ -336,8 +372,27 @@ class Device:
             else:
                 w.reply()
 
+    def drop_link(self, remove=False):
+        """Control DropLink: the link drops as when the device goes out of range
+        (supervision timeout): GATT calls in flight fail, ServicesResolved=false,
+        Connected=false. As in BlueZ 5.66 (src/gatt-client.c), StartNotify sessions are
+        kept (Notifying stays true) and re-enabled after the next Connect once services are
+        resolved, without a new StartNotify; a StartNotify from a kept session's client
+        answers InProgress until then. With remove, the device object goes too (as BlueZ
+        does with a temporary device): its sessions end with it, and it is back when
+        discovered again. Returns False when the device was not connected."""
+        if not self.connected:
+            return False
+        self.link_lost(reason="remote", keep_notify=not remove)
+        if remove:
+            self.abort_everything()
+            self.sim.remove_device(self)
+        return True
+
     def abort_everything(self):
         """The device object is going away (RemoveDevice, adapter removed, vanish)."""
+        if self.pairing is not None:
+            self.pairing.cancel()
         self._cancel(self.connect_timers)
         self._cancel(self.link_timers)
         self.sim.cancel(self.disconnect_timer)
@@ -361,25 +416,45 @@ class Device:
 
     def forget_calls(self):
         self.connect_call = None
+        self.pairing = None
         self.disconnect_waiters = []
         self.gatt.forget_calls()
 
     def client_left(self, sender):
         self.gatt.client_left(sender)
+        if self.pairing is not None and self.pairing.call.sender == sender:
+            self.pairing.requester_left()
+
+    def abandon_connect(self):
+        """A connection Pair was bringing up is given up (CancelPairing, the caller gone):
+        no reply to anyone, the attempt stops."""
+        self._cancel(self.connect_timers)
+        self.connect_call = None
+        if self.connected:      # connect_abort_once window: the link is up briefly
+            self.connected = False
+            self.connected_by = None
+            self.set(Connected=False)
 
     # ------------------------------------------------------------ pairing & profiles
     def m_Pair(self, call):
+        """src/device.c pair_device: one bonding at a time, AlreadyExists when bonded; the
+        link is brought up first when down; the caller's agent (else the default one) is
+        asked what the pairing method needs (sim/bluezsim/pairing.py)."""
+        ad = self.sim.adapter
+        if ad is None or not ad.powered:
+            raise DBusError(ERR + "NotReady", "Resource Not Ready")
+        if self.pairing is not None:
+            raise DBusError(ERR + "InProgress", "In Progress")
         if self.paired:
             raise DBusError(ERR + "AlreadyExists", "Already Exists")
-
-        def done():
-            self.paired = True
-            self.set(Paired=True)
-            call.reply()
-        self._later(self.link_timers, 200, done)
+        self.pairing = Pairing(self, call)
+        self.pairing.start()
 
     def m_CancelPairing(self, call):
-        raise DBusError(ERR + "DoesNotExist", "Does Not Exist")
+        if self.pairing is None:
+            raise DBusError(ERR + "DoesNotExist", "Does Not Exist")
+        self.pairing.cancel()            # Pair answered AuthenticationCanceled first
+        call.reply()
 
     def m_ConnectProfile(self, call, uuid):
         raise DBusError(ERR + "InvalidArguments", "Invalid arguments in method call")

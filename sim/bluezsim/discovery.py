@@ -76,6 +76,11 @@ class Discovery:
             raise DBusError(ERR + "InProgress", "Operation already in progress")
         if call.sender in self.sessions or call.sender in self.pending:
             raise DBusError(ERR + "InProgress", "Operation already in progress")
+        if self.sim.faults.get("start_discovery_held"):
+            # Like start_discovery_delay_ms, but until the test clears the fault.
+            call.held = True
+            self.pending[call.sender] = call
+            return
         delay = self.sim.faults.get("start_discovery_delay_ms")
         if delay > 0:
             # Like BlueZ's discovery_list entry with client->msg set: StopDiscovery answers
@@ -109,6 +114,12 @@ class Discovery:
         ms = self.sim.faults.get("power_off_mid_scan_ms")
         if ms > 0 and self.power_timer is None:
             self.power_timer = self.sim.later(ms, self._power_off)
+
+    def release_held(self):
+        """start_discovery_held cleared: the held StartDiscovery calls are answered now."""
+        for call in [c for c in self.pending.values() if getattr(c, "held", False)]:
+            call.held = False
+            self._start_now(call)
 
     def stop(self, call):
         ad = self.adapter

@@ -9,6 +9,8 @@ from . import acquire
 OP_MS = 15
 NOTIFY_MS = 10
 STATUS_MS = 300
+REARM_MS = 20                 # a kept notify session is re-enabled this long after ServicesResolved (the CCC write)
+MTU = 247                     # the default ATT MTU (fault att_mtu, which every MTU use reads)
 CCC_UUID = u16(0x2902)
 UNSOLICITED = b"\x7f\x00"     # unsolicited_after_answer: unrelated to any command
 
@@ -36,6 +38,11 @@ class Char:
         self.ops = []                 # timers of operations in flight
         self.write_io = None          # acquire.WriteSocket while AcquireWrite holds the characteristic
         self.notify_io = None         # acquire.NotifySocket while AcquireNotify does
+        # DropLink keeps the notify sessions (BlueZ 5.66 keeps a StartNotify session over a
+        # link loss and re-registers it once GATT is back): until then they are not active.
+        self.rearm_pending = False
+        self.ticker = None            # notify_every_ms timer
+        self.ticks = 0                # notify_every_ms: the last value sent (k as 4 bytes big-endian)
         self.obj = o = Obj(self.path)
         self.flags = list(spec.flags)
         if self.role == "vendor_rsp" and self.sim.faults.get("response_readable"):
@@ -58,6 +65,8 @@ class Char:
         self.desc = None
         if notifiable:
             self.desc = Desc(self, handle + 2)
+        first = handle + (3 if notifiable else 2)
+        self.extra_descs = [Desc(self, first + i, uuid, value) for i, (uuid, value) in enumerate(spec.descriptors)]
 
     @property
     def device(self):
@@ -92,6 +101,8 @@ class Char:
         if "read" not in self.flags:
             self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Read not permitted")
             return
+        if self._needs_pairing(call):
+            return
         if f.get("read_never_answers"):
             return
         if f.get("drop_link_on") == "ReadValue":
@@ -101,6 +112,15 @@ class Char:
             self._later(200, self.device.link_lost, "remote")
             return
         self._later(OP_MS, self._finish_read, call, offset)
+
+    def _needs_pairing(self, call):
+        """A characteristic that wants encryption fails, as BlueZ maps ATT Insufficient
+        Authentication/Encryption (gatt-client.c create_gatt_dbus_error), until Paired."""
+        if self.role != "needs_pairing" or self.device.paired:
+            return False
+        self.busy = call
+        self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Not paired")
+        return True
 
     def _drop_link_later(self, call):
         """drop_link_on: the call stays unanswered; 200 ms later the link drops (signals
@@ -151,6 +171,11 @@ class Char:
             raise in_progress()
         if self.sim.faults.consume_once("write_in_progress_once"):
             raise in_progress()
+        if self._needs_pairing(call):
+            return
+        if kind != "command" and self.sim.faults.get("write_never_answers"):
+            self.busy = call
+            return
         if self.sim.faults.get("drop_link_on") == "WriteValue":
             self.busy = call
             self._drop_link_later(call)
@@ -212,7 +237,7 @@ class Char:
         """The echo device's sink: recorded (state "echo"), then notified back on its source."""
         self.sim.echo.add(data, via)
         source = self.tree.echo_source()
-        if source is not None and (source.notify_io is not None or source.notify_clients):
+        if source is not None and (source.notify_io is not None or source.active()):
             self.sim.echo.notified += 1
             source.notify(data)
 
@@ -250,6 +275,10 @@ class Char:
 
     # ------------------------------------------------------------ notifications
     def m_StartNotify(self, call):
+        if call.sender in self.notify_clients and self.rearm_pending and not self.device.disconnecting:
+            # A session kept over a link loss, not re-registered yet: BlueZ 5.66 answers
+            # InProgress (its notify_id is 0) whether the link is back or not.
+            raise in_progress()
         self._check()
         if self.notify_io is not None:
             raise DBusError(ERR + "NotPermitted", "Notify acquired")
@@ -270,6 +299,11 @@ class Char:
             self.pending_notify[call.sender] = call
             self._drop_link_later(call)
             return
+        if f.get("start_notify_held"):
+            # Like start_notify_delay_ms, but until the test clears the fault.
+            call.held = True
+            self.pending_notify[call.sender] = call
+            return
         delay = f.get("start_notify_delay_ms")
         if delay > 0:
             # BlueZ registers the notify client (with its disconnect watch) at once and
@@ -278,6 +312,12 @@ class Char:
             self._later(delay, self._start_notify_now, call)
             return
         self._start_notify_now(call)
+
+    def release_held(self):
+        """start_notify_held cleared: the held StartNotify calls are answered now."""
+        for call in [c for c in self.pending_notify.values() if getattr(c, "held", False)]:
+            call.held = False
+            self._start_notify_now(call)
 
     def _start_notify_now(self, call):
         if self.pending_notify.get(call.sender) is call:
@@ -291,13 +331,20 @@ class Char:
         self.notify_clients.add(call.sender)
         if first:
             self.set(Notifying=True)
-            if self.role == "vendor_rsp" and self.status_timer is None:
+            if self.role == "vendor_rsp" and self.status_timer is None and not self.sim.faults.get("no_status_notification"):
                 self.status_timer = self.sim.every(STATUS_MS, self._status)
+            self.start_ticker()
         call.reply()
         n = self.sim.faults.get("notify_burst")
         want = self.sim.faults.get("notify_burst_char")
         if n > 0 and (not want or norm_uuid(want) == self.spec.uuid):
             self.burst(n)
+
+    def active(self):
+        """Whether notifications reach the sessions now: some session, the link up, and the
+        sessions kept over a link loss re-enabled."""
+        return bool(self.notify_clients and self.device.connected and not self.device.removed
+                    and not self.rearm_pending)
 
     def burst(self, count):
         """count distinct notifications back to back: value i is i as 4 bytes big-endian,
@@ -306,7 +353,7 @@ class Char:
             for i in range(1, count + 1):
                 self.notify_io.send(i.to_bytes(4, "big"))
             return True
-        if not (self.notify_clients and self.device.connected and not self.device.removed):
+        if not self.active():
             return False
         self.notify_many([i.to_bytes(4, "big") for i in range(1, count + 1)])
         return True
@@ -324,8 +371,36 @@ class Char:
     def _notify_off(self):
         self.sim.cancel(self.status_timer)
         self.status_timer = None
+        self.stop_ticker()
+        self.rearm_pending = False
         if self.obj.get("org.bluez.GattCharacteristic1", "Notifying"):
             self.set(Notifying=False)
+
+    # ------------------------------------------------------------ notify_every_ms
+    def ticks_here(self):
+        ms = self.sim.faults.get("notify_every_ms")
+        want = self.sim.faults.get("notify_every_char")
+        return ms > 0 and (not want or norm_uuid(want) == self.spec.uuid)
+
+    def start_ticker(self):
+        """notify_every_ms: a notification every N ms while active, value k = k as 4 bytes
+        big-endian, k counting on from the last one sent (over link losses too)."""
+        self.stop_ticker()
+        if not self.ticks_here() or not self.active():
+            return
+        self.ticker = self.sim.every(self.sim.faults.get("notify_every_ms"), self._tick)
+
+    def stop_ticker(self):
+        self.sim.cancel(self.ticker)
+        self.ticker = None
+
+    def _tick(self):
+        if not self.active() or not self.ticks_here():
+            self.ticker = None
+            return False
+        self.ticks += 1
+        self.notify(self.ticks.to_bytes(4, "big"))
+        return True
 
     def _status(self):
         if not self.notify_clients or not self.device.connected:
@@ -340,7 +415,7 @@ class Char:
             if self.device.connected and not self.device.removed:
                 self.notify_io.send(data)
             return
-        if self.notify_clients and self.device.connected and not self.device.removed:
+        if self.active():
             self.value = bytes(data)
             self.set(Value=self.value)
 
@@ -350,7 +425,7 @@ class Char:
             for v in values:
                 self.notify(v)
             return
-        if not (self.notify_clients and self.device.connected and not self.device.removed):
+        if not self.active():
             return
         bus = self.sim.bus
         msgs = []
@@ -360,7 +435,9 @@ class Char:
         bus.send_back_to_back(msgs)
 
     # ------------------------------------------------------------ link / clients
-    def link_lost(self):
+    def link_lost(self, keep_notify=False):
+        """The link is gone: acquired sockets shut, operations in flight fail; notify sessions
+        end, or with keep_notify (DropLink) are kept, Notifying true, to be re-enabled by rearm()."""
         self.close_sockets("link")       # the client sees HUP; unread datagrams are lost
         for t in self.ops:
             self.sim.cancel(t)
@@ -371,9 +448,26 @@ class Char:
         pending, self.pending_notify = self.pending_notify, {}
         for c in pending.values():
             c.error(ERR + "Failed", "Operation failed")
-        if self.notify_clients:
+        if self.notify_clients and keep_notify:
+            self.sim.cancel(self.status_timer)
+            self.status_timer = None
+            self.stop_ticker()
+            self.rearm_pending = True
+        elif self.notify_clients:
             self.notify_clients.clear()
             self._notify_off()
+
+    def rearm(self):
+        """GATT is back after a link loss: the kept sessions are re-enabled (BlueZ 5.66
+        re-registers them when its GATT client is ready), without a new StartNotify."""
+        if not self.rearm_pending:
+            return
+        self.rearm_pending = False
+        if not self.notify_clients:
+            return
+        if self.role == "vendor_rsp" and self.status_timer is None:
+            self.status_timer = self.sim.every(STATUS_MS, self._status)
+        self.start_ticker()
 
     def forget_calls(self):
         self.close_sockets("bluez_gone")
@@ -381,6 +475,8 @@ class Char:
         self.pending_notify = {}
         self.ops.clear()
         self.status_timer = None
+        self.ticker = None
+        self.rearm_pending = False
         self.notify_clients.clear()
 
     def client_left(self, sender):
@@ -394,12 +490,14 @@ class Char:
 
 
 class Desc:
-    def __init__(self, char, handle):
+    def __init__(self, char, handle, uuid=CCC_UUID, value=b""):
         self.char = char
+        self.uuid = uuid
+        self.value = bytes(value)
         self.path = "%s/desc%04x" % (char.path, handle)
         self.obj = o = Obj(self.path)
         o.ifaces["org.bluez.GattDescriptor1"] = {
-            "UUID": ["s", CCC_UUID],
+            "UUID": ["s", uuid],
             "Characteristic": ["o", char.path],
             "Value": ["ay", b""],
             "Handle": ["q", handle],
@@ -408,7 +506,16 @@ class Desc:
 
     def m_ReadValue(self, call, options):
         self.char._check()
-        val = b"\x01\x00" if self.char.notify_clients else b"\x00\x00"
+        if self.uuid == CCC_UUID:
+            val = b"\x01\x00" if self.char.notify_clients else b"\x00\x00"
+        else:
+            offset = int(options.get("offset", 0))
+            if offset > len(self.value):
+                raise DBusError(ERR + "InvalidArguments", "Invalid offset")
+            val = self.value
+            call.reply("ay", dbus_bytes(val[offset:]))
+            self.char.sim.bus.set_prop(self.obj, "org.bluez.GattDescriptor1", "Value", val)
+            return
         call.reply("ay", dbus_bytes(val))
         self.char.sim.bus.set_prop(self.obj, "org.bluez.GattDescriptor1", "Value", val)
 
@@ -427,7 +534,8 @@ def has_ccc(char_spec):
 def layout(services):
     """The attribute handles of a device's GATT database, as BlueZ numbers its objects:
     [(service handle, ServiceSpec, [(char handle, CharSpec)])]. A characteristic takes its
-    declaration and value handles, plus one for the CCC descriptor when it can notify.
+    declaration and value handles, plus one for the CCC descriptor when it can notify and
+    one for each other descriptor.
     Pure: the object paths follow from it (see object_paths), for sim/impostor too."""
     out, h = [], FIRST_HANDLE
     for s in services:
@@ -435,7 +543,7 @@ def layout(services):
         chars = []
         for cs in s.chars:
             chars.append((h, cs))
-            h += 3 if has_ccc(cs) else 2
+            h += (3 if has_ccc(cs) else 2) + len(cs.descriptors)
         out.append((sh, s, chars))
         h += 1
     return out
@@ -494,6 +602,7 @@ class GattTree:
                 out.append(ch.obj)
                 if ch.desc is not None:
                     out.append(ch.desc.obj)
+                out.extend(d.obj for d in ch.extra_descs)
         return out
 
     def vendor_rsp(self):
@@ -519,9 +628,20 @@ class GattTree:
             return bytes([0x82, battery])
         return bytes([0xEE, cmd])
 
-    def link_lost(self):
+    def link_lost(self, keep_notify=False):
         for ch in self.chars:
-            ch.link_lost()
+            ch.link_lost(keep_notify)
+
+    def rearm(self):
+        for ch in self.chars:
+            ch.rearm()
+
+    def restart_tickers(self):
+        for ch in self.chars:
+            if ch.active():
+                ch.start_ticker()
+            else:
+                ch.stop_ticker()
 
     def forget_calls(self):
         for ch in self.chars:

@@ -18,6 +18,11 @@ IFACES = {
     "org.bluez.GattDescriptor1": {"methods": {
         "ReadValue": ("a{sv}", "ay"), "WriteValue": ("aya{sv}", "")}},
     "org.bluez.Battery1": {"methods": {}},
+    # Exported by clients (agents), called by bluetoothd: listed for reference.
+    "org.bluez.Agent1": {"methods": {
+        "Release": ("", ""), "RequestPinCode": ("o", "s"), "DisplayPinCode": ("os", ""),
+        "RequestPasskey": ("o", "u"), "DisplayPasskey": ("ouq", ""), "RequestConfirmation": ("ou", ""),
+        "RequestAuthorization": ("o", ""), "AuthorizeService": ("os", ""), "Cancel": ("", "")}},
 }
 
 ERR = "org.bluez.Error."

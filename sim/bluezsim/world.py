@@ -11,6 +11,13 @@ VENDOR_RSP = "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 ECHO_SVC = "ec400001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 ECHO_SINK = "ec400002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 ECHO_SOURCE = "ec400003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+# The GATT toolbox's test fixtures (fault toolbox_device): blectl read/write/request.
+TOOLBOX_SVC = "5a1e0100-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+TOOLBOX_TEXT = "5a1e0101-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+TOOLBOX_COMMAND = "5a1e0102-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+TOOLBOX_SECURE = "5a1e0103-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+SECURE_SVC = "5ec00001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+SECURE_CHAR = "5ec00002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 
 
 def u16(x):
@@ -31,7 +38,8 @@ class CharSpec:
     uuid: str
     flags: list
     value: bytes = b""
-    role: Optional[str] = None     # "vendor_cmd", "vendor_rsp", "battery_level", "echo_sink", "echo_source"
+    role: Optional[str] = None     # "vendor_cmd", "vendor_rsp", "battery_level", "needs_pairing", "echo_sink", "echo_source"
+    descriptors: list = field(default_factory=list)   # [(uuid, bytes)]: read-only, besides the CCC
 
 
 @dataclass
@@ -60,6 +68,16 @@ class DeviceSpec:
     group: str = "default"
     adv_flags: bytes = b"\x06"
     churn: bool = False
+    # Kept by bluetoothd (world.bonded_devices): Class (BR/EDR), Device ID, pairing state.
+    device_class: Optional[int] = None
+    modalias: Optional[str] = None
+    paired: bool = False
+    bonded: bool = False
+    trusted: bool = False
+    blocked: bool = False
+    # SMP IO capability the device pairs with: NoInputNoOutput (Just Works whatever the
+    # agent) or DisplayOnly (it shows a passkey, fault pair_passkey, that a keyboard agent types).
+    io_capability: str = "NoInputNoOutput"
 
 
 def gap(name):
@@ -97,8 +115,27 @@ def echo_svc():
 def echo_devices():
     """Advertising only with the echo_device switch, so that the default world stays the ten
     advertisers the tests expect."""
-    return [DeviceSpec("C0:FF:EE:00:00:06", "blesim Echo", rssi=-58, uuids=[ECHO_SVC],
+    return [DeviceSpec("C0:FF:EE:00:00:08", "blesim Echo", rssi=-58, uuids=[ECHO_SVC],
                        services=[gatt_svc(), echo_svc()], group="echo")]
+def secure_svc():
+    return ServiceSpec(SECURE_SVC, [CharSpec(SECURE_CHAR, ["read"], b"blesim secret", "needs_pairing")])
+
+
+def toolbox_svc():
+    """A text characteristic (read, write) with a User Description, a write-without-response
+    one, one that wants pairing (NotPermitted "Not paired" until Paired), and a second Battery
+    Level 0x2A19 (99) so that 0x2A19 is in two services of the device."""
+    return ServiceSpec(TOOLBOX_SVC, [
+        CharSpec(TOOLBOX_TEXT, ["read", "write"], b"hello, toolbox", descriptors=[(u16(0x2901), b"Greeting")]),
+        CharSpec(TOOLBOX_COMMAND, ["read", "write-without-response"], b""),
+        CharSpec(TOOLBOX_SECURE, ["read", "write"], b"\x01", "needs_pairing"),
+        CharSpec(u16(0x2A19), ["read"], b"\x63"),
+    ])
+
+
+def toolbox_devices():
+    return [DeviceSpec("C0:FF:EE:00:00:06", "blesim Toolbox", rssi=-58, uuids=[TOOLBOX_SVC], group="toolbox",
+                       services=[gatt_svc(), battery_svc(33), toolbox_svc()])]
 
 
 def default_devices():
@@ -133,6 +170,15 @@ def filler_devices():
     ]
 
 
+def secure_devices():
+    """Advertised with fault secure_device (kept out of the default world, whose scan the
+    tests count)."""
+    return [
+        DeviceSpec("C0:FF:EE:00:00:07", "blesim Secure", rssi=-58, uuids=[SECURE_SVC], group="secure",
+                   services=[gatt_svc(), secure_svc()], io_capability="DisplayOnly"),
+    ]
+
+
 def cached_devices():
     return [
         DeviceSpec("C0:FF:EE:00:00:A1", "blesim Stale", advertises=False, group="cached",
@@ -140,6 +186,44 @@ def cached_devices():
         DeviceSpec("C0:FF:EE:00:00:A2", "blesim Stale Probe", advertises=False, group="cached",
                    uuids=[u16(0x180F)], services=[gatt_svc(), battery_svc(10)]),
     ]
+
+
+def bonded_devices():
+    """Devices paired earlier, loaded by bluetoothd from its storage at start-up; not in range
+    (they never advertise). A BLE keyboard and a BR/EDR headset the user blocked."""
+    return [
+        DeviceSpec("C0:FF:EE:00:00:B1", "blesim Keys", uuids=[u16(0x1812), u16(0x180F), u16(0x180A)],
+                   appearance=0x03C1, modalias="usb:v046Dp4023d0006", advertises=False, group="bonded",
+                   paired=True, bonded=True, trusted=True, services=[gatt_svc(), battery_svc(73)], battery1=73),
+        DeviceSpec("C0:FF:EE:00:00:B2", "blesim Headset", uuids=[u16(0x110B), u16(0x111E)], device_class=0x240404,
+                   advertises=False, group="bonded", paired=True, bonded=True, blocked=True),
+    ]
+
+
+def icon_for(spec):
+    """Device1.Icon as BlueZ 5.66 derives it (src/device.c get_icon): from Class when there is
+    one (src/dbus-common.c class_to_icon, the major classes this world uses), else from
+    Appearance (gap_appearance_to_icon); None (no property) when neither gives one."""
+    if spec.device_class:
+        major, minor = (spec.device_class & 0x1F00) >> 8, (spec.device_class & 0xFC) >> 2
+        if major == 0x01:
+            return "computer"
+        if major == 0x02:
+            return {0x01: "phone", 0x02: "phone", 0x03: "phone", 0x05: "phone", 0x04: "modem"}.get(minor)
+        if major == 0x03:
+            return "network-wireless"
+        if major == 0x04:
+            return {0x01: "audio-headset", 0x02: "audio-headset", 0x06: "audio-headphones",
+                    0x0B: "camera-video", 0x0C: "camera-video", 0x0D: "camera-video"}.get(minor, "audio-card")
+        return None
+    if spec.appearance:
+        category, sub = (spec.appearance & 0xFFC0) >> 6, spec.appearance & 0x3F
+        if category == 0x0F:
+            return {0x01: "input-keyboard", 0x02: "input-mouse", 0x03: "input-gaming", 0x04: "input-gaming",
+                    0x05: "input-tablet", 0x08: "scanner"}.get(sub)
+        return {0x00: "unknown", 0x01: "phone", 0x02: "computer", 0x05: "video-display",
+                0x0A: "multimedia-player", 0x0B: "scanner"}.get(category)
+    return None
 
 
 def foreign_devices():

@@ -5,6 +5,7 @@
 ///   with `-` only when it looks like a negative number (`--rssi-min -70`), otherwise
 ///   write `--name=-x`;
 /// - repeatable options collect every value; any other option given twice is an error;
+/// - a required option missing is an error, as a missing argument is;
 /// - the first positional word at a command with subcommands selects one (by name or
 ///   alias); later positionals fill the leaf command's arguments in order;
 /// - options of the root marked global are accepted before and after the subcommand;
@@ -111,6 +112,9 @@ struct ArgumentParser: Sendable {
         }
         if positionals.count > leaf.arguments.count {
             throw UsageError("Unexpected argument \(positionals[leaf.arguments.count].quotedForMessage)", subcommand: subcommand)
+        }
+        if let missing = leaf.options.first(where: { $0.isRequired && !values.contains($0.long) }) {
+            throw UsageError("Missing expected argument \(missing.usageWord.quotedForMessage)", subcommand: subcommand)
         }
         for group in leaf.allOrNoneGroups {
             let missing = group.filter { !values.contains($0) }

@@ -18,14 +18,15 @@ struct Option<Value: Sendable>: Sendable {
     ///   - default: the value when the option is absent; `nil` for none.
     ///   - repeatable: may be given more than once; read with `ParsedValues.values(of:)`.
     ///   - global: accepted before and after the subcommand (root options only).
+    ///   - required: must be given (never with a default).
     init(
         _ long: String, valueName: String, help: String, parser: ValueParser<Value>,
-        default defaultValue: Value? = nil, repeatable: Bool = false, global: Bool = false
+        default defaultValue: Value? = nil, repeatable: Bool = false, global: Bool = false, required: Bool = false
     ) {
         self.spec = OptionSpec(
             long: long, short: nil, kind: .value(valueName: valueName), help: help,
             defaultDescription: defaultValue.map(parser.describe),
-            isRepeatable: repeatable, isGlobal: global
+            isRepeatable: repeatable, isGlobal: global, isRequired: required && defaultValue == nil
         )
         self.parser = parser
         self.defaultValue = defaultValue

@@ -80,7 +80,7 @@ enum HelpFormatter {
                     units.append(pieces)
                 }
             } else {
-                units.append(["[" + option.usageWord + "]"])
+                units.append([option.isRequired ? option.usageWord : "[" + option.usageWord + "]"])
             }
         }
         if !command.subcommands.isEmpty { units.append(["<subcommand>"]) }

@@ -23,6 +23,9 @@ struct OptionSpec: Sendable, Equatable {
     var isRepeatable: Bool = false
     /// Declared on the root command and accepted before or after the subcommand.
     var isGlobal: Bool = false
+    /// Must be given (`request`'s `--write`): shown without brackets in the usage line, and
+    /// its absence is a usage error.
+    var isRequired: Bool = false
 
     /// `"--timeout"`: how errors refer to the option.
     var displayName: String { "--" + long }

@@ -81,6 +81,21 @@ struct ParsedValues: Sendable, Equatable {
         return value
     }
 
+    /// A required argument converted with `parser` instead of the one it was declared with,
+    /// for an argument whose kind a flag decides (`write`'s value: hex, or text with `--text`).
+    ///
+    /// - Throws: `UsageError` as `value(of:)`: "Invalid value 'x': expected …", or "Missing
+    ///   expected argument '<name>'".
+    func requiredValue<Declared, Value>(of argument: Argument<Declared>, parsedWith parser: ValueParser<Value>) throws(UsageError) -> Value {
+        guard let raw = arguments[argument.spec.valueName] else {
+            throw UsageError(
+                "Missing expected argument \(argument.spec.displayName.quotedForMessage)",
+                subcommand: subcommand
+            )
+        }
+        return try convert(raw, with: parser, for: nil)
+    }
+
     private func convert<Value>(
         _ raw: String, with parser: ValueParser<Value>, for optionName: String?
     ) throws(UsageError) -> Value {

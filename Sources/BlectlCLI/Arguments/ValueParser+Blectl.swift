@@ -99,3 +99,32 @@ extension ValueParser where Value == Int16 {
         }, describe: { "\($0)" })
     }
 }
+
+extension ValueParser where Value: FixedWidthInteger & Sendable {
+    /// A whole number in plain decimal within `range`: digits only (no sign, no spaces, no
+    /// `0x`), as `--offset 7` or `--count 3`.
+    /// - Parameter unit: completes "a whole number of …" in the error, `"bytes"`; empty for none.
+    static func wholeNumber(in range: ClosedRange<Value>, unit: String = "") -> ValueParser<Value> {
+        ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> Value in
+            let expectation = ExpectedValue("a whole number\(unit.isEmpty ? "" : " of \(unit)") from \(range.lowerBound) to \(range.upperBound)")
+            guard !text.isEmpty, text.utf8.count <= 20,
+                  text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                  let value = Value(text), range.contains(value)
+            else { throw expectation }
+            return value
+        }, describe: { "\($0)" })
+    }
+}
+
+extension ValueParser where Value == Passkey {
+    /// A pairing passkey: 1 to 6 decimal digits, 0 to 999999 (`123456`, `42`, `000042`).
+    static var passkey: ValueParser<Passkey> {
+        ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> Passkey in
+            let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+            guard (1...6).contains(text.utf8.count), text.utf8.allSatisfy(isDigit), let number = UInt32(text),
+                  let passkey = Passkey(number)
+            else { throw ExpectedValue("a passkey of up to 6 digits, 0 to 999999") }
+            return passkey
+        }, describe: { $0.description })
+    }
+}

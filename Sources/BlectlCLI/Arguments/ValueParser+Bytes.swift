@@ -30,6 +30,17 @@ extension ValueParser where Value == [UInt8] {
     }
 }
 
+extension ValueParser where Value == [UInt8] {
+    /// Text taken as its UTF-8 bytes: at least one byte, at most 512 (as ``hexBytes``).
+    static var utf8Text: ValueParser<[UInt8]> {
+        ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> [UInt8] in
+            let bytes = Array(text.utf8)
+            guard (1...512).contains(bytes.count) else { throw ExpectedValue("text of 1 to 512 bytes in UTF-8") }
+            return bytes
+        }, describe: { String(decoding: $0, as: UTF8.self) })
+    }
+}
+
 private func hexDigit(_ c: UInt8) -> UInt8? {
     switch c {
     case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")

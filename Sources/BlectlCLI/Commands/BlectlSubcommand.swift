@@ -14,21 +14,41 @@ protocol BlectlSubcommand: Sendable, Equatable {
     var timeout: Duration { get }
     /// The device the command works on, named in the error object; nil for none.
     var address: BluetoothAddress? { get }
+    /// What the command needs of the adapter before it runs (checked by
+    /// ``CommandContext/open(_:timeout:requirement:)``); `.powered` unless it says otherwise.
+    static var adapterRequirement: AdapterRequirement { get }
     /// Runs the command: results on stdout through `context.printer`, failures thrown.
     func run(_ context: CommandContext) async throws
 }
 
 extension BlectlSubcommand {
     var address: BluetoothAddress? { nil }
+    static var adapterRequirement: AdapterRequirement { .powered }
 
     func isEqual(to other: any BlectlSubcommand) -> Bool { (other as? Self) == self }
+}
+
+/// What a subcommand needs of the adapter before it runs; the adapter chosen is
+/// ``CommandContext/adapter``. A requirement not met ends blectl with 69 (`unavailable`).
+enum AdapterRequirement: Sendable, Equatable {
+    /// A powered adapter: the one `--adapter` names, which must be powered, else the first
+    /// powered one. For everything that scans or connects.
+    case powered
+    /// An adapter, powered or not: the one named, else the first powered one, else the first
+    /// one. For reading what BlueZ knows (its cached objects) without the radio.
+    case present
+    /// None: the command works with the bus and bluetoothd alone (it lists adapters itself),
+    /// and ``CommandContext/adapter`` throws.
+    case none
 }
 
 /// Every subcommand, in the order the top-level help lists them.
 enum Subcommands {
     static let all: [any BlectlSubcommand.Type] = [
         ScanCommand.self, ConnectCommand.self, GetVersionCommand.self, GetBatteryCommand.self,
-        WriteFileCommand.self,
+        ReadCommand.self, WriteCommand.self, RequestCommand.self, NotifyCommand.self, DisconnectCommand.self,
+        InfoCommand.self, DevicesCommand.self, AdaptersCommand.self,
+        PairCommand.self, UnpairCommand.self,
     ]
 
     /// The subcommand whose canonical name is `name`.

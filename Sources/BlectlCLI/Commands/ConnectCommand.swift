@@ -33,9 +33,9 @@ struct ConnectCommand: BlectlSubcommand {
             let services = connected.services
             switch printer.format {
             case .json:
-                try await printer.results([Self.record(device, advertisement: device.current, origin: connected.origin, services: services).serialized()])
+                try await printer.result([Self.record(device, advertisement: device.current, origin: connected.origin, services: services).serialized()])
             case .text:
-                try await printer.results(Self.text(device, advertisement: device.current, services: services))
+                try await printer.result(Self.text(device, advertisement: device.current, services: services))
             }
         }
     }

@@ -50,6 +50,21 @@ struct GATTTarget: Sendable, Equatable {
     }
 }
 
+extension GATTCharacteristic {
+    /// Its descriptor `uuid` (the first, by handle, should there be several).
+    /// - Throws: ``BLEError/notSupported(_:_:)`` (service lookup, naming the characteristic
+    ///   and its service) when it has none.
+    func requireDescriptor(_ uuid: BluetoothUUID, on device: ConnectedDevice) throws -> GATTDescriptor {
+        guard let found = descriptor(uuid) else {
+            let operation = BLEOperation(.serviceLookup, address: device.device.address, service: service, characteristic: self.uuid,
+                                         descriptor: uuid)
+            throw BLEError.notSupported(operation, "no descriptor \(Records.named(uuid)) on characteristic \(Records.named(self.uuid)) "
+                                        + "in service \(Records.named(service)) on \(device.device.address)")
+        }
+        return found
+    }
+}
+
 /// A characteristic UUID found in several services with no `--service` to choose: blectl
 /// does not guess (exit 64, the services listed).
 struct AmbiguousAttribute: CommandError {
@@ -57,6 +72,7 @@ struct AmbiguousAttribute: CommandError {
     var services: [BluetoothUUID]
     var address: BluetoothAddress
     var status: ExitStatus { .usage }
+    var operation: BLEOperation? { BLEOperation(.serviceLookup, address: address, characteristic: characteristic) }
 
     var description: String {
         let list = services.map { Records.named($0) }.joined(separator: ", ")

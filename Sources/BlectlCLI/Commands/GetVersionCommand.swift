@@ -1,47 +1,25 @@
 import BlueZKit
 
 /// `blectl get-version ADDR`: Device Information Service 0x180A, or the vendor protocol.
-struct GetVersionCommand: BlectlSubcommand {
-    static let command = CommandSpec(
+struct GetVersionCommand: DeviceProbe {
+    static let declaration = CommandSpec(
         name: "get-version", aliases: ["version"],
         abstract: "Read a device's firmware version.",
         discussion: [
             "Reads the Device Information service (0x180A): firmware (0x2A26), hardware (0x2A27) and software (0x2A28) revisions, manufacturer (0x2A29) and model (0x2A24); absent ones are null. With --vendor-service, --vendor-write and --vendor-notify, writes 0x01 and takes the answer 0x81 major minor patch from notifications instead.",
         ],
-        arguments: [DeviceOptions.addressArgument.spec],
-        options: [DeviceOptions.timeoutOption.spec] + VendorOptions.specs,
-        allOrNoneGroups: [VendorOptions.specs.map(\.long)]
     )
 
     var options: DeviceOptions
     var vendor: VendorProtocolOptions?
-    var timeout: Duration { options.timeout }
-    var address: BluetoothAddress? { options.address }
 
     init(options: DeviceOptions, vendor: VendorProtocolOptions? = nil) {
         self.options = options
         self.vendor = vendor
     }
 
-    init(from values: ParsedValues) throws(UsageError) {
-        options = try DeviceOptions(from: values)
-        vendor = try VendorOptions.options(from: values)
-    }
-
-    func run(_ context: CommandContext) async throws {
-        // The result is printed as soon as it is known, inside the connection: the
-        // Disconnect that follows (BlueZ answers it after its 2 s timer) never delays it.
-        try await context.withConnectedDevice(options.address) { connected in
-            let info = if let vendor {
-                try await vendor.version(of: connected, timeout: context.remaining)
-            } else {
-                try await connected.deviceInformation(timeout: context.remaining)
-            }
-            switch context.printer.format {
-            case .json: try await context.printer.results([Self.record(info, address: options.address).serialized()])
-            case .text: try await context.printer.results(Self.text(info, address: options.address))
-            }
-        }
+    static func read(_ device: ConnectedDevice, vendor: VendorProtocolOptions?, timeout: Duration) async throws -> DeviceInformation {
+        if let vendor { try await vendor.version(of: device, timeout: timeout) } else { try await device.deviceInformation(timeout: timeout) }
     }
 
     // MARK: - Records

@@ -4,8 +4,8 @@ import BlueZKit
 struct ScanCommand: BlectlSubcommand {
     static let timeoutOption = Option<Duration>(
         "timeout", valueName: "seconds",
-        help: "Stop scanning after this many seconds; decimals allowed.",
-        parser: .seconds, default: ScanOptions.defaultTimeout
+        help: "Stop scanning after this many seconds; decimals allowed, inf to scan until interrupted.",
+        parser: .listeningSeconds, default: ScanOptions.defaultTimeout
     )
     static let name = Option<String>(
         "name", valueName: "substring",
@@ -56,9 +56,10 @@ struct ScanCommand: BlectlSubcommand {
         let filter = DiscoveryFilter(uuids: options.services, rssiMin: options.rssiMin, names: options.names,
                                      duplicateData: options.updates)
         let printer = context.printer
-        let adapterName = context.adapter.name
-        let scanLength = options.timeout
-        try await context.adapter.withDiscovery(filter: filter, setupTimeout: max(scanLength, .seconds(2))) { stream in
+        let adapterName = try context.adapter.name
+        // The scan ends at the command's deadline: --timeout counts from blectl's start.
+        let deadline = context.deadline
+        try await context.adapter.withDiscovery(filter: filter, setupTimeout: context.remaining) { stream in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     var reported = Set<BluetoothAddress>()
@@ -75,7 +76,7 @@ struct ScanCommand: BlectlSubcommand {
                         try await printer.results(lines)
                     }
                 }
-                group.addTask { try await Task.sleep(for: scanLength) }
+                group.addTask { try await Task.sleep(until: deadline, clock: .continuous) }
                 // Between lines, a reader that has gone ends the scan too.
                 group.addTask { try await Printer.waitUntilStdoutClosed() }
                 // Reaching the scan length is success; an error from the stream (adapter
@@ -97,8 +98,8 @@ struct ScanCommand: BlectlSubcommand {
             ("rssi", .optional(a.rssi)),
             ("tx_power", .optional(a.txPower)),
             ("uuids", .array(a.uuids.map { .string($0.shortString) })),
-            ("manufacturer_data", .object(a.manufacturerData.sorted { $0.key < $1.key }.map { (Records.hex4($0.key), .string($0.value.hexString)) })),
-            ("service_data", .object(a.serviceData.sorted { $0.key.description < $1.key.description }.map { ($0.key.shortString, .string($0.value.hexString)) })),
+            ("manufacturer_data", Records.manufacturerData(a.manufacturerData)),
+            ("service_data", Records.serviceData(a.serviceData)),
             ("connected", .bool(a.connected)),
             ("adapter", .string(adapter)),
         ])
@@ -120,7 +121,7 @@ public struct ScanOptions: Sendable, Equatable {
     /// SetDiscoveryFilter `RSSI`).
     public static let rssiRange: ClosedRange<Int16> = -127...20
 
-    /// `--timeout`: how long to scan, 0 to 86400 s.
+    /// `--timeout`: how long to scan, 0 to 86400 s, or ``ListeningTimeout/infinite`` (`inf`).
     public var timeout: Duration
     /// `--name`, repeatable: report only devices whose name contains one of these
     /// (case-insensitive substring match); empty means no name filter. Never contains

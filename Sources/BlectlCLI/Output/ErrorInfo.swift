@@ -4,7 +4,12 @@ import BlueZKit
 extension BLEError {
     var operationInfo: (kind: String, address: String?, service: String?, characteristic: String?)? {
         if case .deviceNotFound(let address) = self { return ("device_lookup", address.description, nil, nil) }
-        guard let op = operation else { return nil }
-        return (op.kind.rawValue, op.address?.description, op.service?.shortString, op.characteristic?.shortString)
+        return operation?.info
+    }
+}
+
+extension BLEOperation {
+    var info: (kind: String, address: String?, service: String?, characteristic: String?) {
+        (kind.rawValue, address?.description, service?.shortString, characteristic?.shortString)
     }
 }

@@ -20,7 +20,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case unavailable = 69
     /// EX_SOFTWARE: an answer blectl does not understand.
     case `internal` = 70
-    /// EX_NOPERM: the D-Bus policy denied access.
+    /// EX_NOPERM: the D-Bus policy denied access, or the device wants pairing or encryption first.
     case permissionDenied = 77
     /// As timeout(1).
     case timedOut = 124
@@ -54,7 +54,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .usage: "Usage error."
         case .unavailable: "Bluetooth unavailable: no bluetoothd, no adapter, powered off."
         case .internal: "Internal error."
-        case .permissionDenied: "Permission denied by the D-Bus policy."
+        case .permissionDenied: "Permission denied by the D-Bus policy, or pairing wanted by the device."
         case .timedOut: "Timed out."
         }
     }
@@ -101,5 +101,12 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 /// characteristic UUID that names several characteristics (64).
 protocol CommandError: Error, CustomStringConvertible {
     var status: ExitStatus { get }
+    /// The operation, device, service and characteristic the error concerns, for the JSON
+    /// error object; nil (the default) for none.
+    var operation: BLEOperation? { get }
+}
+
+extension CommandError {
+    var operation: BLEOperation? { nil }
 }
 

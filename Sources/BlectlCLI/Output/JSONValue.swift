@@ -17,6 +17,7 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     public static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
     public static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
+    public static func optional(_ value: Bool?) -> JSONValue { value.map { .bool($0) } ?? .null }
 
     /// Compact JSON, one line.
     public func serialized() -> String {

@@ -23,6 +23,19 @@ public struct Printer: Sendable {
         try await StdoutWriter.shared.enqueue(text)
     }
 
+    /// How long ``result(_:)`` waits for its lines to be written: a stalled reader never
+    /// holds the clean-up that follows longer than this.
+    static let resultWriteLimit: Duration = .milliseconds(200)
+
+    /// Prints a one-shot command's result: queues the lines and waits (at most
+    /// ``resultWriteLimit``) until they are written, so that the result is on stdout before
+    /// the clean-up that follows (the Disconnect, which BlueZ answers after its 2 s timer).
+    /// - Throws: as ``results(_:)``.
+    public func result(_ lines: [String]) async throws {
+        try await results(lines)
+        await StdoutWriter.shared.drain(within: Self.resultWriteLimit)
+    }
+
     /// A standard stream, written with write(2): unbuffered, so nothing waits in a buffer
     /// when the process ends by a signal.
     public enum Stream: Int32, Sendable {
@@ -56,7 +69,7 @@ public struct Printer: Sendable {
         case .text:
             Self.write("blectl: error: \(message)\n", to: .stderr)
         case .json:
-            let operation = (error as? BLEError)?.operationInfo
+            let operation = (error as? BLEError)?.operationInfo ?? (error as? any CommandError)?.operation?.info
             let object: JSONValue = .object([("error", .object([
                 ("code", .string(ExitStatus.code(for: error))),
                 ("exit_status", .int(Int(status.rawValue))),

@@ -9,6 +9,17 @@ enum Records {
         [("value", .string(bytes.hexString)), ("text", .optional(text(of: bytes)))]
     }
 
+    /// A value's hex in text output: `57`, or `(empty)` for no bytes.
+    static func hexForPeople(_ bytes: [UInt8]) -> String {
+        bytes.isEmpty ? "(empty)" : bytes.hexString
+    }
+
+    /// A value's text in text output: quoted (`"W"`), or `-` when the bytes are not clean
+    /// UTF-8 (``text(of:)``).
+    static func textForPeople(_ bytes: [UInt8]) -> String {
+        text(of: bytes).map { "\"\($0)\"" } ?? "-"
+    }
+
     /// A UUID as messages name it: its JSON form, with the SIG name after it where there is
     /// one (`180f (Battery Service)`).
     static func named(_ uuid: BluetoothUUID) -> String {
@@ -20,6 +31,64 @@ enum Records {
         guard let string = String(validating: bytes, as: UTF8.self) else { return nil }
         let control = string.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
         return control ? nil : string
+    }
+
+    /// `manufacturer_data` as scan prints it: the company identifier as 4 lowercase hex
+    /// digits to the data as lowercase hex, ordered by company.
+    static func manufacturerData(_ data: [UInt16: [UInt8]]) -> JSONValue {
+        .object(data.sorted { $0.key < $1.key }.map { (hex4($0.key), .string($0.value.hexString)) })
+    }
+
+    /// `service_data` as scan prints it: the service UUID (short form) to the data as
+    /// lowercase hex, ordered by UUID.
+    static func serviceData(_ data: [BluetoothUUID: [UInt8]]) -> JSONValue {
+        .object(data.sorted { $0.key.description < $1.key.description }.map { ($0.key.shortString, .string($0.value.hexString)) })
+    }
+
+    /// Manufacturer data in text: `05f1=0102`, entries joined by `separator`; `-` for none.
+    static func manufacturerDataText(_ data: [UInt16: [UInt8]], separator: String = ", ") -> String {
+        data.isEmpty ? "-" : data.sorted { $0.key < $1.key }.map { hex4($0.key) + "=" + $0.value.hexString }.joined(separator: separator)
+    }
+
+    /// Service data in text: `feed=020031`, entries joined by `separator`; `-` for none.
+    static func serviceDataText(_ data: [BluetoothUUID: [UInt8]], separator: String = ", ") -> String {
+        data.isEmpty ? "-" : data.sorted { $0.key.description < $1.key.description }
+            .map { $0.key.shortString + "=" + $0.value.hexString }.joined(separator: separator)
+    }
+
+    /// `yes`, `no`, or `-` when unknown.
+    static func yesNo(_ value: Bool?) -> String {
+        value.map { $0 ? "yes" : "no" } ?? "-"
+    }
+
+    /// `value` in lowercase hex with at least `digits` digits after `0x`.
+    static func hex(_ value: some BinaryInteger, digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return "0x" + String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+
+    /// Rows as aligned columns for a table: every column but the last padded to its widest
+    /// cell, two spaces between columns, no trailing spaces.
+    static func table(_ rows: [[String]]) -> [String] {
+        let columns = rows.map(\.count).max() ?? 0
+        var widths = [Int](repeating: 0, count: columns)
+        for row in rows {
+            for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
+        }
+        return rows.map { row in
+            var line = ""
+            for (i, cell) in row.enumerated() {
+                line += i == row.count - 1 ? cell : pad(cell, widths[i]) + "  "
+            }
+            while line.hasSuffix(" ") { line.removeLast() }
+            return line
+        }
+    }
+
+    /// `key: value` lines with the values aligned one column after the longest key.
+    static func keyValueLines(_ pairs: [(String, String)]) -> [String] {
+        let width = (pairs.map(\.0.count).max() ?? 0) + 2
+        return pairs.map { pad($0.0 + ":", width) + $0.1 }
     }
 
     static func label(_ uuid: BluetoothUUID) -> String {

@@ -1,0 +1,99 @@
+import BlueZKit
+
+/// `blectl devices`: JSON Lines, one per device BlueZ has under the adapter (cached ones
+/// included), each as `info` prints it.
+struct DevicesCommand: BlectlSubcommand {
+    /// How long `devices` may take when `--timeout` is not given: 10 s.
+    static let defaultTimeout = Duration.seconds(10)
+
+    static let timeoutOption = Option<Duration>(
+        "timeout", valueName: "seconds",
+        help: "Give up after this many seconds; decimals allowed.",
+        parser: .seconds, default: defaultTimeout
+    )
+    static let connected = Flag("connected", help: "Only list devices that are connected.")
+    static let paired = Flag("paired", help: "Only list devices that are paired. With --connected, only devices that are both.")
+
+    static let command = CommandSpec(
+        name: "devices",
+        abstract: "List the devices BlueZ knows, without scanning.",
+        discussion: [
+            "Prints one JSON line per device BlueZ has under the adapter, as info prints it, ordered by address: devices heard earlier and still cached, paired ones, connected ones, whether in range or not. Nothing is scanned or connected, and the adapter may be powered off; without --adapter: the first powered adapter, else the first one. With --format text, a table; its FLAGS column shows P paired, B bonded, T trusted, X blocked, C connected, R services resolved (- no, ? unknown).",
+        ],
+        options: [timeoutOption.spec, connected.spec, paired.spec]
+    )
+
+    /// Listing what BlueZ has cached needs an adapter, not the radio.
+    static var adapterRequirement: AdapterRequirement { .present }
+
+    var timeout: Duration
+    /// `--connected`: only connected devices.
+    var onlyConnected: Bool
+    /// `--paired`: only paired devices (both filters: devices that are both).
+    var onlyPaired: Bool
+
+    init(timeout: Duration = DevicesCommand.defaultTimeout, onlyConnected: Bool = false, onlyPaired: Bool = false) {
+        self.timeout = timeout
+        self.onlyConnected = onlyConnected
+        self.onlyPaired = onlyPaired
+    }
+
+    init(from values: ParsedValues) throws(UsageError) {
+        self.init(timeout: try values.requiredValue(of: Self.timeoutOption),
+                  onlyConnected: values.isSet(Self.connected), onlyPaired: values.isSet(Self.paired))
+    }
+
+    /// Whether `device` passes the filters given: each one given must hold.
+    func includes(_ device: DeviceInfo) -> Bool {
+        (!onlyConnected || device.connected == true) && (!onlyPaired || device.paired == true)
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let devices = try context.adapter.deviceInfos.filter(includes)
+        switch context.printer.format {
+        case .json: try await context.printer.results(devices.map { InfoCommand.record($0).serialized() })
+        case .text: try await context.printer.results(Self.table(devices))
+        }
+    }
+
+    // MARK: - Records
+
+    static let columns = ["ADDRESS", "TYPE", "FLAGS", "RSSI", "TX_POWER", "BATTERY", "NAME", "ALIAS", "ICON", "APPEARANCE",
+                          "CLASS", "MODALIAS", "ADAPTER", "UUIDS", "MANUFACTURER_DATA", "SERVICE_DATA"]
+
+    /// A header and one aligned row per device, every JSON field in a column (the six
+    /// booleans in FLAGS); nothing at all for no device.
+    static func table(_ devices: [DeviceInfo]) -> [String] {
+        guard !devices.isEmpty else { return [] }
+        return Records.table([columns] + devices.map(row))
+    }
+
+    static func row(_ d: DeviceInfo) -> [String] {
+        [
+            d.address.description,
+            d.addressType ?? "-",
+            flags(d),
+            InfoCommand.dBm(d.rssi),
+            InfoCommand.dBm(d.txPower),
+            d.batteryPercentage.map { "\($0)%" } ?? "-",
+            d.name.map(Records.printable) ?? "-",
+            d.alias.map(Records.printable) ?? "-",
+            d.icon.map(Records.printable) ?? "-",
+            d.appearance.map { Records.hex($0, digits: 4) } ?? "-",
+            d.deviceClass.map { Records.hex($0, digits: 6) } ?? "-",
+            d.modalias.map(Records.printable) ?? "-",
+            d.adapterName,
+            d.uuids.isEmpty ? "-" : d.uuids.map(\.shortString).joined(separator: ","),
+            Records.manufacturerDataText(d.manufacturerData, separator: ","),
+            Records.serviceDataText(d.serviceData, separator: ","),
+        ]
+    }
+
+    /// `PBTXCR`: paired, bonded, trusted, blocked, connected, services resolved; `-` for
+    /// false, `?` for unknown.
+    static func flags(_ d: DeviceInfo) -> String {
+        let bits: [(Bool?, Character)] = [(d.paired, "P"), (d.bonded, "B"), (d.trusted, "T"), (d.blocked, "X"),
+                                          (d.connected, "C"), (d.servicesResolved, "R")]
+        return String(bits.map { value, letter in value.map { $0 ? letter : "-" } ?? "?" })
+    }
+}

@@ -1,0 +1,62 @@
+import BlueZKit
+
+/// `blectl disconnect ADDR`: disconnect a device, whoever connected it.
+struct DisconnectCommand: BlectlSubcommand {
+    static let timeoutOption = Option<Duration>(
+        "timeout", valueName: "seconds",
+        help: "Give up waiting for BlueZ after this many seconds; decimals allowed.",
+        parser: .seconds, default: DeviceOptions.defaultTimeout
+    )
+
+    static let command = CommandSpec(
+        name: "disconnect",
+        abstract: "Disconnect a device, whoever connected it.",
+        discussion: [
+            "Asks BlueZ to disconnect the device and waits until the link is down. A device that is not connected, or that BlueZ does not know, is left alone: that is success too (was_connected false). blectl never scans for it: a device BlueZ does not know has no link to close.",
+        ],
+        arguments: [DeviceOptions.addressArgument.spec],
+        options: [timeoutOption.spec]
+    )
+
+    var options: DeviceOptions
+    var timeout: Duration { options.timeout }
+    var address: BluetoothAddress? { options.address }
+
+    init(options: DeviceOptions) { self.options = options }
+
+    init(from values: ParsedValues) throws(UsageError) {
+        options = DeviceOptions(address: try values.requiredValue(of: DeviceOptions.addressArgument),
+                                timeout: try values.requiredValue(of: Self.timeoutOption))
+    }
+
+    func run(_ context: CommandContext) async throws {
+        // Only a device BlueZ knows can be connected; Device1.Connected as last signalled
+        // (the session's cache is current: it was loaded after its match rules were added).
+        let device = try context.adapter.knownDevice(options.address)
+        let wasConnected = device.map { known in
+            context.session.withCache { $0.property("Connected", of: known.path, on: BlueZ.deviceInterface)?.bool } == true
+        } ?? false
+        if let device, wasConnected {
+            // BlueZ answers once the link is down (after its 2 s disconnect timer).
+            do {
+                try await device.disconnect(timeout: context.remaining)
+            } catch BLEError.disconnected {
+                // NotConnected: the link went down meanwhile, which is what was asked.
+            }
+        }
+        switch context.printer.format {
+        case .json: try await context.printer.results([Self.record(options.address, wasConnected: wasConnected).serialized()])
+        case .text: try await context.printer.results([Self.text(options.address, wasConnected: wasConnected)])
+        }
+    }
+
+    // MARK: - Records
+
+    static func record(_ address: BluetoothAddress, wasConnected: Bool) -> JSONValue {
+        .object([("address", .string(address.description)), ("was_connected", .bool(wasConnected))])
+    }
+
+    static func text(_ address: BluetoothAddress, wasConnected: Bool) -> String {
+        "\(address)  \(wasConnected ? "disconnected" : "was not connected")"
+    }
+}

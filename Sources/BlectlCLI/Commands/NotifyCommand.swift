@@ -1,0 +1,183 @@
+import BlueZKit
+
+/// `blectl notify ADDR CHAR`: JSON Lines, one per notified value, in order, until the
+/// timeout (success), `--count` values (success), a lost link (4, or reconnected with
+/// `--reconnect`) or a signal.
+struct NotifyCommand: BlectlSubcommand {
+    /// The delay before the first reconnection attempt after a link loss (`--reconnect`).
+    static let reconnectInitialDelay = Duration.milliseconds(200)
+    /// The longest delay between two reconnection attempts (`--reconnect`).
+    static let reconnectMaximumDelay = Duration.seconds(2)
+
+    static let timeoutOption = Option<Duration>(
+        "timeout", valueName: "seconds",
+        help: "Stop after this many seconds, connecting included; decimals allowed, inf for no limit.",
+        parser: .listeningSeconds, default: NotifyOptions.defaultTimeout
+    )
+    static let count = Option<Int>(
+        "count", valueName: "n",
+        help: "Stop after this many values; if the timeout comes first, exit 124.",
+        parser: .count
+    )
+    static let reconnect = Flag(
+        "reconnect",
+        help: "When the link drops, reconnect within the timeout and go on; losses and reconnections are reported on standard error."
+    )
+
+    static let command = CommandSpec(
+        name: "notify",
+        abstract: "Print the notifications of a characteristic.",
+        discussion: [
+            "Subscribes to the characteristic's notifications (or indications) and prints one JSON line per value as it arrives, in order, each with a sequence number from 1 and the time it was received. Ends with success at the timeout or after --count values. The timeout counts from the start: running out before the subscription is set up exits 124 naming the stage. Without --reconnect, a lost link ends the command with status 4 after the values received.",
+        ],
+        arguments: [DeviceOptions.addressArgument.spec, GATTTarget.characteristicArgument.spec],
+        options: [GATTTarget.serviceOption.spec, timeoutOption.spec, count.spec, reconnect.spec]
+    )
+
+    var options: NotifyOptions
+    var timeout: Duration { options.timeout }
+    var address: BluetoothAddress? { options.address }
+
+    init(options: NotifyOptions) { self.options = options }
+
+    init(from values: ParsedValues) throws(UsageError) {
+        let target = try GATTTarget(from: values)
+        options = NotifyOptions(
+            address: try values.requiredValue(of: DeviceOptions.addressArgument),
+            characteristic: target.characteristic, service: target.service,
+            timeout: try values.requiredValue(of: Self.timeoutOption),
+            count: try values.value(of: Self.count),
+            reconnect: values.isSet(Self.reconnect)
+        )
+    }
+
+    func run(_ context: CommandContext) async throws {
+        let options = options
+        let target = GATTTarget(characteristic: options.characteristic, service: options.service)
+        let deadline = context.deadline
+        let printer = context.printer
+        let device = try await Device.find(options.address, on: context.adapter, timeout: context.remaining)
+        let policy = options.reconnect
+            ? ReconnectPolicy(initialDelay: Self.reconnectInitialDelay, maximumDelay: Self.reconnectMaximumDelay, deadline: deadline)
+            : nil
+        // Where AcquireNotify would come in: see BlueZKit's SubscriptionState. notify stays on
+        // StartNotify, which also gets the values a device sends before its CCC write completes.
+        try await device.withNotificationSubscription(
+            timeout: context.remaining, reconnect: policy,
+            characteristic: { connected in try await target.resolve(on: connected, timeout: max(.zero, deadline - .now)) }
+        ) { subscription in
+            let listening = BLEOperation(.notifications, address: options.address, service: subscription.characteristic.service,
+                                         characteristic: subscription.characteristic.uuid)
+            // Reaching the timeout is success, unless --count values were wanted first.
+            let timeoutReached: @Sendable () throws -> Void = {
+                if options.count != nil { throw BLEError.timedOut(listening) }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        try await Self.print(subscription, options: options, printer: printer)
+                    } catch is BLEError where options.reconnect && ContinuousClock.now >= deadline {
+                        // Still reconnecting when the time ran out (the subscription ends at
+                        // the deadline too): that is the timeout, not a failure.
+                        try timeoutReached()
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                    try timeoutReached()
+                }
+                // Between values, a reader that has gone ends the command too.
+                group.addTask { try await Printer.waitUntilStdoutClosed() }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Prints every value of the subscription, numbered from 1, and reports link losses and
+    /// reconnections on stderr; returns after `--count` values.
+    private static func print(_ subscription: NotificationSubscription, options: NotifyOptions, printer: Printer) async throws {
+        let characteristic = subscription.characteristic
+        var seq = 0
+        for try await event in subscription.events {
+            switch event {
+            case .value(let value):
+                seq += 1
+                switch printer.format {
+                case .json: try await printer.results([record(value, seq: seq, address: options.address, service: characteristic.service,
+                                                                  characteristic: characteristic.uuid).serialized()])
+                case .text: try await printer.results([text(value, seq: seq, showConnection: options.reconnect)])
+                }
+                if let count = options.count, seq >= count { return }
+            case .linkLost(let connection):
+                // Without --reconnect the stream ends with the disconnection, reported as the error.
+                guard options.reconnect else { continue }
+                printer.diagnostic(.object([("event", .string("link_lost")), ("address", .string(options.address.description)),
+                                            ("connection", .int(connection))]),
+                                   text: "\(options.address): link lost (connection \(connection)); reconnecting")
+            case .reconnectFailed(let attempt, let error, let retryIn):
+                let milliseconds = Int(retryIn.components.seconds * 1000 + retryIn.components.attoseconds / 1_000_000_000_000_000)
+                printer.diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(options.address.description)),
+                                            ("attempt", .int(attempt)), ("retry_in_ms", .int(milliseconds)),
+                                            ("message", .string(error.description))]),
+                                   text: "\(options.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms")
+            case .restored(let connection):
+                printer.diagnostic(.object([("event", .string("reconnected")), ("address", .string(options.address.description)),
+                                            ("connection", .int(connection))]),
+                                   text: "\(options.address): reconnected (connection \(connection)); notifications restored")
+            }
+        }
+    }
+
+    // MARK: - Records
+
+    static func record(_ value: NotifiedValue, seq: Int, address: BluetoothAddress, service: BluetoothUUID,
+                       characteristic: BluetoothUUID) -> JSONValue {
+        .object([
+            ("address", .string(address.description)),
+            ("service", .string(service.shortString)),
+            ("characteristic", .string(characteristic.shortString)),
+        ] + Records.value(value.bytes) + [
+            ("seq", .int(seq)),
+            ("time", .string(Records.rfc3339(sinceEpoch: value.receivedAt))),
+            ("connection", .int(value.connection)),
+        ])
+    }
+
+    static func text(_ value: NotifiedValue, seq: Int, showConnection: Bool) -> String {
+        var line = "\(Records.rfc3339(sinceEpoch: value.receivedAt))  \(seq)  \(value.bytes.hexString)"
+        if let text = Records.text(of: value.bytes) { line += "  \"\(Records.printable(text))\"" }
+        if showConnection { line += "  (connection \(value.connection))" }
+        return line
+    }
+}
+
+/// Options of `blectl notify`.
+public struct NotifyOptions: Sendable, Equatable {
+    /// How long `notify` listens when `--timeout` is not given: 10 s, as `scan`.
+    public static let defaultTimeout = Duration.seconds(10)
+
+    /// `<address>`: the device.
+    public var address: BluetoothAddress
+    /// `<characteristic>`: its UUID.
+    public var characteristic: BluetoothUUID
+    /// `--service`: the service it is in, when its UUID occurs in several; nil: any.
+    public var service: BluetoothUUID?
+    /// `--timeout`: how long to listen, connecting included, 0 to 86400 s, or
+    /// ``ListeningTimeout/infinite`` (`inf`).
+    public var timeout: Duration
+    /// `--count`: stop after this many values (1 or more); nil: no limit.
+    public var count: Int?
+    /// `--reconnect`: reconnect after a link loss and go on.
+    public var reconnect: Bool
+
+    public init(address: BluetoothAddress, characteristic: BluetoothUUID, service: BluetoothUUID? = nil,
+                timeout: Duration = NotifyOptions.defaultTimeout, count: Int? = nil, reconnect: Bool = false) {
+        self.address = address
+        self.characteristic = characteristic
+        self.service = service
+        self.timeout = timeout
+        self.count = count
+        self.reconnect = reconnect
+    }
+}

@@ -1,0 +1,142 @@
+import DBusKit
+
+/// Everything BlueZ knows about a remote device without connecting to it: the properties of
+/// its org.bluez.Device1 object (bluez/doc/org.bluez.Device.rst, as of BlueZ 5.66) and the
+/// Percentage of its org.bluez.Battery1 (bluez/doc/org.bluez.Battery.rst), as last signalled.
+///
+/// Every optional field is nil when BlueZ has no value for it: the property is absent (BlueZ
+/// leaves out Name, Icon, Class, Appearance, Modalias, RSSI and TxPower when it does not
+/// know them, and a bluetoothd older than 5.65 has no Bonded), or it has an unexpected type.
+/// Decoding never fails on a value, only on a missing address.
+public struct DeviceInfo: Sendable, Equatable {
+    /// Device1.Address, or the address in the object path when that property is unusable.
+    public var address: BluetoothAddress
+    /// `/org/bluez/hci0/dev_C0_FF_EE_00_00_01`
+    public var objectPath: ObjectPath
+    /// The adapter the device belongs to: Device1.Adapter, else the object path's parent
+    /// (`/org/bluez/hci0`).
+    public var adapterPath: ObjectPath
+    /// Device1.AddressType: `"public"` or `"random"` (as BlueZ spells it).
+    public var addressType: String?
+    /// Device1.Name when it is a real name: nil when missing, empty, or only the address
+    /// (as ``Advertisement/name``).
+    public var name: String?
+    /// Device1.Alias as BlueZ gives it: the alias set by a user, else the name, else the
+    /// address with `-` separators (`C0-FF-EE-00-00-E5`).
+    public var alias: String?
+    /// Device1.Paired: the pairing process has completed.
+    public var paired: Bool?
+    /// Device1.Bonded (BlueZ 5.65 and later): the keys exchanged on pairing are stored.
+    public var bonded: Bool?
+    /// Device1.Trusted.
+    public var trusted: Bool?
+    /// Device1.Blocked: incoming connections from the device are rejected.
+    public var blocked: Bool?
+    /// Device1.Connected.
+    public var connected: Bool?
+    /// Device1.ServicesResolved: GATT service discovery has completed on the current link.
+    public var servicesResolved: Bool?
+    /// Device1.RSSI in dBm; BlueZ has it only while discovery hears the device.
+    public var rssi: Int?
+    /// Device1.TxPower in dBm (advertised transmit power).
+    public var txPower: Int?
+    /// Device1.Appearance (GAP Appearance, Bluetooth SIG Assigned Numbers 2.6); BlueZ omits
+    /// it when the device has a Class.
+    public var appearance: UInt16?
+    /// Device1.Icon: a freedesktop.org icon name BlueZ derives from Class or Appearance
+    /// (`"input-keyboard"`).
+    public var icon: String?
+    /// Device1.Class: the 24-bit Class of Device of a BR/EDR device.
+    public var deviceClass: UInt32?
+    /// Device1.Modalias: Device ID in the kernel's modalias form (`"usb:v046Dp4023d0006"`).
+    public var modalias: String?
+    /// Device1.UUIDs (advertised service UUIDs, plus those resolved on a connection);
+    /// malformed entries skipped.
+    public var uuids: [BluetoothUUID]
+    /// Device1.ManufacturerData: company identifier -> data.
+    public var manufacturerData: [UInt16: [UInt8]]
+    /// Device1.ServiceData: service UUID -> data.
+    public var serviceData: [BluetoothUUID: [UInt8]]
+    /// Battery1.Percentage (0-100 %): present only while BlueZ's battery plugin or a
+    /// battery provider has a level for the device.
+    public var batteryPercentage: Int?
+
+    /// `hci0`
+    public var adapterName: String { String(adapterPath.lastComponent) }
+
+    /// Reads the record from an object's Device1 properties and, when it has one, its
+    /// Battery1 properties.
+    /// - Returns: nil when neither Device1.Address nor the object path gives an address.
+    public init?(path: ObjectPath, device p: ObjectCache.Properties, battery: ObjectCache.Properties? = nil) {
+        guard let advertised = Advertisement(path: path, properties: p) else { return nil }
+        address = advertised.address
+        objectPath = path
+        adapterPath = p["Adapter"]?.objectPath ?? path.parent ?? "/"
+        addressType = advertised.addressType
+        name = advertised.name
+        alias = p["Alias"]?.string
+        paired = p["Paired"]?.bool
+        bonded = p["Bonded"]?.bool
+        trusted = p["Trusted"]?.bool
+        blocked = p["Blocked"]?.bool
+        connected = p["Connected"]?.bool
+        servicesResolved = p["ServicesResolved"]?.bool
+        rssi = advertised.rssi
+        txPower = advertised.txPower
+        appearance = p["Appearance"]?.integer.flatMap { UInt16(exactly: $0) }
+        icon = p["Icon"]?.string
+        deviceClass = p["Class"]?.integer.flatMap { UInt32(exactly: $0) }
+        modalias = p["Modalias"]?.string
+        uuids = advertised.uuids
+        manufacturerData = advertised.manufacturerData
+        serviceData = advertised.serviceData
+        batteryPercentage = battery?["Percentage"]?.integer
+    }
+
+    /// Reads the record of the Device1 object at `path` in `cache`; nil when there is none
+    /// (or it has no usable address).
+    public init?(path: ObjectPath, in cache: ObjectCache) {
+        guard let device = cache[path, BlueZ.deviceInterface] else { return nil }
+        self.init(path: path, device: device, battery: cache[path, BlueZ.batteryInterface])
+    }
+}
+
+extension Adapter {
+    /// What BlueZ knows of the device at `address` under this adapter; nil when it has no
+    /// Device1 object for it. No bus traffic: read from the session's cache.
+    public func deviceInfo(_ address: BluetoothAddress) -> DeviceInfo? {
+        let path = devicePath(for: address)
+        return session.withCache { DeviceInfo(path: path, in: $0) }
+    }
+
+    /// Every device BlueZ has under this adapter (cached ones included, whether heard lately
+    /// or not), sorted by object path, that is by address. No bus traffic.
+    public var deviceInfos: [DeviceInfo] {
+        let path = path
+        return session.withCache { cache in
+            cache.paths(with: BlueZ.deviceInterface, under: path).compactMap { DeviceInfo(path: $0, in: cache) }
+        }
+    }
+}
+
+extension DeviceInfo {
+    /// What BlueZ knows of the device at `address`: read from the cache when BlueZ has it,
+    /// else looked for by scanning on `adapter` for up to `timeout` and read the moment the
+    /// scan hears it (before discovery stops, when BlueZ still has its RSSI and has not yet
+    /// dropped a temporary device).
+    /// - Parameters:
+    ///   - address: the device.
+    ///   - adapter: the adapter to look on (powered, when a scan is needed).
+    ///   - timeout: the limit for the scan; `.zero` means no scan.
+    /// - Throws: ``BLEError/deviceNotFound(_:)`` when BlueZ does not know the device and the
+    ///   scan ends without hearing it; the errors of
+    ///   ``Adapter/withDiscovery(filter:setupTimeout:_:)`` (``BLEError/unavailable(_:)``
+    ///   when the adapter is powered off); `CancellationError` (discovery is stopped first).
+    public static func find(_ address: BluetoothAddress, on adapter: Adapter, timeout: Duration) async throws -> DeviceInfo {
+        if let known = adapter.deviceInfo(address) { return known }
+        guard timeout > .zero else { throw BLEError.deviceNotFound(address) }
+        let heard = try await adapter.scan(untilHeard: address, timeout: timeout) { adapter.deviceInfo(address) }
+        guard let info = heard ?? adapter.deviceInfo(address) else { throw BLEError.deviceNotFound(address) }
+        return info
+    }
+}

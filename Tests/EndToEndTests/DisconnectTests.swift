@@ -1,0 +1,125 @@
+// `blectl disconnect`: a link another client made is closed and waited for; a device that
+// is not connected, or unknown to BlueZ, is success with was_connected false, and blectl
+// never scans for it.
+
+import SimulatorHarness
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("blectl disconnect")
+struct DisconnectTests {
+    @Test("a device another client connected: disconnected, the link down when blectl exits")
+    func connectedBySomeoneElse() async throws {
+        try await Sim.with(faults: ["preconnected": World.probe]) { sim in
+            let run = await sim.blectl(["disconnect", World.probe])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            #expect(run.jsonObject() == ["address": .string(World.probe), "was_connected": true])
+            #expect(topLevelKeys(run.lines.first ?? "") == ["address", "was_connected"])
+            // BlueZ answers Disconnect once the link is down: it is gone already.
+            let state = try await sim.state()
+            #expect(state.connections.isEmpty, "\(state.connections)")
+            let calls = try await sim.calls()
+            #expect(calls.deviceMembers == ["Disconnect"])
+            #expect(calls.scenarioOutcomes("Disconnect") == ["reply"])
+            #expect(!calls.contains { $0.member == "StartDiscovery" })
+        }
+    }
+
+    @Test("--format text, connected and not")
+    func text() async throws {
+        try await Sim.with(faults: ["preconnected": World.probe]) { sim in
+            let first = await sim.blectl(["disconnect", World.probe, "--format", "text"])
+            #expect(first.status == 0, "\(first)")
+            #expect(first.stdout == "C0:FF:EE:00:00:01  disconnected\n")
+            let second = await sim.blectl(["--format", "text", "disconnect", World.probe])
+            #expect(second.status == 0, "\(second)")
+            #expect(second.stdout == "C0:FF:EE:00:00:01  was not connected\n")
+        }
+    }
+
+    @Test("a device BlueZ knows but that is not connected: was_connected false, nothing sent")
+    func knownNotConnected() async throws {
+        try await Sim.with(faults: ["cached_devices": "1"]) { sim in
+            let run = await sim.blectl(["disconnect", "C0:FF:EE:00:00:A1"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.jsonObject() == ["address": "C0:FF:EE:00:00:A1", "was_connected": false])
+            let calls = try await sim.calls()
+            #expect(calls.deviceMembers == [])
+            #expect(!calls.contains { $0.member == "StartDiscovery" })
+        }
+    }
+
+    @Test("a device unknown to BlueZ: was_connected false, exit 0, no scan")
+    func unknownDevice() async throws {
+        try await Sim.with { sim in
+            let started = ContinuousClock.now
+            let run = await sim.blectl(["disconnect", World.missing])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            #expect(run.jsonObject() == ["address": .string(World.missing), "was_connected": false])
+            // Only the object tree was read: no discovery, nothing sent to a device.
+            let calls = try await sim.calls()
+            #expect(Set(calls.map(\.member)) == ["GetManagedObjects"], "\(calls.map(\.member))")
+            #expect(ContinuousClock.now - started < .seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    @Test("after blectl's own connection ended: was_connected false")
+    func afterARead() async throws {
+        try await Sim.with { sim in
+            let read = await sim.blectl(["read", World.probe, "2a19"])
+            #expect(read.status == 0, "\(read)")
+            let run = await sim.blectl(["disconnect", World.probe])
+            #expect(run.jsonObject() == ["address": .string(World.probe), "was_connected": false])
+            try #expect(await sim.calls().deviceMembers == ["Connect", "Disconnect"], "the read's own pair only")
+        }
+    }
+
+    @Test("BlueZ slower than --timeout: 124 naming the disconnect")
+    func timedOut() async throws {
+        try await Sim.with(faults: ["preconnected": World.probe, "disconnect_delay_ms": "3000"], fastDisconnect: false) { sim in
+            let run = await sim.blectl(["disconnect", World.probe, "--timeout", "0.5"])
+            #expect(run.status == 124, "\(run)")
+            #expect(run.stdout == "")
+            scenarioExpectError(run, scenarioError("timed_out", 124, operation: "disconnect", address: World.probe),
+                                message: "timed out during disconnect on C0:FF:EE:00:00:01")
+            // The Disconnect is BlueZ's now: it completes on its own.
+            try #expect(await sim.waitForState(timeout: .seconds(6)) { $0.connections.isEmpty })
+        }
+    }
+
+    @Test("SIGINT while BlueZ disconnects: 130, nothing printed, the link still goes down", arguments: [SIGINT, SIGTERM])
+    func interrupted(_ signal: Int32) async throws {
+        try await Sim.with(faults: ["preconnected": World.probe, "disconnect_delay_ms": "3000"], fastDisconnect: false) { sim in
+            let process = try await sim.launch(["disconnect", World.probe])
+            try #expect(await sim.waitForState { $0.connections.first?.disconnecting == true }, "no Disconnect seen")
+            process.sendSignal(signal)
+            let result = try await process.finish()
+            #expect(result.status == 128 + signal, "\(result.status) \(result.stderr)")
+            #expect(result.stdout == "")
+            #expect(result.stderr == "")
+            try #expect(await sim.waitForState(timeout: .seconds(6)) { $0.connections.isEmpty })
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
+    @Test("usage errors: 64", arguments: [
+        (["disconnect"], "Error: Missing expected argument '<address>'"),
+        (["disconnect", "C0:FF:EE:00:00"], "Error: Invalid address 'C0:FF:EE:00:00': expected six hex pairs like C0:FF:EE:00:00:01"),
+        (["disconnect", World.probe, "--timeout", "soon"],
+         "Error: Invalid value 'soon' for '--timeout': expected a number of seconds (decimals allowed), 0 or more"),
+    ])
+    func usage(arguments: [String], firstLine: String) async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(arguments)
+            #expect(run.status == 64, "\(run)")
+            #expect(run.stdout == "")
+            #expect(run.stderr.split(separator: "\n").first.map(String.init) == firstLine)
+            try #expect(await sim.calls() == [])
+        }
+    }
+}
