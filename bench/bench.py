@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -513,6 +514,65 @@ def bench_ctrl_c():
     save()
 
 
+# ------------------------------------------------------------------ 5. write without response
+ECHO = "C0:FF:EE:00:00:08"
+ECHO_SINK = "ec400002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+
+
+def bench_write():
+    """blectl `write --file` (AcquireWrite's socket, and WriteValue type command when the
+    simulator refuses AcquireWrite) against a bleak loop of write_gatt_char(response=False)
+    on the same characteristic of the echo device, same file, same run. The simulator drains
+    the socket as fast as it reads (acquire_write_drain_bps=0), so the clients, the bus and
+    the simulator's own handling bound the rate; each run is checked against the simulator's
+    record (bytes and CRC-32)."""
+    log("== write without response throughput")
+    size = (256 if QUICK else 1024) * 1024
+    reps = 2 if QUICK else 5
+    data = os.urandom(size)
+    crc = "%08x" % zlib.crc32(data)
+    path = os.path.join(OUT, "write.bin")
+    with open(path, "wb") as f:
+        f.write(data)
+    sim = Sim(echo_device="true", acquire_write_drain_bps=0, disconnect_delay_ms=0)
+    blectl = [BLECTL, "write", ECHO, ECHO_SINK, "--without-response", "--file", path]
+    cmds = {
+        "blectl write --file (AcquireWrite)": (blectl, None),
+        "blectl write --file (WriteValue command)": (blectl, "NotSupported"),
+        "bleak write_gatt_char(response=False)": ([PY, os.path.join(HERE, "bleak", "write.py"), ECHO, ECHO_SINK, path], None),
+    }
+    res = {k: [] for k in cmds}
+    for _ in range(reps):
+        for k, (argv, refusal) in cmds.items():
+            sim.reset()
+            if refusal:
+                sim.ctl("fault", "acquire_write_refused", refusal)
+            wall, cpu, rc, out = run_once(argv, sim.env)
+            echo = sim.ctl("state").get("echo", {})
+            try:
+                record = json.loads(out.decode().strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                record = {}
+            ok = rc == 0 and echo.get("bytes") == size and echo.get("crc32") == crc and record.get("bytes") == size
+            seconds = record.get("seconds")
+            res[k].append({"wall_s": wall, "cpu_s": cpu, "rc": rc, "ok": ok, "seconds": seconds,
+                           "packets": record.get("packets"), "mtu": record.get("mtu"),
+                           "acquired": record.get("acquired"), "socket_full": echo.get("socket_full")})
+            log(f"  {k}: transfer {seconds}s wall {wall:.2f}s cpu {cpu:.2f}s rc={rc} ok={ok}")
+    sim.close()
+    out = {"bytes": size, "reps": reps}
+    for k, v in res.items():
+        good = [r for r in v if r["ok"]]
+        transfer = med([r["seconds"] for r in good])
+        out[k] = {"runs": len(v), "ok": len(good), "transfer_s": transfer,
+                  "kib_per_s": size / 1024 / transfer if transfer else None,
+                  "wall_s": med([r["wall_s"] for r in good]), "cpu_s": med([r["cpu_s"] for r in good]),
+                  "packets": good[0]["packets"] if good else None, "mtu": good[0]["mtu"] if good else None}
+        log(f"  {k}: {out[k]}")
+    RESULTS["write"] = out
+    save()
+
+
 # ------------------------------------------------------------------ output
 def save():
     with open(os.path.join(OUT, "results.json"), "w") as f:
@@ -692,6 +752,26 @@ def report():
             # The clean-up budget (400 + 200 ms) with room for a loaded machine.
             verdict.append((f"Ctrl-C to exit with stdout stalled < 1500 ms (median; max {v['max_ms']:.0f} ms)",
                             v["median_ms"] is not None and v["median_ms"] < 1500, f"{fmt(v['median_ms'])} ms"))
+    w = R.get("write")
+    if w:
+        L.append(f"### Write without response ({w['bytes'] // 1024} KiB to the echo device, simulator drain unthrottled, "
+                 f"median of {w['reps']})\n")
+        L.append("`transfer`: blectl's `seconds` (first read of the file to BlueZ taking the last packet) and the "
+                 "bleak script's write loop; `wall` and `CPU` (user+sys) are the client process from start to exit "
+                 "(scan, connect, transfer, disconnect).\n")
+        L.append("| client | runs ok | packets (MTU) | transfer s | KiB/s | wall s | CPU s |\n|---|---:|---:|---:|---:|---:|---:|")
+        for k, v in w.items():
+            if not isinstance(v, dict):
+                continue
+            L.append(f"| {k} | {v['ok']}/{v['runs']} | {v['packets']} ({v['mtu']}) | {fmt(v['transfer_s'], '.3f')} | "
+                     f"{fmt(v['kib_per_s'], '.0f')} | {fmt(v['wall_s'], '.2f')} | {fmt(v['cpu_s'], '.2f')} |")
+        bleak = w.get("bleak write_gatt_char(response=False)", {}).get("kib_per_s")
+        acq = w.get("blectl write --file (AcquireWrite)", {}).get("kib_per_s")
+        fb = w.get("blectl write --file (WriteValue command)", {}).get("kib_per_s")
+        r1, r2 = ratio(acq, bleak), ratio(fb, bleak)
+        L.append(f"\nthroughput blectl/bleak: AcquireWrite {fmt(r1, '.1f')}x, WriteValue command {fmt(r2, '.1f')}x\n")
+        verdict.append(("write --file throughput ≥ bleak's write_gatt_char loop (AcquireWrite)", r1 is not None and r1 >= 1,
+                        f"{fmt(r1, '.1f')}x"))
     L.append("### Targets\n")
     L.append("| target | met | value |\n|---|---|---|")
     for name, ok, val in verdict:
@@ -742,7 +822,7 @@ def main():
         RESULTS.update(json.load(open(os.path.join(OUT, "results.json"))))  # add to an earlier run
     else:
         RESULTS["machine"] = machine()
-    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc").split(",")
+    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write").split(",")
     if "startup" in only:
         bench_startup()
     if "discovery" in only:
@@ -752,6 +832,8 @@ def main():
         bench_oneshot()
     if "ctrlc" in only:
         bench_ctrl_c()
+    if "write" in only:
+        bench_write()
     RESULTS["machine"]["loadavg_end"] = os.getloadavg()
     save()
     plot()

@@ -188,7 +188,10 @@ public final class BusConnection: @unchecked Sendable {
         queue.async { [self] in
             guard isOpen else { replyHandler(.failure(.disconnected)); return }
             let message: OpaquePointer
-            do throws(BusError) { message = try MessageEncoder.methodCall(call) } catch { replyHandler(.failure(error)); return }
+            do throws(BusError) {
+                try checkDescriptorPassing(call.arguments)
+                message = try MessageEncoder.methodCall(call)
+            } catch { replyHandler(.failure(error)); return }
             defer { dbus_message_unref(message) }
             var serial: UInt32 = 0
             guard dbus_connection_send(raw, message, &serial) != 0 else { replyHandler(.failure(.outOfMemory)); return }
@@ -211,10 +214,15 @@ public final class BusConnection: @unchecked Sendable {
             }
         }
         let sent = encoded
+        let arguments = signals.flatMap(\.arguments)
         let result: Result<Void, BusError> = await withCheckedContinuation { continuation in
             queue.async { [self] in
                 defer { for message in sent { dbus_message_unref(message.value) } }
                 guard isOpen else { continuation.resume(returning: .failure(.disconnected)); return }
+                do throws(BusError) { try checkDescriptorPassing(arguments) } catch {
+                    continuation.resume(returning: .failure(error))
+                    return
+                }
                 for message in sent where dbus_connection_send(raw, message.value, nil) == 0 {
                     continuation.resume(returning: .failure(.outOfMemory))
                     return
@@ -228,7 +236,8 @@ public final class BusConnection: @unchecked Sendable {
     /// Sends a method call flagged no-reply-expected (fire and forget).
     public func sendNoReply(_ call: MethodCall) {
         queue.async { [self] in
-            guard isOpen, let message = try? MessageEncoder.methodCall(call) else { return }
+            guard isOpen, (try? checkDescriptorPassing(call.arguments)) != nil,
+                  let message = try? MessageEncoder.methodCall(call) else { return }
             defer { dbus_message_unref(message) }
             dbus_message_set_no_reply(message, 1)
             dbus_connection_send(raw, message, nil)
@@ -276,6 +285,13 @@ public final class BusConnection: @unchecked Sendable {
         let waiters = flushWaiters
         flushWaiters.removeAll()
         for waiter in waiters { waiter.resume(flushed: true) }
+    }
+
+    /// Throws when `values` hold a Unix file descriptor and this connection cannot pass one
+    /// (libdbus would drop such a message silently: `dbus_connection_send` refuses it). Queue only.
+    private func checkDescriptorPassing(_ values: [DBusValue]) throws(BusError) {
+        guard values.contains(where: \.containsUnixFD), dbus_connection_can_send_type(raw, CDBUS_TYPE_UNIX_FD) == 0 else { return }
+        throw .invalidArgument("this connection cannot pass Unix file descriptors (only a bus on a Unix socket can)")
     }
 
     fileprivate func cancelReply(serial: UInt32) {
@@ -376,7 +392,8 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     /// Sends `reply` to `call` (queue only): a method return with the values (an error
-    /// `org.freedesktop.DBus.Error.Failed` if they cannot be encoded), or an error reply.
+    /// `org.freedesktop.DBus.Error.Failed` if they cannot be encoded, or carry a Unix fd the
+    /// connection cannot pass), or an error reply.
     private func send(_ reply: MethodReply, to call: Message) {
         guard isOpen, let caller = call.sender, call.kind == .methodCall else { return }
         let message: OpaquePointer?
@@ -384,6 +401,10 @@ public final class BusConnection: @unchecked Sendable {
         case .noReply:
             return
         case .values(let values):
+            do throws(BusError) { try checkDescriptorPassing(values) } catch {
+                send(.error(name: "org.freedesktop.DBus.Error.Failed", message: error.description), to: call)
+                return
+            }
             message = dbus_message_new(CDBUS_MESSAGE_TYPE_METHOD_RETURN)
             if let message, (try? MessageEncoder.append(values, to: message)) == nil {
                 dbus_message_unref(message)

@@ -17,8 +17,10 @@ public indirect enum DBusValue: Sendable, Hashable {
     case string(String)
     case objectPath(ObjectPath)
     case signature(String)
-    /// A file descriptor index (`h`); blectl never keeps the descriptor (it is closed on decode).
-    case unixFD(Int32)
+    /// A Unix file descriptor (`h`), owned by the object: a received one is this process's
+    /// own duplicate, closed when the last copy of the value goes away unless taken; a sent
+    /// one is duplicated by libdbus and stays the caller's (``UnixFileDescriptor``).
+    case unixFD(UnixFileDescriptor)
     /// `ay`: the common BlueZ value type (GATT values, manufacturer data).
     case bytes([UInt8])
     /// `a<elementSignature>` other than `ay` and dictionaries.
@@ -125,6 +127,24 @@ extension DBusValue {
             for case .byte(let b) in values { out.append(b) }
             return out.count == values.count ? out : nil
         default: return nil
+        }
+    }
+
+    /// The file descriptor of an `h` value (still owned by the object: see ``UnixFileDescriptor``).
+    public var unixFD: UnixFileDescriptor? {
+        if case .unixFD(let fd) = unwrapped { return fd }
+        return nil
+    }
+
+    /// Whether a file descriptor is anywhere in the value (containers and variants included).
+    var containsUnixFD: Bool {
+        switch self {
+        case .unixFD: true
+        case .array(_, let values): values.contains(where: \.containsUnixFD)
+        case .dictionary(_, _, let entries): entries.contains { $0.key.containsUnixFD || $0.value.containsUnixFD }
+        case .structure(let fields): fields.contains(where: \.containsUnixFD)
+        case .variant(let inner): inner.containsUnixFD
+        default: false
         }
     }
 

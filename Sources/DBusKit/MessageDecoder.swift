@@ -86,10 +86,10 @@ enum MessageDecoder {
         case CDBUS_TYPE_OBJECT_PATH: return .objectPath(ObjectPath(cString(&iter)))
         case CDBUS_TYPE_SIGNATURE: return .signature(cString(&iter))
         case CDBUS_TYPE_UNIX_FD:
-            // libdbus hands out a duplicate; blectl never uses descriptors, so close it at once.
-            let fd = basic(&iter, Int32(-1))
-            if fd >= 0 { _ = closeDescriptor(fd) }
-            return .unixFD(fd)
+            // libdbus hands out a duplicate (close-on-exec) that the caller owns: the object
+            // closes it when the value goes away, unless someone takes it (UnixFileDescriptor).
+            // -1 when the message lacks the descriptor its index names.
+            return .unixFD(UnixFileDescriptor(owning: basic(&iter, Int32(-1))))
         case CDBUS_TYPE_VARIANT:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
@@ -152,14 +152,3 @@ enum MessageDecoder {
         return .array(elementSignature: elementSignature, elements)
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-private func closeDescriptor(_ fd: Int32) -> Int32 { Glibc.close(fd) }
-#elseif canImport(Musl)
-import Musl
-private func closeDescriptor(_ fd: Int32) -> Int32 { Musl.close(fd) }
-#else
-import Darwin
-private func closeDescriptor(_ fd: Int32) -> Int32 { Darwin.close(fd) }
-#endif

@@ -1,4 +1,9 @@
 internal import CDBus
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Builds libdbus messages from Swift values. Runs on the connection's queue only.
 ///
@@ -101,7 +106,15 @@ enum MessageEncoder {
         case .int64(let v): try appendBasic(&iter, CDBUS_TYPE_INT64, v)
         case .uint64(let v): try appendBasic(&iter, CDBUS_TYPE_UINT64, v)
         case .double(let v): try appendBasic(&iter, CDBUS_TYPE_DOUBLE, v)
-        case .unixFD: throw .invalidArgument("file descriptors are not sent by this library")
+        case .unixFD(let descriptor):
+            // libdbus duplicates the descriptor into the message; the caller's stays its own.
+            // The lock is held meanwhile, so it cannot be closed under libdbus.
+            let appended = try descriptor.withDescriptor { (fd: Int32) throws(BusError) -> Bool in
+                guard fcntl(fd, F_GETFD) >= 0 else { return false }
+                try appendBasic(&iter, CDBUS_TYPE_UNIX_FD, fd)
+                return true
+            }
+            guard appended == true else { throw .invalidArgument("a file descriptor already closed or taken") }
         case .string(let s): try appendString(&iter, CDBUS_TYPE_STRING, s)
         case .objectPath(let p):
             guard dbus_validate_path(p.rawValue, nil) != 0 else { throw .invalidArgument("object path '\(p)'") }

@@ -44,7 +44,7 @@ struct HelpTextTests {
             "--adapter <adapter>", "--format <format>", "-h, --help",
         ],
         "write": [
-            "--service <uuid>", "--text", "--without-response", "--timeout <seconds>",
+            "--service <uuid>", "--text", "--without-response", "--file <path>", "--timeout <seconds>",
             "--adapter <adapter>", "--format <format>", "-h, --help",
         ],
         "request": [
@@ -223,16 +223,26 @@ struct HelpTextTests {
             characteristic whose flags do not allow that kind of write is refused before
             anything is sent (exit 3).
 
-            USAGE: blectl write <address> <characteristic> <value> [--service <uuid>]
-                                [--text] [--without-response] [--timeout <seconds>]
-                                [--adapter <adapter>] [--format <format>]
+            With --without-response --file PATH (or - for standard input) instead of
+            <value>, sends the bytes as write-without-response packets of the link's
+            maximum size, MTU - 3 bytes each but the last: through the socket BlueZ hands
+            over with AcquireWrite, waiting whenever it is full, or, when BlueZ refuses
+            AcquireWrite, by WriteValue with type command. Prints address, service,
+            characteristic, bytes, packets, mtu, acquired and seconds once BlueZ has taken
+            every packet. --timeout then bounds finding, connecting and acquiring, and then
+            each wait for the link to take the next packet; reading the input has no limit.
+
+            USAGE: blectl write <address> <characteristic> [<value>] [--service <uuid>]
+                                [--text] [--without-response] [--file <path>]
+                                [--timeout <seconds>] [--adapter <adapter>]
+                                [--format <format>]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
               <characteristic>        The characteristic's UUID: 16-bit (2a19), 32-bit or
                                       128-bit.
               <value>                 The bytes to write: hex (0102ff, 01:02:ff or
-                                      0x0102ff), or text with --text.
+                                      0x0102ff), or text with --text. Not with --file.
 
             OPTIONS:
               --service <uuid>        The service the characteristic is in, when its UUID
@@ -240,6 +250,12 @@ struct HelpTextTests {
               --text                  Take <value> as UTF-8 text instead of hex bytes.
               --without-response      Write without response (ATT Write Command) instead of
                                       with response; the characteristic must allow it.
+                                      Required with --file.
+              --file <path>           Stream this file (- for standard input) as
+                                      write-without-response packets of the link's maximum
+                                      size (MTU - 3 bytes), through AcquireWrite when BlueZ
+                                      grants it, else WriteValue. Needs --without-response;
+                                      takes the place of <value>.
               --timeout <seconds>     Give up after this many seconds, connecting included;
                                       decimals allowed. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the

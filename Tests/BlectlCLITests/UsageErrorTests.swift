@@ -150,7 +150,7 @@ struct UsageErrorTests {
              message: "Invalid value '0x10' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
         Case(arguments: ["read", sampleAddress, "2a19", "--offset", "-1"],
              message: "Invalid value '-1' for '--offset': expected a whole number of bytes from 0 to 65535", subcommand: "read"),
-        Case(arguments: ["write", sampleAddress, "2a19"], message: "Missing expected argument '<value>'", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19"], message: "Missing expected argument '<value>' (or --file)", subcommand: "write"),
         Case(arguments: ["write", sampleAddress, "2a19", "0g"],
              message: "Invalid value '0g': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)", subcommand: "write"),
         Case(arguments: ["write", sampleAddress, "2a19", "012"],

@@ -22,7 +22,7 @@ extension PrivateBus {
     func aCallAfterExportFindsTheObject(loop: Int) async throws {
         let bus = try await PrivateBus.started()
         var unknown: [String] = []
-        for _ in 0..<200 {
+        for _ in 0..<120 {
             let a = try await BusConnection.connect(to: bus.address)
             let b = try await BusConnection.connect(to: bus.address)
             b.export("/org/blectl/Export") { _ in .values([.string("here")]) }

@@ -184,7 +184,7 @@ struct WriteTests {
     @Test("usage errors: 64 before anything reaches BlueZ", arguments: [
         (["write", World.probe, "2a19", "0g"], "Error: Invalid value '0g': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)"),
         (["write", World.probe, "2a19", "01:2"], "Error: Invalid value '01:2': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)"),
-        (["write", World.probe, "2a19"], "Error: Missing expected argument '<value>'"),
+        (["write", World.probe, "2a19"], "Error: Missing expected argument '<value>' (or --file)"),
         (["write", World.probe], "Error: Missing expected argument '<characteristic>'"),
         (["write", World.probe, "2a19", "", "--text"], "Error: Invalid value '': expected text of 1 to 512 bytes in UTF-8"),
     ])
@@ -195,7 +195,7 @@ struct WriteTests {
             #expect(run.stdout == "")
             let lines = run.stderr.split(separator: "\n").map(String.init)
             #expect(lines.first == firstLine)
-            #expect(lines.dropFirst().first?.hasPrefix("Usage: blectl write <address> <characteristic> <value>") == true)
+            #expect(lines.dropFirst().first?.hasPrefix("Usage: blectl write <address> <characteristic> [<value>]") == true)
             #expect(lines.last == "  See 'blectl write --help' for more information.")
             try #expect(await sim.calls() == [])
         }

@@ -153,9 +153,15 @@ public final class RunningProcess: @unchecked Sendable {
 
     /// Writes to the child's stdin pipe (when it has one).
     public func writeStdin(_ s: String) {
+        writeStdin(bytes: Array(s.utf8))
+    }
+
+    /// Writes raw bytes to the child's stdin pipe (when it has one), all of them (blocking
+    /// while the pipe is full) unless the child closes its end.
+    public func writeStdin(bytes: [UInt8]) {
         cond.lock(); let fd = stdinFD; cond.unlock()
         guard fd >= 0 else { return }
-        var bytes = Array(s.utf8)
+        var bytes = bytes
         var off = 0
         while off < bytes.count {
             let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + off, $0.count - off) }

@@ -18,6 +18,7 @@ from . import world
 from .adapter import Adapter, BluezRoot, SecondAdapter
 from .discovery import Discovery
 from .device import Device
+from .acquire import EchoStats
 from .pairing import Agents
 
 ADAPTER_PATH = "/org/bluez/hci0"
@@ -46,6 +47,8 @@ class Sim:
         self.blinks = 0
         self.held = set()          # pids stopped by hold_clients, until resume
         self.holds = 0
+        self.acquired = []         # acquire.AcquiredSocket held by clients, in the order acquired
+        self.echo = EchoStats()    # what the echo device's sink received
 
     # ------------------------------------------------------------ timers
     def later(self, ms, fn, *args):
@@ -170,6 +173,9 @@ class Sim:
     def reset(self):
         """Back to the start-up state: faults from the command line, fresh world, empty log."""
         self.cancel_all()
+        for sock in list(self.acquired):
+            sock.close("bluez_gone")
+        self.echo = EchoStats()
         self.apply_startup_faults()
         if not self.bus.alive and self.conn_factory is not None:
             self.attach(self.conn_factory())
@@ -299,6 +305,7 @@ class Sim:
     def all_specs(self):
         specs = world.default_devices() + world.filler_devices() + world.cached_devices() + world.bonded_devices()
         specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices() + world.secure_devices()
+        specs += world.echo_devices()
         return specs
 
     def find_spec(self, address):
@@ -317,6 +324,8 @@ class Sim:
             specs += world.foreign_devices()
         if self.faults.get("weird_names"):
             specs += world.weird_devices()
+        if self.faults.get("echo_device"):
+            specs += world.echo_devices()
         if self.faults.get("toolbox_device"):
             specs += world.toolbox_devices()
         if self.faults.get("secure_device"):
@@ -397,6 +406,10 @@ class Sim:
                 self.remove_second_adapter()
         elif name == "preconnected" and value and self.adapter is not None:
             self.preconnect(value)
+        elif name == "att_mtu" and old != value:
+            for dev in self.devices.values():
+                for ch in dev.chars():
+                    ch.set(MTU=value)
         elif name in ("notify_every_ms", "notify_every_char"):
             for dev in self.devices.values():
                 dev.gatt.restart_tickers()
@@ -464,6 +477,8 @@ class Sim:
             "bus_pid": self.bus_pid,
             "blinks": self.blinks,
             "holds": self.holds,
+            "acquired": [s.describe() for s in self.acquired],
+            "echo": self.echo.as_json(),
             "agents": self.agents.state(),
             "pairings": pairings,
             "agent_calls": list(self.agents.requests),

@@ -59,6 +59,13 @@ FAULTS = {
     "hold_client_ms": (int, 0, "for the back-to-back groups meant to reach a client in one read (unsolicited_after_answer, rssi_back_to_back, bluez_blink_on), the receiving clients' processes are stopped (SIGSTOP, waited for) before the group is sent and continued (SIGCONT) this many ms after: the group is then certainly in one read, as for a client that did not get the CPU for a moment (0 = off)"),
     "rssi_churn": (bool, False, "keep changing the extra advertisers' RSSI"),
     "connect_timeout_ms": (int, 20000, "how long Connect to a device that does not advertise takes to fail"),
+    # AcquireWrite / AcquireNotify and the echo device (acquire.py)
+    "echo_device": (bool, False, "the echo device C0:FF:EE:00:00:08 'blesim Echo' advertises (echo service: a sink that records what it is written, a source that notifies it back)"),
+    "att_mtu": (int, 247, "the ATT MTU: every characteristic's MTU property and what AcquireWrite/AcquireNotify return (23..517)"),
+    "acquire_write_drain_bps": (int, 131072, "bytes per second the simulated bluetoothd takes from an acquired write socket (0 = all there is, whenever readable)"),
+    "acquire_write_sndbuf": (int, 4096, "SO_SNDBUF set on the client's end of an acquired write socket (the sender's buffer limits a Unix socket; the kernel doubles it, minimum about 4.6 KB)"),
+    "acquire_write_refused": (str, "", "AcquireWrite answers this org.bluez.Error (NotSupported, NotPermitted, Failed, ...; empty = off): a client falls back to WriteValue"),
+    "echo_drop_link_after_bytes": (int, 0, "once the echo sink has received this many bytes the link drops (remote): acquired sockets shut (HUP), unread datagrams lost, Connected false; once (0 = off)"),
     "secure_device": (bool, False, "C0:FF:EE:00:00:07 'blesim Secure' advertises: pairs with a passkey it displays (a keyboard agent is asked RequestPasskey; Just Works with a NoInputNoOutput agent); its characteristic 5ec00002-... reads only once paired (NotPermitted 'Not paired' before)"),
     "pair_passkey": (int, 123456, "the passkey blesim Secure displays (0..999999); another answer to RequestPasskey fails Pair with AuthenticationFailed"),
     "pair_never_completes": (bool, False, "Pair never completes after the agent step (the device stops answering SMP): pending until CancelPairing (AuthenticationCanceled), the link dropping, or the caller leaving the bus"),

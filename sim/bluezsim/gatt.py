@@ -4,12 +4,13 @@ device, ReadValue/WriteValue/StartNotify/StopNotify, and the vendor command prot
 from .bus import Obj, DBusError
 from .ifaces import ERR
 from .world import u16, norm_uuid
+from . import acquire
 
 OP_MS = 15
 NOTIFY_MS = 10
 STATUS_MS = 300
 REARM_MS = 20                 # a kept notify session is re-enabled this long after ServicesResolved (the CCC write)
-MTU = 247
+MTU = 247                     # the default ATT MTU (fault att_mtu, which every MTU use reads)
 CCC_UUID = u16(0x2902)
 UNSOLICITED = b"\x7f\x00"     # unsolicited_after_answer: unrelated to any command
 
@@ -35,6 +36,8 @@ class Char:
         self.pending_notify = {}      # sender -> StartNotify call not answered yet (start_notify_delay_ms)
         self.status_timer = None
         self.ops = []                 # timers of operations in flight
+        self.write_io = None          # acquire.WriteSocket while AcquireWrite holds the characteristic
+        self.notify_io = None         # acquire.NotifySocket while AcquireNotify does
         # DropLink keeps the notify sessions (BlueZ 5.66 keeps a StartNotify session over a
         # link loss and re-registers it once GATT is back): until then they are not active.
         self.rearm_pending = False
@@ -52,7 +55,11 @@ class Char:
             "Notifying": ["b", False if notifiable else None],
             "Flags": ["as", list(self.flags)],
             "Handle": ["q", handle + 1],
-            "MTU": ["q", MTU],
+            "MTU": ["q", self.sim.faults.get("att_mtu")],
+            # BlueZ exports these only where the flags allow the acquiring (gatt-client.c
+            # characteristic_write_acquired_exists / characteristic_notify_acquired_exists).
+            "WriteAcquired": ["b", False if "write-without-response" in self.flags else None],
+            "NotifyAcquired": ["b", False if "notify" in self.flags else None],
         }
         o.handlers["org.bluez.GattCharacteristic1"] = self
         self.desc = None
@@ -146,6 +153,8 @@ class Char:
     # ------------------------------------------------------------ WriteValue
     def m_WriteValue(self, call, value, options):
         self._check()
+        if self.write_io is not None:
+            raise DBusError(ERR + "NotPermitted", "Write acquired")
         kind = options.get("type")
         flags = self.spec.flags
         if kind is not None and str(kind) not in ("request", "command", "reliable"):
@@ -172,6 +181,9 @@ class Char:
             self._drop_link_later(call)
             return
         data = bytes(value)
+        if kind == "command" and len(data) > self.sim.faults.get("att_mtu") - 3:
+            # One ATT Write Command; bt_att_send refuses a PDU longer than the MTU.
+            raise DBusError(ERR + "Failed", "Failed to initiate write")
         if kind == "command":
             self._written(call, data)
         else:
@@ -184,19 +196,72 @@ class Char:
         self.busy = None
         self._written(call, data)
 
-    def _written(self, call, data):
+    def _written(self, call, data, via="write_value"):
         self.value = data
+        if self.role == "echo_sink":
+            self._echo(data, via)
+            if call is not None:
+                call.reply()
+            self._echo_drop_link()
+            return
         answer = None
         if self.role == "vendor_cmd" and data and not self.sim.faults.get("no_notification"):
             answer = self.tree.vendor_answer(data[0])
         rsp = self.tree.vendor_rsp()
         if answer is not None and rsp is not None and self.sim.faults.get("notify_before_write_reply"):
             rsp.vendor_answer(answer)
-            call.reply()
+            if call is not None:
+                call.reply()
             return
-        call.reply()
+        if call is not None:
+            call.reply()
         if answer is not None and rsp is not None:
             rsp._later(NOTIFY_MS, rsp.vendor_answer, answer)
+
+    # ------------------------------------------------------------ AcquireWrite / AcquireNotify
+    def m_AcquireWrite(self, call, options):
+        acquire.acquire_write(self, call)
+
+    def m_AcquireNotify(self, call, options):
+        acquire.acquire_notify(self, call)
+
+    def datagram(self, data):
+        """One datagram from an acquired write socket: one ATT Write Command (sock_read)."""
+        if len(data) > self.sim.faults.get("att_mtu") - 3:
+            if self.role == "echo_sink":
+                self.sim.echo.oversized += 1
+            return
+        self._written(None, data, via="socket")
+
+    def _echo(self, data, via):
+        """The echo device's sink: recorded (state "echo"), then notified back on its source."""
+        self.sim.echo.add(data, via)
+        source = self.tree.echo_source()
+        if source is not None and (source.notify_io is not None or source.active()):
+            self.sim.echo.notified += 1
+            source.notify(data)
+
+    def _echo_drop_link(self):
+        limit = self.sim.faults.get("echo_drop_link_after_bytes")
+        if limit > 0 and self.sim.echo.bytes >= limit and self.device.connected:
+            self.sim.set_fault("echo_drop_link_after_bytes", 0)      # once
+            self.device.link_lost("remote")
+
+    def socket_released(self, sock, quiet=False):
+        """An acquired socket is gone (the client closed it, or the link dropped)."""
+        if sock is self.write_io:
+            self.write_io = None
+            if not quiet:
+                self.set(WriteAcquired=False)
+        elif sock is self.notify_io:
+            self.notify_io = None
+            if not quiet:
+                self.set(NotifyAcquired=False)
+
+    def close_sockets(self, reason):
+        for sock in (self.write_io, self.notify_io):
+            if sock is not None:
+                sock.close(reason)
 
     def vendor_answer(self, answer):
         """The vendor answer notification; with unsolicited_after_answer, an unrelated
@@ -215,6 +280,8 @@ class Char:
             # InProgress (its notify_id is 0) whether the link is back or not.
             raise in_progress()
         self._check()
+        if self.notify_io is not None:
+            raise DBusError(ERR + "NotPermitted", "Notify acquired")
         if "notify" not in self.spec.flags and "indicate" not in self.spec.flags:
             raise DBusError(ERR + "NotSupported", "Operation is not supported")
         if call.sender in self.notify_clients:
@@ -282,6 +349,10 @@ class Char:
     def burst(self, count):
         """count distinct notifications back to back: value i is i as 4 bytes big-endian,
         i = 1..count. Returns False when notifications are off (nothing sent)."""
+        if self.notify_io is not None and self.device.connected and not self.device.removed:
+            for i in range(1, count + 1):
+                self.notify_io.send(i.to_bytes(4, "big"))
+            return True
         if not self.active():
             return False
         self.notify_many([i.to_bytes(4, "big") for i in range(1, count + 1)])
@@ -339,12 +410,21 @@ class Char:
         return True
 
     def notify(self, data):
+        if self.notify_io is not None:
+            # Acquired: the notification goes to the socket; Value is not updated (BlueZ doc).
+            if self.device.connected and not self.device.removed:
+                self.notify_io.send(data)
+            return
         if self.active():
             self.value = bytes(data)
             self.set(Value=self.value)
 
     def notify_many(self, values):
         """Notifications of each value, in order, sent back to back (messages built first)."""
+        if self.notify_io is not None:
+            for v in values:
+                self.notify(v)
+            return
         if not self.active():
             return
         bus = self.sim.bus
@@ -354,16 +434,11 @@ class Char:
             msgs.append(bus.prepare_props(self.obj, "org.bluez.GattCharacteristic1", {"Value": self.value}, force=True))
         bus.send_back_to_back(msgs)
 
-    def m_AcquireWrite(self, call, options):
-        raise DBusError(ERR + "NotSupported", "Operation is not supported")
-
-    def m_AcquireNotify(self, call, options):
-        raise DBusError(ERR + "NotSupported", "Operation is not supported")
-
     # ------------------------------------------------------------ link / clients
     def link_lost(self, keep_notify=False):
-        """The link is gone: operations in flight fail; notify sessions end, or with
-        keep_notify (DropLink) are kept, Notifying true, to be re-enabled by rearm()."""
+        """The link is gone: acquired sockets shut, operations in flight fail; notify sessions
+        end, or with keep_notify (DropLink) are kept, Notifying true, to be re-enabled by rearm()."""
+        self.close_sockets("link")       # the client sees HUP; unread datagrams are lost
         for t in self.ops:
             self.sim.cancel(t)
         self.ops.clear()
@@ -395,6 +470,7 @@ class Char:
         self.start_ticker()
 
     def forget_calls(self):
+        self.close_sockets("bluez_gone")
         self.busy = None
         self.pending_notify = {}
         self.ops.clear()
@@ -532,6 +608,12 @@ class GattTree:
     def vendor_rsp(self):
         for ch in self.chars:
             if ch.role == "vendor_rsp":
+                return ch
+        return None
+
+    def echo_source(self):
+        for ch in self.chars:
+            if ch.role == "echo_source":
                 return ch
         return None
 

@@ -8,6 +8,9 @@ BASE_UUID = "-0000-1000-8000-00805f9b34fb"
 VENDOR_SVC = "5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 VENDOR_CMD = "5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 VENDOR_RSP = "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+ECHO_SVC = "ec400001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+ECHO_SINK = "ec400002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+ECHO_SOURCE = "ec400003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 # The GATT toolbox's test fixtures (fault toolbox_device): blectl read/write/request.
 TOOLBOX_SVC = "5a1e0100-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 TOOLBOX_TEXT = "5a1e0101-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
@@ -35,7 +38,7 @@ class CharSpec:
     uuid: str
     flags: list
     value: bytes = b""
-    role: Optional[str] = None     # "vendor_cmd", "vendor_rsp", "battery_level", "needs_pairing"
+    role: Optional[str] = None     # "vendor_cmd", "vendor_rsp", "battery_level", "needs_pairing", "echo_sink", "echo_source"
     descriptors: list = field(default_factory=list)   # [(uuid, bytes)]: read-only, besides the CCC
 
 
@@ -101,6 +104,19 @@ def vendor_svc():
                                     CharSpec(VENDOR_RSP, ["notify"], b"", "vendor_rsp")])
 
 
+def echo_svc():
+    """The echo/streaming service: the sink takes writes (with and without response,
+    AcquireWrite) and records them (state "echo"); the source notifies each value the sink
+    received (StartNotify or AcquireNotify)."""
+    return ServiceSpec(ECHO_SVC, [CharSpec(ECHO_SINK, ["write", "write-without-response"], b"", "echo_sink"),
+                                  CharSpec(ECHO_SOURCE, ["notify"], b"", "echo_source")])
+
+
+def echo_devices():
+    """Advertising only with the echo_device switch, so that the default world stays the ten
+    advertisers the tests expect."""
+    return [DeviceSpec("C0:FF:EE:00:00:08", "blesim Echo", rssi=-58, uuids=[ECHO_SVC],
+                       services=[gatt_svc(), echo_svc()], group="echo")]
 def secure_svc():
     return ServiceSpec(SECURE_SVC, [CharSpec(SECURE_CHAR, ["read"], b"blesim secret", "needs_pairing")])
 

@@ -4,8 +4,8 @@ enum ValueInput {
     static let textFlag = Flag("text", help: "Take <value> as UTF-8 text instead of hex bytes.")
 
     /// The `<value>` argument, read as a string and converted by ``bytes(of:from:)``.
-    static func argument(help: String) -> Argument<String> {
-        Argument("value", help: help, parser: .verbatim)
+    static func argument(help: String, optional: Bool = false) -> Argument<String> {
+        Argument("value", help: help, parser: .verbatim, optional: optional)
     }
 
     /// The bytes `argument` stands for: its UTF-8 with `--text`, else its hex.

@@ -5,6 +5,8 @@ public indirect enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
+    /// A number with a fraction (`2.051`); NaN and infinities, which JSON lacks, are `null`.
+    case double(Double)
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
@@ -29,6 +31,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
         case .int(let i): out += String(i)
+        case .double(let d): out += d.isFinite ? String(d) : "null"
         case .string(let s): Self.writeString(s, into: &out)
         case .array(let values):
             out += "["

@@ -1,0 +1,103 @@
+import DBusKit
+
+/// A characteristic held for writing without response through the socket BlueZ hands over
+/// (GattCharacteristic1.AcquireWrite, bluez/doc/org.bluez.GattCharacteristic.rst), inside
+/// ``ConnectedDevice/withAcquiredWrite(_:timeout:_:)``.
+///
+/// Each ``write(_:timeout:)`` is one datagram on a `SOCK_SEQPACKET` socket, which bluetoothd
+/// sends as one ATT Write Command: a value is at most ``maximumValueLength`` (MTU - 3) bytes.
+/// The socket's fullness is the link's back-pressure: a write waits for room (POLLOUT),
+/// never drops a value and never spins. While the characteristic is held, BlueZ answers
+/// WriteValue on it with NotPermitted "Write acquired", to every client. The link dropping
+/// shuts the socket (the next write fails with ``BLEError/disconnected(_:)``); after a
+/// reconnection the characteristic must be acquired anew.
+///
+/// Write from one task at a time to keep the values in order (concurrent writes each go
+/// out whole, in no guaranteed order).
+public final class AcquiredWrite: Sendable {
+    /// The characteristic held.
+    public let characteristic: GATTCharacteristic
+    /// The ATT MTU BlueZ returned with the socket, in bytes (at least 23).
+    public let mtu: Int
+    let socket: SeqPacketSocket
+    let operation: BLEOperation
+    let session: Session
+
+    init(characteristic: GATTCharacteristic, mtu: Int, socket: SeqPacketSocket, operation: BLEOperation, session: Session) {
+        self.characteristic = characteristic
+        self.mtu = mtu
+        self.socket = socket
+        self.operation = operation
+        self.session = session
+    }
+
+    /// The longest value one write carries: MTU - 3 bytes (an ATT Write Command spends 3 on
+    /// its opcode and handle; bluetoothd forwards each datagram as one).
+    public var maximumValueLength: Int { mtu - 3 }
+
+    /// How many writes so far found the socket full and waited for room (back-pressure).
+    public var waitsForRoom: Int { socket.waitsForRoom }
+
+    /// Writes `value` as one ATT Write Command (one datagram), waiting while the socket is
+    /// full. Returns once the value is in the socket: no acknowledgement comes, that is what
+    /// "without response" means (see ``flush(timeout:)``).
+    /// - Parameters:
+    ///   - value: 0 to ``maximumValueLength`` bytes.
+    ///   - timeout: the longest wait for room: a link that takes nothing for this long is
+    ///     stalled; nil waits without a limit.
+    /// - Throws: ``BLEError/notSupported(_:_:)`` for a value longer than
+    ///   ``maximumValueLength`` (nothing is sent), ``BLEError/disconnected(_:)`` when BlueZ has
+    ///   shut the socket (the link dropped), ``BLEError/unavailable(_:)`` when bluetoothd
+    ///   left, ``BLEError/timedOut(_:)`` (write) when no room came within `timeout`,
+    ///   ``BLEError/protocolError(_:_:)`` after ``release()`` or for an unexpected `errno`,
+    ///   `CancellationError` (the wait ends at once).
+    public func write(_ value: [UInt8], timeout: Duration?) async throws {
+        guard value.count <= maximumValueLength else {
+            throw BLEError.notSupported(operation, "a value of \(value.count) bytes: a write without response carries at most \(maximumValueLength) (MTU \(mtu) - 3)")
+        }
+        do {
+            try await socket.send(value, timeout: timeout)
+        } catch let failure as SeqPacketSocket.Failure {
+            throw error(for: failure)
+        }
+    }
+
+    /// Waits until bluetoothd has taken every value written from the socket (its queue
+    /// empty: TIOCOUTQ 0, looked at every 2 ms), so that what was written is in BlueZ's hands
+    /// before the socket is closed or the link taken down.
+    /// - Parameter timeout: the limit; nil waits without one.
+    /// - Throws: ``BLEError/disconnected(_:)`` when the socket is shut first (values still
+    ///   queued are lost with the link), ``BLEError/timedOut(_:)`` (write),
+    ///   `CancellationError`.
+    public func flush(timeout: Duration?) async throws {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        while true {
+            if socket.hasHungUp() { throw error(for: socket.isClosed ? .closed : .hungUp) }
+            guard let unread = socket.unreadBytes() else { throw error(for: .closed) }
+            if unread == 0 { return }
+            if let deadline, ContinuousClock.now >= deadline { throw BLEError.timedOut(operation) }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    /// Closes the socket: BlueZ releases the characteristic (WriteAcquired false) when it
+    /// sees it closed, after taking what is still queued. Done by
+    /// ``ConnectedDevice/withAcquiredWrite(_:timeout:_:)`` when its body ends; later writes
+    /// fail. Idempotent.
+    public func release() { socket.close() }
+
+    func error(for failure: SeqPacketSocket.Failure) -> BLEError {
+        switch failure {
+        case .hungUp: session.isBlueZAvailable ? .disconnected(operation) : .unavailable(.bluezLeft)
+        case .timedOut: .timedOut(operation)
+        case .closed: .protocolError(operation, "the acquired socket is closed (released)")
+        case .system(let code): .protocolError(operation, "the acquired socket failed: \(String(cString: strerror(code)))")
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
