@@ -2,14 +2,19 @@
 // the notifications of one of its characteristics.
 // Usage: scan-notify ADDRESS SERVICE CHARACTERISTIC COUNT   (e.g. C0:FF:EE:00:00:01 180f 2a19 5)
 import BlueZKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 4, let address = BluetoothAddress(arguments[0]), let serviceUUID = BluetoothUUID(arguments[1]),
       let characteristicUUID = BluetoothUUID(arguments[2]), let count = Int(arguments[3]) else {
-    fatalError("usage: scan-notify ADDRESS SERVICE CHARACTERISTIC COUNT")
+    print("usage: scan-notify ADDRESS SERVICE CHARACTERISTIC COUNT")
+    exit(64)
 }
+do {
 let session = try await Session.open(timeout: .seconds(5))
-guard let adapter = Adapter.all(in: session).first(where: \.isPowered) else { fatalError("no powered adapter") }
+guard let adapter = Adapter.all(in: session).first(where: \.isPowered) else { throw BLEError.unavailable(.noAdapter(nil)) }
 try await adapter.withDiscovery(filter: DiscoveryFilter(), setupTimeout: .seconds(5)) { advertisements in
     for try await batch in advertisements {
         for heard in batch { print("heard", heard.address, heard.rssi.map { "\($0) dBm" } ?? "") }
@@ -21,4 +26,8 @@ try await Device(adapter: adapter, address: address).withConnection(timeout: .se
     try await device.withNotificationStream(characteristic, setupTimeout: .seconds(5)) { values in
         for try await value in values.prefix(count) { print("notified", value.map { String($0, radix: 16) }) }
     }
+}
+} catch {
+    print("scan-notify: \(error)")
+    exit(1)
 }
