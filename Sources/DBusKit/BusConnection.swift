@@ -64,7 +64,7 @@ public final class BusConnection: @unchecked Sendable {
     /// queue, not on a concurrency thread.
     public static func connect(to address: String) async throws -> BusConnection {
         let queue = DispatchQueue(label: "blectl.dbus")
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<BusConnection, any Error>) in
+        let opened = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedBox<(OpaquePointer, String)>, any Error>) in
             queue.async {
                 dbus_threads_init_default()
                 var error = DBusError()
@@ -82,17 +82,26 @@ public final class BusConnection: @unchecked Sendable {
                     return
                 }
                 dbus_connection_set_exit_on_disconnect(raw, 0)
-                continuation.resume(returning: BusConnection(raw: raw, queue: queue))
+                let uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
+                continuation.resume(returning: UncheckedBox((raw, uniqueName)))
             }
         }
+        // Built here (not on the queue) so that its fields are published by the task that
+        // shares it; the libdbus set-up runs on the queue, before anything enqueued later.
+        let connection = BusConnection(raw: opened.value.0, uniqueName: opened.value.1, queue: queue)
+        queue.async { connection.installHandlers() }
+        return connection
     }
 
-    /// Runs on `queue`.
-    private init(raw: OpaquePointer, queue: DispatchQueue) {
+    private init(raw: OpaquePointer, uniqueName: String, queue: DispatchQueue) {
         self.raw = raw
         self.queue = queue
-        self.uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
+        self.uniqueName = uniqueName
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+    }
+
+    /// Installs the filter, watch, timeout and dispatch-status functions (queue only, once).
+    private func installHandlers() {
         let context = Unmanaged.passUnretained(self).toOpaque()
         dbus_connection_add_filter(raw, { _, message, context in
             guard let message, let context else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }

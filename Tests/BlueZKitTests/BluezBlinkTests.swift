@@ -73,7 +73,7 @@ import SimulatorHarness
         }
         #expect(after == [87])
         #expect(session.watcherCount == 0)
-        _ = try sim.waitForState { $0.leftovers.isEmpty }
+        _ = try await offThread { try sim.waitForState { $0.leftovers.isEmpty } }
         #expect(try sim.state().leftovers == [])
     }
 

@@ -46,7 +46,7 @@ import SimulatorHarness
         _ = connection.onConnectionLost { lost.withLock { $0 += 1 } }
 
         async let pending = Self.outcome { try await connection.call(Self.unansweredRead, timeout: Self.callTimeout) }
-        #expect(try sim.waitForState { $0.pendingGATT.contains { $0.op == "ReadValue" } })
+        #expect(try await offThread { try sim.waitForState { $0.pendingGATT.contains { $0.op == "ReadValue" } } })
         try sim.killBus()
         #expect(await pending == Self.disconnected)
         #expect(lost.withLock { $0 } == 1)

@@ -303,7 +303,7 @@ public final class Simulator: Sendable {
     public func reset() throws { _ = try control("Reset") }
 
     /// Polls `condition` on the state until it holds or the timeout passes.
-    public func waitForState(timeout: Duration = .seconds(5), _ condition: (SimState) -> Bool) throws -> Bool {
+    public func waitForState(timeout: Duration = .seconds(30), _ condition: (SimState) -> Bool) throws -> Bool {
         let deadline = Date().addingTimeInterval(timeout.seconds)
         while true {
             if condition(try state()) { return true }
