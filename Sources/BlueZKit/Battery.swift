@@ -31,7 +31,7 @@ extension ConnectedDevice {
         let start = ContinuousClock.now
         let deadline = start + timeout
         let graceEnd = start + Self.battery1Grace
-        if let percentage = battery1Percentage { return BatteryReading(percentage: percentage, source: .battery1) }
+        if let percentage = battery1Percentage { return try Self.checked(percentage, on: device) }
         do {
             let service = try await service(.batteryService, timeout: deadline - .now)
             let level = try characteristic(.batteryLevel, in: service)
@@ -50,7 +50,7 @@ extension ConnectedDevice {
         let graceOver = graceEnd <= deadline
         if min(graceEnd, deadline) <= .now, graceOver {
             // The GATT lookup took the whole grace: one look at the cache decides.
-            if let percentage = battery1Percentage { return BatteryReading(percentage: percentage, source: .battery1) }
+            if let percentage = battery1Percentage { return try Self.checked(percentage, on: device) }
             throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
         }
         do {
@@ -58,9 +58,18 @@ extension ConnectedDevice {
                 if let p = cache.property("Percentage", of: path, on: BlueZ.batteryInterface)?.integer { return .done(p) }
                 return lost(cache, event).map { .fail($0) } ?? .keepWaiting
             }
-            return BatteryReading(percentage: percentage, source: .battery1)
+            return try Self.checked(percentage, on: device)
         } catch BLEError.timedOut where graceOver {
             throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
         }
+    }
+
+    /// A Battery1.Percentage as a reading: 0-100 (bluez doc/org.bluez.Battery.rst), else a
+    /// device protocol error naming the battery lookup.
+    static func checked(_ percentage: Int, on device: Device) throws -> BatteryReading {
+        guard (0...100).contains(percentage) else {
+            throw BLEError.deviceProtocolError(device.operation(.battery), "Battery1 Percentage \(percentage) is outside 0-100")
+        }
+        return BatteryReading(percentage: percentage, source: .battery1)
     }
 }

@@ -116,6 +116,8 @@ extension Device {
             })
         } catch {
             result = .failure(error)
+            // Busy: another program's pairing holds the device, and the link is its own.
+            if case BLEError.busy = error { pairSent = false }
         }
         if pairSent && !wasConnected {
             let succeeded = (try? result.get()) != nil && !Task.isCancelled

@@ -747,6 +747,7 @@ private final class WatchSources {
     /// The descriptor the sources watch when it is our own duplicate: closed after their
     /// cancel handlers ran.
     private let closingOnCancel: Int32?
+    private var cancelled = false
 
     init(closingOnCancel: Int32?) { self.closingOnCancel = closingOnCancel }
 
@@ -767,6 +768,10 @@ private final class WatchSources {
     /// one in that state traps). Our duplicate of the socket is closed once every source's
     /// cancel handler has run (at once when there is none).
     func cancel() {
+        // Once only: a second close of our duplicate could close a descriptor that has been
+        // given the same number since (another connection's socket, a pipe).
+        guard !cancelled else { return }
+        cancelled = true
         let live = [read, write].compactMap { $0 }
         read = nil
         write = nil

@@ -95,7 +95,7 @@ struct ValueParserTests {
         #expect(try ValueParser<[UInt8]>.hexBytes.parse(text) == expected)
     }
 
-    @Test("hex bytes: rejected", arguments: ["", "0", "0x", "012", "0g", "01:2", "01::02", "01:02:", "xyz", "01 02:03",
+    @Test("hex bytes: rejected", arguments: ["", "0", "0x", "012", "0g", "01:2", "01::02", "01:02:", "xyz", "01 02:03", "+1:+2", "+1 +2", "0x+1:02",
                                               String(repeating: "00", count: 513)])
     func hexBytesRejected(text: String) {
         #expect(throws: ExpectedValue.self) { try ValueParser<[UInt8]>.hexBytes.parse(text) }
@@ -129,5 +129,9 @@ struct ValueParserTests {
         #expect(Records.text(of: Array("a\u{85}".utf8)) == nil)  // C1 (NEL)
         #expect(Records.text(of: [0xFF]) == nil)                  // not UTF-8
         #expect(Records.text(of: []) == "")
+        // C1 controls are escaped in JSON and neutralised in text, like C0 (a raw CSI clears a terminal).
+        #expect(JSONValue.string("A\u{9B}2J").serialized() == #""A\u009b2J""#)
+        #expect(JSONValue.string("é").serialized() == "\"é\"")
+        #expect(Records.printable("A\u{9B}2J") == "A?2J")
     }
 }

@@ -11,8 +11,9 @@ extension ValueParser where Value == [UInt8] {
             var bytes = [UInt8]()
             if separated {
                 for pair in digits.split(separator: digits.contains(":") ? ":" : digits.contains("-") ? "-" : " ", omittingEmptySubsequences: false) {
-                    guard pair.utf8.count == 2, let byte = UInt8(pair, radix: 16) else { throw expectation }
-                    bytes.append(byte)
+                    let digits = Array(pair.utf8)
+                    guard digits.count == 2, let high = hexDigit(digits[0]), let low = hexDigit(digits[1]) else { throw expectation }
+                    bytes.append(high << 4 | low)
                 }
             } else {
                 let utf8 = Array(digits.utf8)

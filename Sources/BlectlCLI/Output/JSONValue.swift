@@ -57,7 +57,8 @@ public indirect enum JSONValue: Sendable, Equatable {
     private static func writeString(_ s: String, into out: inout String) {
         out += "\""
         // Fast path: nothing to escape (the common case: addresses, UUIDs, hex, names).
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
+        // 0xC2 starts U+0080-U+00BF, among them the C1 controls, escaped below.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xC2 }) {
             out += s
             out += "\""
             return
@@ -69,7 +70,7 @@ public indirect enum JSONValue: Sendable, Equatable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
                 out += "\\u00"
                 out.append(hex[Int(scalar.value >> 4)])
                 out.append(hex[Int(scalar.value & 0xF)])

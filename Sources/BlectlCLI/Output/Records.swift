@@ -106,6 +106,6 @@ enum Records {
 
     /// Control characters shown as `?` in text output, so a name cannot move the terminal.
     static func printable(_ s: String) -> String {
-        String(String.UnicodeScalarView(s.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+        String(String.UnicodeScalarView(s.unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0 }))
     }
 }
