@@ -302,3 +302,26 @@ struct PairTests {
         }
     }
 }
+
+/// Two programs pairing one device at once (found by a reviewer trying to break blectl):
+/// the one BlueZ refuses (InProgress, exit 5) leaves the other's pairing and link alone; it
+/// used to send Disconnect and make the other fail with AuthenticationCanceled.
+@Suite struct PairRaceTests {
+    @Test func theLoserOfTwoPairingsLeavesTheWinnersLinkAlone() async throws {
+        try await Sim.with(faults: World.secureFaults.merging(["pair_never_completes": "1"]) { $1 }) { sim in
+            let first = try await sim.launch(["pair", World.secure, "--passkey", "123456", "--timeout", "30"])
+            try #expect(await sim.waitForState(timeout: .seconds(20)) { $0.pairings?.map(\.stage) == ["exchange"] }, "Pair never pending")
+            let second = await sim.blectl(["pair", World.secure, "--passkey", "123456", "--timeout", "10"])
+            #expect(second.status == 5, "\(second)")
+            let calls = try await sim.calls()
+            let loser = calls.first { $0.member == "Pair" && $0.outcome.hasPrefix("error:") }?.sender
+            #expect(loser != nil, "\(calls)")
+            #expect(!calls.contains { $0.member == "Disconnect" && $0.sender == loser }, "the loser disconnected the winner's link: \(calls)")
+            try #expect(await sim.state().pairings?.map(\.stage) == ["exchange"], "the first pairing did not survive")
+            first.sendSignal(SIGINT)
+            let end = try await first.finish(timeout: .seconds(20))
+            #expect(end.status == 130, "\(end)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+}
