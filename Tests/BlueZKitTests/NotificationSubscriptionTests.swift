@@ -218,7 +218,9 @@ import SimulatorHarness
             let device = try await Device.find(Self.gattBattery, on: adapter, timeout: .seconds(20))
             let recorder = Recorder()
             let address = Self.gattBattery.description
-            let policy = ReconnectPolicy(initialDelay: .milliseconds(200), maximumDelay: .seconds(2), deadline: .now + .seconds(6))
+            // 15 s: room for more than one attempt even under ThreadSanitizer on a loaded machine (with
+            // 6 s a single slow attempt could take it all, and end the stream with its own failure).
+            let policy = ReconnectPolicy(initialDelay: .milliseconds(200), maximumDelay: .seconds(2), deadline: .now + .seconds(15))
             try await device.withNotificationSubscription(timeout: .seconds(20), reconnect: policy,
                                                           characteristic: Self.batteryLevel) { subscription in
                 let recording = Task { await recorder.record(subscription) }
