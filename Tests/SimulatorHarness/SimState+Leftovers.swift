@@ -1,12 +1,14 @@
-import SimulatorHarness
+// What a client could have left behind in the simulator, shared by the library and the
+// end-to-end tests.
 
 extension SimState {
-    /// What a client could have left behind in the simulator, described; empty when clean.
-    var leftovers: [String] {
+    /// Everything a well-behaved blectl leaves behind, described; empty when clean.
+    public var leftovers: [String] {
         var found: [String] = []
         if !discoverySessions.isEmpty { found.append("discovery sessions \(discoveryClients)") }
         let connected = connections.filter { !$0.preconnected }
         if !connected.isEmpty { found.append("connections \(connected.map(\.address))") }
+        if !pendingStartDiscovery.isEmpty { found.append("pending StartDiscovery \(pendingStartDiscovery)") }
         if !pendingConnects.isEmpty { found.append("pending connects \(pendingConnects)") }
         if !pendingGATT.isEmpty { found.append("pending GATT \(pendingGATT.map(\.op))") }
         if !notifySessions.isEmpty { found.append("notify sessions \(notifySessions.map(\.path))") }
