@@ -93,7 +93,9 @@ class Char:
         return self.value
 
     def _check(self):
-        if not self.device.connected or self.device.disconnecting:
+        # While bluetoothd's disconnect timer runs (Disconnect asked, link still up), 5.66
+        # keeps its GATT client: reads and writes are still answered (StartNotify is not).
+        if not self.device.connected:
             raise not_connected()
 
     def _later(self, ms, fn, *a):
@@ -286,6 +288,10 @@ class Char:
 
     # ------------------------------------------------------------ notifications
     def m_StartNotify(self, call):
+        if self.device.connected and self.device.disconnecting:
+            # BlueZ 5.66 characteristic_start_notify: "Device is disconnecting.
+            # StartNotify is not allowed." (seen on the real bluetoothd, make test-real)
+            raise DBusError(ERR + "NotConnected", "Not Connected")
         if call.sender in self.notify_clients and self.rearm_pending and not self.device.disconnecting:
             # A session kept over a link loss, not re-registered yet: BlueZ 5.66 answers
             # InProgress (its notify_id is 0) whether the link is back or not.
