@@ -494,12 +494,17 @@ def test_scan_after_interrupt():
     test_second_scan(after_connect=True)
 
 
+bluetoothd_args = None  # as restarted by restart_bluetoothd; None: as booted
+
+
 def restart_bluetoothd(*argv):
+    global bluetoothd_args
     check(args.ctl, "--ctl needed to restart bluetoothd")
     t = time.monotonic()
     status, out = ctl.command(args.ctl, " ".join(["restart-bluetoothd", *argv]), timeout=60)
     eq(status, 0, f"restart-bluetoothd {' '.join(argv)}: {out}")
     wait_until(lambda: bool(adapter_props()["Powered"]), 30, "hci0 powered after restart")
+    bluetoothd_args = " ".join(argv)
     note(f"bluetoothd restarted {' '.join(argv) or '(default plugins)'} in {time.monotonic() - t:.2f} s")
 
 
@@ -572,14 +577,523 @@ def test_connect_noplugin():
     assert_idle("connect --noplugin=battery")
 
 
+# --- the GATT toolbox: read, write, request, disconnect, info, devices, adapters, pair ---
+
+VENDOR_SERVICE, VENDOR_WRITE, VENDOR_NOTIFY = VENDOR[1], VENDOR[3], VENDOR[5]
+ERROR_KEYS = ["code", "exit_status", "message", "operation", "address", "service", "characteristic", "dbus_error"]
+INFO_KEYS = ["address", "address_type", "name", "alias", "paired", "bonded", "trusted", "blocked", "connected",
+             "services_resolved", "rssi", "tx_power", "appearance", "icon", "class", "modalias", "uuids",
+             "manufacturer_data", "service_data", "battery_percentage", "adapter"]
+# Device1.UUIDs once bluetoothd has resolved the services (1800 is there although the gap
+# plugin claims the GAP service, so that no GattService1 is exported for it).
+RESOLVED_UUIDS = ["1800", "1801", "180a", "180f", VENDOR_SERVICE]
+
+
+def error_of(r):
+    """The one JSON error object blectl wrote on stderr, with its keys in order checked."""
+    lines = [line for line in r.err.splitlines() if line.strip()]
+    eq(len(lines), 1, f"stderr lines of {r}")
+    err = json.loads(lines[0])["error"]
+    eq(list(err), ERROR_KEYS, f"error keys ({r})")
+    return err
+
+
+def expect_error(r, rc, code, message, operation=None, service=None, characteristic=None, dbus_error=None,
+                 address=PERIPHERAL):
+    expect_rc(r, rc)
+    eq(r.out, "", f"stdout of a failed {r.argv[0]}")
+    eq(error_of(r), {"code": code, "exit_status": rc, "message": message, "operation": operation, "address": address,
+                     "service": service, "characteristic": characteristic, "dbus_error": dbus_error},
+       f"error object ({r})")
+
+
+def expect_ok(r):
+    expect_rc(r, 0)
+    eq(r.err, "", f"stderr of {' '.join(r.argv)}")
+
+
+def read_record(characteristic, service, value, text, descriptor=None):
+    return {"address": PERIPHERAL, "service": service, "characteristic": characteristic, "descriptor": descriptor,
+            "value": value, "text": text}
+
+
+def peripheral_counters():
+    """bumble's own count of what blesim Real received (peripheral.py, `state`):
+    -> (vendor commands [hex, ...] in order, pairings completed)."""
+    check(args.ctl, "--ctl needed for the peripheral's counters")
+    status, out = ctl.command(args.ctl, "bumble-state", timeout=30)
+    eq(status, 0, f"bumble-state: {out}")
+    line = next((l for l in out.splitlines() if l.startswith("blesim Real received:")), None)
+    check(line is not None, f"counters in bumble-state: {out}")
+    fields = dict(part.strip().split(" ", 1) for part in line[len("blesim Real received:"):].split(";"))
+    commands = fields["commands"].split()[1:]  # "N a b c"
+    eq(len(commands), int(fields["commands"].split()[0]), f"command count in {line!r}")
+    return commands, int(fields["pairings"])
+
+
+def known(address=PERIPHERAL):
+    return dbus.ObjectPath(device_path(address)) in managed_objects()
+
+
+def remove_device(address=PERIPHERAL):
+    """Adapter1.RemoveDevice from this script (pairing, keys and the GATT cache go with it)."""
+    if not known(address):
+        return False
+    b = bus()
+    try:
+        adapter = dbus.Interface(b.get_object("org.bluez", "/org/bluez/hci0"), "org.bluez.Adapter1")
+        adapter.RemoveDevice(dbus.ObjectPath(device_path(address)), timeout=15)
+    finally:
+        b.close()
+    wait_until(lambda: not known(address), 5.0, f"{address} gone after RemoveDevice")
+    return True
+
+
+class HeldLink:
+    """A link another client holds: Device1.Connect called by this script (as bluetoothctl
+    connect would), waited for until ServicesResolved and, with the battery plugin, Battery1
+    (which the plugin registers after reading 0x2A19, right before it subscribes to it).
+    On exit, Device1.Disconnect if the link is still up."""
+
+    def __init__(self, battery1=True):
+        self.battery1 = battery1
+
+    def __enter__(self):
+        if not known():
+            host_sees_peripheral()
+            wait_until(lambda: not bool(adapter_props()["Discovering"]), 5.0, "Discovering false after the check scan")
+        b = bus()
+        try:
+            device = dbus.Interface(b.get_object("org.bluez", device_path(PERIPHERAL)), "org.bluez.Device1")
+            t = time.monotonic()
+            device.Connect(timeout=30)
+            self.connect_s = time.monotonic() - t
+        finally:
+            b.close()
+        wait_until(lambda: bool(device_prop(PERIPHERAL, "ServicesResolved")), 20.0, "ServicesResolved (held link)")
+        if self.battery1:
+            wait_until(lambda: "org.bluez.Battery1" in managed_objects().get(dbus.ObjectPath(device_path(PERIPHERAL)), {}),
+                       5.0, "Battery1 (held link)")
+            time.sleep(1.0)  # the battery plugin's CCC write follows Battery1
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if known() and bool(device_prop(PERIPHERAL, "Connected")):
+                b = bus()
+                try:
+                    dbus.Interface(b.get_object("org.bluez", device_path(PERIPHERAL)),
+                                   "org.bluez.Device1").Disconnect(timeout=15)
+                finally:
+                    b.close()
+        except dbus.DBusException as e:
+            note(f"held link: Disconnect on exit: {e}")
+        return False
+
+
+def connected_now():
+    return known() and bool(device_prop(PERIPHERAL, "Connected"))
+
+
+def test_adapters():
+    r = blectl("adapters")
+    expect_ok(r)
+    a = adapter_props()
+    # Stock bluetoothd 5.66 in the VM: Alias is main.conf's default name "BlueZ %v" (no
+    # hostnamed), Pairable false (AlwaysPairable=false and no default agent registered),
+    # no PowerState without --experimental; roles from mgmt's LE and advertising settings.
+    record = {"name": "hci0", "address": "00:1A:7D:DA:71:13", "alias": "BlueZ 5.66", "powered": True,
+              "power_state": None, "discovering": False, "pairable": False, "discoverable": False,
+              "roles": ["central", "peripheral"]}
+    eq(r.json_lines(), [record], "adapters")
+    eq(list(r.json_lines()[0]), list(record), "adapters keys in order")
+    eq((str(a["Alias"]), bool(a["Pairable"]), bool(a["Discoverable"]), [str(x) for x in a["Roles"]]),
+       ("BlueZ 5.66", False, False, ["central", "peripheral"]), "Adapter1 over D-Bus, the same")
+    check("PowerState" not in a, f"no PowerState without --experimental: {a.get('PowerState')}")
+    t = blectl("adapters", "--format", "text")
+    expect_ok(t)
+    eq(t.out.splitlines(), [
+        "NAME  ADDRESS            POWERED  POWER_STATE  DISCOVERING  PAIRABLE  DISCOVERABLE  ROLES               ALIAS",
+        "hci0  00:1A:7D:DA:71:13  yes      -            no           no        no            central,peripheral  BlueZ 5.66",
+    ], "adapters --format text")
+    missing = blectl("--adapter", "hci1", "adapters")
+    expect_error(missing, 69, "unavailable", "Bluetooth adapter hci1 not found", address=None)
+    assert_idle("adapters")
+
+
+def info_record(**changes):
+    """blesim Real as info prints it when BlueZ knows it from advertisements only."""
+    record = {"address": PERIPHERAL, "address_type": "random", "name": "blesim Real", "alias": "blesim Real",
+              "paired": False, "bonded": False, "trusted": False, "blocked": False, "connected": False,
+              "services_resolved": False, "rssi": None, "tx_power": None, "appearance": None, "icon": None,
+              "class": None, "modalias": None, "uuids": ["180f", "180a"], "manufacturer_data": {"05f1": "0102"},
+              "service_data": {}, "battery_percentage": None, "adapter": "hci0"}
+    record.update(changes)
+    return record
+
+
+def test_info():
+    """info of a device BlueZ does not know (removed first): found by scanning and printed
+    while heard (RSSI -50, TxPower 4, the advertised UUIDs); then known (RSSI and TxPower
+    gone with the discovery); after a connection, the resolved UUIDs; an unknown address 2."""
+    if remove_device():
+        note("info: blesim Real removed from bluetoothd first (RemoveDevice)")
+    r = blectl("info", PERIPHERAL, "--timeout", "15")
+    expect_ok(r)
+    d = r.json()
+    eq(list(d), INFO_KEYS, "info keys in order")
+    # bumble gives every advertising report RSSI -50 (README).
+    eq(d, info_record(rssi=-50, tx_power=4), "info while scanning")
+    wait_until(lambda: not bool(adapter_props()["Discovering"]), 3.0, "Discovering false after info's scan")
+    cached = blectl("info", PERIPHERAL, "--timeout", "0")
+    expect_ok(cached)
+    eq(cached.json(), info_record(), "info of the device BlueZ now knows (RSSI, TxPower invalidated)")
+    c = blectl("connect", PERIPHERAL, "--timeout", "30")
+    expect_rc(c, 0)
+    assert_idle("connect before info")
+    resolved = blectl("info", PERIPHERAL)
+    expect_ok(resolved)
+    eq(resolved.json(), info_record(uuids=RESOLVED_UUIDS), "info after a connection")
+    unknown = blectl("info", MISSING, "--timeout", "3")
+    expect_error(unknown, 2, "device_not_found", f"device {MISSING} not found", operation="device_lookup", address=MISSING)
+    check(2.5 <= unknown.elapsed <= 6.0, f"info of an unknown address ends at its 3 s timeout: {unknown.elapsed:.2f} s")
+    zero = blectl("info", MISSING, "--timeout", "0")
+    expect_error(zero, 2, "device_not_found", f"device {MISSING} not found", operation="device_lookup", address=MISSING)
+    assert_idle("info")
+
+
+def test_devices():
+    """devices: blesim Real as BlueZ keeps it (cached, no RSSI), the fillers only if BlueZ
+    still has them (temporary devices, dropped 30 s after their last advertisement);
+    --paired none; --connected only while a link is up, with Battery1's percentage."""
+    r = blectl("devices")
+    expect_ok(r)
+    lines = r.json_lines()
+    addresses = [d["address"] for d in lines]
+    eq(addresses, sorted(addresses), "devices ordered by address")
+    check(PERIPHERAL in addresses, f"{PERIPHERAL} listed: {addresses}")
+    check(set(addresses) <= {PERIPHERAL, FILLER, FILLER[:-1] + "2"}, f"only the VM's devices: {addresses}")
+    for d in lines:
+        eq(list(d), INFO_KEYS, f"keys of {d['address']}")
+    p = next(d for d in lines if d["address"] == PERIPHERAL)
+    check(p["uuids"] in (["180f", "180a"], RESOLVED_UUIDS), f"uuids advertised or resolved: {p['uuids']}")
+    eq(p, info_record(uuids=p["uuids"]), "devices: blesim Real")
+    for d in lines:
+        if d["address"] == FILLER:
+            eq(d, info_record(address=FILLER, name="blesim Filler", alias="blesim Filler", uuids=[],
+                              manufacturer_data={"05f1": "11"}), "devices: the filler")
+    note(f"devices: {addresses}")
+    for flags in (["--paired"], ["--connected"], ["--connected", "--paired"]):
+        f = blectl("devices", *flags)
+        expect_ok(f)
+        eq(f.out, "", f"devices {' '.join(flags)} with nothing paired or connected")
+    with HeldLink():
+        held = blectl("devices", "--connected")
+        expect_ok(held)
+        eq(held.json_lines(), [info_record(connected=True, services_resolved=True, uuids=RESOLVED_UUIDS,
+                                           battery_percentage=73)], "devices --connected with a link held")
+        both = blectl("devices", "--connected", "--paired")
+        expect_ok(both)
+        eq(both.out, "", "devices --connected --paired: connected but not paired")
+        eq(connected_devices(), [PERIPHERAL], "devices connected nothing and disconnected nothing")
+    assert_idle("devices")
+
+
+def test_read_battery():
+    r = blectl("read", PERIPHERAL, "2a19", "--timeout", "30")
+    expect_ok(r)
+    eq(r.json(), read_record("2a19", "180f", "49", "I"), "read 2a19")
+    eq(list(r.json()), ["address", "service", "characteristic", "descriptor", "value", "text"], "read keys in order")
+    assert_idle("read 2a19")
+
+
+def test_read_device_information():
+    r = blectl("read", PERIPHERAL, "2a26", "--timeout", "30")
+    expect_ok(r)
+    eq(r.json(), read_record("2a26", "180a", "332e312e34", "3.1.4"), "read 2a26")
+    assert_idle("read 2a26")
+    t = blectl("read", PERIPHERAL, "2a29", "--format", "text", "--timeout", "30")
+    expect_ok(t)
+    eq(t.out.splitlines(), [
+        f"address: {PERIPHERAL}", "service: 180a (Device Information)",
+        "characteristic: 2a29 (Manufacturer Name String)", "descriptor: -",
+        "value: " + b"Bumble Labs".hex(), 'text: "Bumble Labs"',
+    ], "read 2a29 --format text")
+    assert_idle("read 2a29 --format text")
+
+
+def test_read_offset():
+    """--offset past the end: bluetoothd's InvalidArguments "Invalid offset" (ATT Invalid
+    Offset), exit 1 as documented. --offset inside a short value: bumble answers the Read
+    Blob with ATT Attribute Not Long (0x0b, allowed for a value that fits one PDU), which
+    bluetoothd 5.66 passes on as org.bluez.Error.Failed: exit 1."""
+    past = blectl("read", PERIPHERAL, "2a26", "--offset", "100", "--timeout", "30")
+    expect_error(past, 1, "bluez_failed",
+                 f"read of characteristic 2a26 in service 180a on {PERIPHERAL} failed: "
+                 "org.bluez.Error.InvalidArguments: Invalid offset",
+                 operation="read", service="180a", characteristic="2a26", dbus_error="org.bluez.Error.InvalidArguments")
+    assert_idle("read --offset 100")
+    inside = blectl("read", PERIPHERAL, "2a26", "--offset", "2", "--timeout", "30")
+    expect_error(inside, 1, "bluez_failed",
+                 f"read of characteristic 2a26 in service 180a on {PERIPHERAL} failed: "
+                 "org.bluez.Error.Failed: Operation failed with ATT error: 0x0b",
+                 operation="read", service="180a", characteristic="2a26", dbus_error="org.bluez.Error.Failed")
+    assert_idle("read --offset 2")
+
+
+def test_read_descriptor():
+    """The CCC (0x2902) is read from the device. 2a19's is the battery plugin's own
+    subscription: 01 00 once the plugin has subscribed (after it read the level), 00 00
+    before; the vendor notify characteristic's: 00 00 (nobody subscribed)."""
+    r = blectl("read", PERIPHERAL, "2a19", "--descriptor", "2902", "--timeout", "30")
+    expect_ok(r)
+    d = r.json()
+    check(d["value"] in ("0000", "0100"), f"2a19's CCC is 0000 or 0100: {d}")
+    eq(d, read_record("2a19", "180f", d["value"], None, descriptor="2902"), "read 2a19 --descriptor 2902")
+    note(f"read 2a19 --descriptor 2902 on a fresh link (battery plugin): {d['value']}")
+    assert_idle("read --descriptor 2902")
+    with HeldLink():
+        held = blectl("read", PERIPHERAL, "2a19", "--descriptor", "0x2902", "--timeout", "30")
+        expect_ok(held)
+        eq(held.json(), read_record("2a19", "180f", "0100", None, descriptor="2902"),
+           "2a19's CCC once the battery plugin has subscribed (held link)")
+        vendor = blectl("read", PERIPHERAL, VENDOR_NOTIFY, "--descriptor", "2902", "--timeout", "30")
+        expect_ok(vendor)
+        eq(vendor.json(), read_record(VENDOR_NOTIFY, VENDOR_SERVICE, "0000", None, descriptor="2902"),
+           "the vendor notify characteristic's CCC")
+        check(connected_now(), "a link held by another client is left up by read")
+    assert_idle("read --descriptor with a link held")
+
+
+def test_read_refused():
+    """Refused before anything is read (exit 3): the Device Name 0x2A00 (the device has it,
+    but bluetoothd's gap plugin claims the GAP service and exports no GattService1 for it),
+    a descriptor the characteristic lacks, a characteristic without the read flag (the
+    flags in bluetoothd's order)."""
+    gap = blectl("read", PERIPHERAL, "2a00", "--timeout", "30")
+    expect_error(gap, 3, "not_supported", f"not supported by the device: no characteristic 2a00 (Device Name) on {PERIPHERAL}",
+                 operation="service_lookup", characteristic="2a00")
+    assert_idle("read 2a00")
+    desc = blectl("read", PERIPHERAL, "2a26", "--descriptor", "2902", "--timeout", "30")
+    expect_error(desc, 3, "not_supported",
+                 "not supported by the device: no descriptor 2902 (Client Characteristic Configuration) on characteristic "
+                 f"2a26 (Firmware Revision String) in service 180a (Device Information) on {PERIPHERAL}",
+                 operation="service_lookup", service="180a", characteristic="2a26")
+    assert_idle("read 2a26 --descriptor 2902")
+    before = peripheral_counters()
+    flags = blectl("read", PERIPHERAL, VENDOR_WRITE, "--timeout", "30")
+    expect_error(flags, 3, "not_supported",
+                 f"not supported by the device: characteristic {VENDOR_WRITE} in service {VENDOR_SERVICE} on {PERIPHERAL} "
+                 "cannot be read (flags: write-without-response write)",
+                 operation="read", service=VENDOR_SERVICE, characteristic=VENDOR_WRITE)
+    eq(peripheral_counters(), before, "the peripheral received nothing")
+    assert_idle("read of a write-only characteristic")
+
+
+def test_read_unknown_device():
+    r = blectl("read", MISSING, "2a19", "--timeout", "5")
+    expect_error(r, 2, "device_not_found", f"device {MISSING} not found", operation="device_lookup", address=MISSING)
+    check(4.5 <= r.elapsed <= 8.0, f"ends at its 5 s deadline (took {r.elapsed:.2f} s)")
+    assert_idle("read of an unknown device")
+
+
+def write_record(length, kind):
+    return {"address": PERIPHERAL, "service": VENDOR_SERVICE, "characteristic": VENDOR_WRITE, "length": length, "type": kind}
+
+
+def test_write_vendor():
+    """write to the vendor command characteristic: with response, without (a Write
+    Command), --text; each value reaches bumble exactly once (its own count)."""
+    commands, _ = peripheral_counters()
+    for argv, record, value in (
+        (["a5"], write_record(1, "request"), "a5"),
+        (["5a", "--without-response"], write_record(1, "command"), "5a"),
+        (["--text", "hi"], write_record(2, "request"), "6869"),
+    ):
+        r = blectl("write", PERIPHERAL, VENDOR_WRITE, *argv, "--timeout", "30")
+        expect_ok(r)
+        eq(r.json(), record, f"write {' '.join(argv)}")
+        commands.append(value)
+        # A Write Command is reported done once queued: give it the time to arrive.
+        wait_until(lambda: peripheral_counters()[0] == commands, 3.0, f"the peripheral received {commands[-3:]}")
+        assert_idle(f"write {' '.join(argv)}")
+
+
+def test_write_refused():
+    """Flags that do not allow the write: exit 3 before anything is sent (bluetoothd would
+    pass a write to 2a19 on); the Battery Level reads 73 afterwards."""
+    before = peripheral_counters()
+    r = blectl("write", PERIPHERAL, "2a19", "00", "--timeout", "30")
+    expect_error(r, 3, "not_supported",
+                 f"not supported by the device: characteristic 2a19 in service 180f on {PERIPHERAL} cannot be written "
+                 "with response (flags: read notify)",
+                 operation="write", service="180f", characteristic="2a19")
+    assert_idle("write to 2a19")
+    n = blectl("write", PERIPHERAL, VENDOR_NOTIFY, "01", "--without-response", "--timeout", "30")
+    expect_error(n, 3, "not_supported",
+                 f"not supported by the device: characteristic {VENDOR_NOTIFY} in service {VENDOR_SERVICE} on {PERIPHERAL} "
+                 "cannot be written without response (flags: notify)",
+                 operation="write", service=VENDOR_SERVICE, characteristic=VENDOR_NOTIFY)
+    eq(peripheral_counters(), before, "the peripheral received nothing")
+    assert_idle("write to the notify characteristic")
+    back = blectl("read", PERIPHERAL, "2a19", "--timeout", "30")
+    expect_ok(back)
+    eq(back.json(), read_record("2a19", "180f", "49", "I"), "2a19 read back unchanged")
+    assert_idle("read after the refused writes")
+
+
+def request_argv(value, *rest):
+    return ["request", PERIPHERAL, value, "--write", VENDOR_WRITE, "--notify", VENDOR_NOTIFY, "--timeout", "30", *rest]
+
+
+def test_request():
+    """The vendor protocol through request: 01 -> 81 03 01 04, 02 -> 82 49 (0x82 alone is no
+    UTF-8: text null), any other -> EE cmd."""
+    for value, prefix, response in (("01", "81", "81030104"), ("02", "82", "8249"), ("03", None, "ee03")):
+        r = blectl(*request_argv(value, *(["--response-prefix", prefix] if prefix else [])))
+        expect_ok(r)
+        eq(r.json(), {"address": PERIPHERAL, "request": value, "responses": [{"value": response, "text": None}]},
+           f"request {value}")
+        assert_idle(f"request {value}")
+    t = blectl("request", PERIPHERAL, "A", "--text", "--write", VENDOR_WRITE, "--notify", VENDOR_NOTIFY,
+               "--response-prefix", "0xee", "--format", "text")
+    expect_ok(t)
+    eq(t.out.splitlines(), [f"address: {PERIPHERAL}", "request: 41", "response: ee41  -"], "request --text --format text")
+    assert_idle("request --text")
+
+
+def test_request_timeout():
+    """--count 2 when the device answers once: 124 naming the response wait at the 6 s
+    deadline; notifications stopped and the link closed."""
+    r = blectl("request", PERIPHERAL, "01", "--write", VENDOR_WRITE, "--notify", VENDOR_NOTIFY, "--count", "2",
+               "--timeout", "6")
+    expect_error(r, 124, "timed_out",
+                 f"timed out during waiting for the response notification of characteristic {VENDOR_NOTIFY} in service "
+                 f"{VENDOR_SERVICE} on {PERIPHERAL}",
+                 operation="response", service=VENDOR_SERVICE, characteristic=VENDOR_NOTIFY)
+    check(5.8 <= r.elapsed <= 8.0, f"ends at its 6 s deadline (took {r.elapsed:.2f} s)")
+    assert_idle("request --count 2")
+
+
+def test_disconnect_held():
+    """A link another client holds (Device1.Connect from this script): read and connect
+    leave it up (was_connected true); disconnect closes it, answered once the link is down
+    (BlueZ's 2 s disconnect timer); then was_connected false."""
+    with HeldLink() as link:
+        note(f"held link: Device1.Connect answered in {link.connect_s:.2f} s")
+        r = blectl("read", PERIPHERAL, "2a19", "--timeout", "30")
+        expect_ok(r)
+        eq(r.json()["value"], "49", "read on the held link")
+        check(connected_now(), "read left the held link up")
+        c = blectl("connect", PERIPHERAL, "--timeout", "30")
+        expect_ok(c)
+        eq(c.json()["was_connected"], True, "connect: was_connected")
+        check(connected_now(), "connect left the held link up")
+        i = blectl("info", PERIPHERAL)
+        expect_ok(i)
+        eq(i.json(), info_record(connected=True, services_resolved=True, uuids=RESOLVED_UUIDS, battery_percentage=73),
+           "info with the link held")
+        d = blectl("disconnect", PERIPHERAL)
+        expect_ok(d)
+        eq(d.json(), {"address": PERIPHERAL, "was_connected": True}, "disconnect of the held link")
+        eq(connected_devices(), [], "no Connected device as disconnect exits")
+        # BlueZ's "2 s" disconnect timer is a g_timeout_add_seconds: it fires 1 to 2 s later.
+        check(1.0 <= d.elapsed <= 6.0, f"disconnect waited for BlueZ's disconnect timer: {d.elapsed:.2f} s")
+        note(f"disconnect of a held link: {d.elapsed:.2f} s")
+    again = blectl("disconnect", PERIPHERAL)
+    expect_ok(again)
+    eq(again.json(), {"address": PERIPHERAL, "was_connected": False}, "disconnect once the link is down")
+    assert_idle("disconnect")
+
+
+def test_disconnect_not_connected():
+    r = blectl("disconnect", PERIPHERAL, "--format", "text")
+    expect_ok(r)
+    eq(r.out, f"{PERIPHERAL}  was not connected\n", "disconnect of a known device that is not connected")
+    u = blectl("disconnect", MISSING)
+    expect_ok(u)
+    eq(u.json(), {"address": MISSING, "was_connected": False}, "disconnect of an address BlueZ does not know")
+    check(u.elapsed < 3.0, f"no scan: {u.elapsed:.2f} s")
+    check(not known(MISSING), "no device object made for it")
+    assert_idle("disconnect of devices not connected")
+
+
+def test_unpair_connected():
+    """unpair of a device another client holds connected: RemoveDevice disconnects it
+    first; the device object is gone; a second unpair is 2."""
+    with HeldLink(battery1=False):
+        r = blectl("unpair", PERIPHERAL)
+        expect_ok(r)
+        eq(r.json(), {"address": PERIPHERAL, "removed": True, "was_paired": False, "was_connected": True}, "unpair")
+        check(not known(), "the device object is gone")
+        eq(connected_devices(), [], "no Connected device")
+    again = blectl("unpair", PERIPHERAL)
+    expect_error(again, 2, "device_not_found", f"device {PERIPHERAL} not found", operation="device_lookup")
+    assert_idle("unpair of a connected device")
+
+
+def test_pair_unpair():
+    """Just Works with bumble's default pairing (NoInputNoOutput, bonding): paired and
+    bonded, blectl's agent (the default one while registered) gone again, the link closed;
+    a bonded reconnection reads; pair again is 'paired already' (no new pairing, --trust
+    applied); unpair removes it (was_paired true), a second unpair is 2."""
+    _, pairings = peripheral_counters()
+    try:
+        r = blectl("pair", PERIPHERAL, "--timeout", "30")
+        expect_ok(r)
+        eq(r.json(), {"address": PERIPHERAL, "paired": True, "bonded": True, "trusted": False}, "pair")
+        eq(peripheral_counters()[1], pairings + 1, "pairings the peripheral completed")
+        assert_idle("pair")
+        eq(bool(adapter_props()["Pairable"]), False, "Pairable false again once blectl's agent is gone")
+        p = blectl("devices", "--paired")
+        expect_ok(p)
+        eq(p.json_lines(), [info_record(paired=True, bonded=True, uuids=RESOLVED_UUIDS)], "devices --paired")
+        read = blectl("read", PERIPHERAL, "2a19", "--timeout", "30")
+        expect_ok(read)
+        eq(read.json()["value"], "49", "read over the bonded (encrypted) link")
+        assert_idle("read of the bonded device")
+        again = blectl("pair", PERIPHERAL, "--trust")
+        expect_ok(again)
+        eq(again.json(), {"address": PERIPHERAL, "paired": True, "bonded": True, "trusted": True}, "pair --trust when paired")
+        eq(peripheral_counters()[1], pairings + 1, "no new pairing")
+        u = blectl("unpair", PERIPHERAL)
+        expect_ok(u)
+        eq(u.json(), {"address": PERIPHERAL, "removed": True, "was_paired": True, "was_connected": False}, "unpair")
+        check(not known(), "the device object is gone")
+        twice = blectl("unpair", PERIPHERAL)
+        expect_error(twice, 2, "device_not_found", f"device {PERIPHERAL} not found", operation="device_lookup")
+        assert_idle("unpair")
+    finally:
+        if known() and bool(device_prop(PERIPHERAL, "Paired")):
+            remove_device()
+            note("pair test: blesim Real was left paired, removed")
+
+
+def test_read_descriptor_noplugin():
+    """Without the battery plugin nobody subscribes to 2a19: its CCC is 00 00."""
+    if bluetoothd_args != "--noplugin=battery":  # run on its own (-k)
+        restart_bluetoothd("--noplugin=battery")
+    with HeldLink(battery1=False):
+        r = blectl("read", PERIPHERAL, "2a19", "--descriptor", "2902", "--timeout", "30")
+        expect_ok(r)
+        eq(r.json(), read_record("2a19", "180f", "0000", None, descriptor="2902"), "2a19's CCC without the battery plugin")
+    assert_idle("read --descriptor 2902 --noplugin=battery")
+
+
+
 TESTS = [
     test_adapter, test_scan, test_second_scan, test_two_scans_at_once, test_connect, test_battery_default,
     test_version, test_version_vendor, test_battery_vendor, test_missing_device,
     test_sigint_connect_early, test_sigint_connect_linked, test_sigint_scan,
     test_scan_after_interrupt, test_sigterm_scan, test_two_connects_at_once,
+    # The GATT toolbox (test_info removes blesim Real from bluetoothd first).
+    test_adapters, test_info, test_devices, test_read_battery, test_read_device_information, test_read_offset,
+    test_read_descriptor, test_read_refused, test_read_unknown_device, test_write_vendor, test_write_refused,
+    test_request, test_request_timeout, test_disconnect_held, test_disconnect_not_connected,
+    test_unpair_connected, test_pair_unpair,
     test_bluetoothd_restart_during_connect,
     # Last: these restart bluetoothd without the battery plugin.
-    test_battery_noplugin, test_connect_noplugin,
+    test_battery_noplugin, test_connect_noplugin, test_read_descriptor_noplugin,
 ]
 
 

@@ -15,7 +15,9 @@ Prints "PERIPHERAL-READY" once everything advertises.
 
 Control port (127.0.0.1:7778 inside the VM, one command line per TCP connection, the
 answer is text lines; the init's command channel relays it as `fixture` / `bumble-state`):
-  state     every bumble controller's LE links, pending connection and advertising state
+  state     every bumble controller's LE links, pending connection and advertising state;
+            "blesim Real received: commands N HEX...; pairings N" (vendor commands written
+            to 5a1e0002-..., in order, and pairings completed, since the start)
   fixture   the acceptance tests' between-test repair: a link a bumble advertiser has
             that the host does not know (not in `btmgmt con`) is terminated from the
             peripheral side (the host controller gets LL_TERMINATE_IND and sends the
@@ -145,6 +147,8 @@ def build_peripheral(link):
             (GATT_FIRMWARE_REVISION_STRING_CHARACTERISTIC, ".".join(map(str, FIRMWARE))),
         )
     ]
+    # What the acceptance tests check arrived (or did not): the control port's `state`.
+    received = {"commands": [], "pairings": 0}
     vendor_notify = Characteristic(
         VENDOR_NOTIFY, Characteristic.Properties.NOTIFY, Characteristic.READABLE, b""
     )
@@ -152,6 +156,7 @@ def build_peripheral(link):
     def on_command(connection, value):
         value = bytes(value)
         log.info("vendor command %s from %s", value.hex(), connection.peer_address)
+        received["commands"].append(value.hex())
         if value == b"\x01":
             answer = bytes([0x81, *FIRMWARE])
         elif value == b"\x02":
@@ -176,7 +181,18 @@ def build_peripheral(link):
         Service(GATT_DEVICE_INFORMATION_SERVICE, device_information),
         Service(VENDOR_SERVICE, [vendor_write, vendor_notify]),
     ])
-    device.on("connection", lambda c: log.info("connection from %s", c.peer_address))
+    def on_connection(c):
+        log.info("connection from %s", c.peer_address)
+        # bumble's default pairing config (Just Works: NoInputNoOutput, SC, bonding,
+        # keys kept in memory) answers the host's pairing; logged for the pair test.
+        def on_pairing(keys):
+            received["pairings"] += 1
+            log.info("paired with %s (sc %s)", c.peer_address, c.sc)
+
+        c.on("pairing", on_pairing)
+        c.on("pairing_failure", lambda reason: log.info("pairing with %s failed: %s", c.peer_address, reason))
+
+    device.on("connection", on_connection)
     device.on("disconnection", lambda reason: log.info("disconnection (%s)", reason))
     data = adv_data(
         (AdvertisingData.FLAGS, bytes([0x06])),
@@ -185,6 +201,7 @@ def build_peripheral(link):
         (AdvertisingData.MANUFACTURER_SPECIFIC_DATA, COMPANY_ID.to_bytes(2, "little") + b"\x01\x02"),
         (AdvertisingData.TX_POWER_LEVEL, bytes([4])),
     )
+    device.blesim_received = received
     return device, data
 
 
@@ -240,6 +257,10 @@ class Control:
             out.append(f"{device.random_address} {device.name or '(no name)'}: "
                        f"links {links(c) or 'none'}; advertising on air: "
                        f"{c.le_legacy_advertiser.enabled}")
+            received = getattr(device, "blesim_received", None)
+            if received is not None:
+                out.append(f"{device.name} received: commands {len(received['commands'])} "
+                           f"{' '.join(received['commands'])}".rstrip() + f"; pairings {received['pairings']}")
         return out
 
     @staticmethod

@@ -24,7 +24,7 @@ struct ConnectTests {
                 ["uuid": "2a24", "name": "Model Number String", "flags": ["read"], "descriptors": []],
             ]],
             ["uuid": .string(World.vendorService), "name": .null, "primary": true, "characteristics": [
-                ["uuid": .string(World.vendorWrite), "name": .null, "flags": ["write", "write-without-response"], "descriptors": []],
+                ["uuid": .string(World.vendorWrite), "name": .null, "flags": ["write-without-response", "write"], "descriptors": []],
                 ["uuid": .string(World.vendorNotify), "name": .null, "flags": ["notify"], "descriptors": [ccc]],
             ]],
         ],

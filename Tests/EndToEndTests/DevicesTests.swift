@@ -50,6 +50,23 @@ struct DevicesTests {
         }
     }
 
+    /// BlueZ 5.66 drops only the non-connectable temporary devices when discovery ends
+    /// (adapter.c discovery_cleanup); a connectable one stays, named or not (the real
+    /// bluetoothd kept the rig's unnamed connectable filler, realbluez test_devices).
+    @Test("after a scan: connectable devices are kept named or not, non-connectable ones dropped")
+    func unnamedConnectableKept() async throws {
+        try await Sim.with(faults: ["weird_names": "true"]) { sim in
+            let scan = await sim.blectl(["scan", "--timeout", "1"])
+            #expect(scan.status == 0, "\(scan)")
+            let run = await sim.blectl(["devices"])
+            #expect(run.status == 0, "\(run)")
+            let weird = ["C0:FF:EE:00:00:E1", "C0:FF:EE:00:00:E2", "C0:FF:EE:00:00:E3", "C0:FF:EE:00:00:E4", "C0:FF:EE:00:00:E5"]
+            #expect(Self.addresses(run) == (World.known + weird).sorted(), "\(run)")
+            let unnamed = run.jsonLines().first { $0["address"] == "C0:FF:EE:00:00:E1" }
+            #expect(unnamed?["name"] == .null && unnamed?["alias"] == "C0-FF-EE-00-00-E1" && unnamed?["rssi"] == .null, "\(run)")
+        }
+    }
+
     @Test("every device BlueZ has: cached, bonded, connected; exact records")
     func everyKnownDevice() async throws {
         try await Sim.with(faults: ["cached_devices": "1", "bonded_devices": "1", "preconnected": World.keys]) { sim in

@@ -79,6 +79,33 @@ struct DisconnectTests {
         }
     }
 
+    /// bluetoothd 5.66 answers Disconnect after its disconnect timer and keeps the link,
+    /// ServicesResolved and its GATT client until then, refusing only StartNotify
+    /// (NotConnected). After a failure blectl waits 0.4 s at most for its Disconnect, so a
+    /// command started right after finds the device connected: a read is answered on that
+    /// link (not blectl's own: no Disconnect of its own), a request fails 4 at StartNotify.
+    /// As measured on the real bluetoothd (realbluez/README.md, "The tests").
+    @Test("right after a failed command: the link BlueZ is still disconnecting is used; StartNotify refused")
+    func duringBlueZDisconnectTimer() async throws {
+        try await Sim.with(faults: ["disconnect_delay_ms": "6000"], fastDisconnect: false) { sim in
+            let failed = await sim.blectl(["read", World.probe, "2a00"])
+            #expect(failed.status == 3, "\(failed)")
+            try #expect(await sim.state().connections.first?.disconnecting == true, "BlueZ is still disconnecting")
+            let read = await sim.blectl(["read", World.probe, "2a19"])
+            #expect(read.status == 0, "\(read)")
+            #expect(read.jsonObject()?["value"] == "57", "\(read)")
+            let request = await sim.blectl(["request", World.probe, "01", "--write", World.vendorWrite, "--notify", World.vendorNotify])
+            #expect(request.status == 4, "\(request)")
+            #expect(request.jsonError()?["code"] == "disconnected", "\(request)")
+            #expect(request.jsonError()?["operation"] == "notification_setup", "\(request)")
+            let calls = try await sim.calls()
+            #expect(calls.deviceMembers == ["Connect", "Disconnect"], "only the failed read's own Connect and Disconnect")
+            #expect(calls.scenarioOutcomes("StartNotify") == ["error:org.bluez.Error.NotConnected"])
+            try #expect(await sim.waitForState(timeout: .seconds(10)) { $0.connections.isEmpty })
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
     @Test("BlueZ slower than --timeout: 124 naming the disconnect")
     func timedOut() async throws {
         try await Sim.with(faults: ["preconnected": World.probe, "disconnect_delay_ms": "3000"], fastDisconnect: false) { sim in

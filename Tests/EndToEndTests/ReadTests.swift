@@ -177,7 +177,7 @@ struct ReadTests {
         Failure(label: "not readable (flags)", arguments: ["read", World.vendor, World.vendorWrite], status: 3,
                 error: scenarioError("not_supported", 3, operation: "read", address: World.vendor, service: World.vendorService,
                                      characteristic: World.vendorWrite),
-                message: "not supported by the device: characteristic \(World.vendorWrite) in service \(World.vendorService) on C0:FF:EE:00:00:02 cannot be read (flags: write write-without-response)"),
+                message: "not supported by the device: characteristic \(World.vendorWrite) in service \(World.vendorService) on C0:FF:EE:00:00:02 cannot be read (flags: write-without-response write)"),
         Failure(label: "wants pairing (NotPermitted 'Not paired')", faults: World.toolboxFaults,
                 arguments: ["read", World.toolbox, World.toolboxSecure], status: 77,
                 error: scenarioError("not_permitted", 77, operation: "read", address: World.toolbox, service: World.toolboxService,

@@ -111,7 +111,7 @@ struct RequestTests {
         Failure(label: "notify characteristic cannot notify", arguments: vendor("01").map { $0 == World.vendorNotify ? World.vendorWrite : $0 },
                 status: 3, error: scenarioError("not_supported", 3, operation: "notification_setup", address: World.vendor,
                                                 service: World.vendorService, characteristic: World.vendorWrite),
-                message: "not supported by the device: characteristic \(World.vendorWrite) in service \(World.vendorService) on C0:FF:EE:00:00:02 cannot notify (flags: write write-without-response)"),
+                message: "not supported by the device: characteristic \(World.vendorWrite) in service \(World.vendorService) on C0:FF:EE:00:00:02 cannot notify (flags: write-without-response write)"),
         Failure(label: "no such characteristic", arguments: ["request", World.vendor, "--write", World.vendorWrite, "--notify", "2a19", "01"],
                 status: 3, error: scenarioError("not_supported", 3, operation: "service_lookup", address: World.vendor, characteristic: "2a19"),
                 message: "not supported by the device: no characteristic 2a19 (Battery Level) on C0:FF:EE:00:00:02"),

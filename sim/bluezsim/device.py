@@ -318,9 +318,8 @@ class Device:
             return
         self.disconnecting = True
         self._cancel(self.link_timers)
-        if self.services_resolved:
-            self.services_resolved = False
-            self.set(ServicesResolved=False)
+        # ServicesResolved stays true until the link is down (link_lost): BlueZ 5.66 clears
+        # it in device_remove_connection, not when Disconnect is asked.
         if self.sim.faults.get("disconnect_held"):
             return       # release_held_disconnect, when the fault is cleared
         self.disconnect_timer = self.sim.later(self.sim.faults.get("disconnect_delay_ms"), self._disconnect_done)

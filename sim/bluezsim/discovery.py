@@ -237,11 +237,13 @@ class Discovery:
 
     def _end_sequence(self):
         """After the last session ends (reply already sent): invalidate RSSI/TxPower,
-        drop unnamed or non-connectable temporary devices, then Discovering=false."""
+        drop non-connectable temporary devices, then Discovering=false. BlueZ 5.66
+        (adapter.c discovery_cleanup) keeps a connectable one, named or not, until its
+        TemporaryTimeout: the real bluetoothd kept the rig's unnamed connectable filler."""
         for dev in list(self.sim.devices.values()):
             dev.invalidate_rssi()
         for dev in list(self.sim.devices.values()):
-            if dev.is_temporary() and (dev.spec.name is None or not dev.spec.connectable):
+            if dev.is_temporary() and not dev.spec.connectable:
                 self.sim.remove_device(dev)
         if self.adapter is not None and self.adapter.discovering:
             self.adapter.set(Discovering=False)

@@ -52,7 +52,7 @@ FAULTS = {
     "preconnected": (str, "", "this address is connected and resolved at start-up by another client"),
     "toolbox_device": (bool, False, "C0:FF:EE:00:00:06 'blesim Toolbox' advertises too: the GATT toolbox's fixtures (sim/README.md)"),
     "weird_names": (bool, False, "extra advertisers with odd names (none, empty, control chars, U+FFFD)"),
-    "disconnect_held": (bool, False, "Disconnect stops midway (ServicesResolved=false, still connected, no reply) until this fault is cleared, then completes"),
+    "disconnect_held": (bool, False, "Disconnect stops midway (still connected and resolved, no reply) until this fault is cleared, then completes"),
     "disconnect_delay_ms": (int, 2000, "Disconnect delay (BlueZ DISCONNECT_TIMER = 2 s)"),
     "advertisers": (int, 0, "N extra advertisers reported as fast as possible on StartDiscovery"),
     "rssi_back_to_back": (str, "", "this address, 300 ms after discovery first reports devices: RSSI -70 then -40 as two PropertiesChanged back to back (one client read)"),

@@ -13,6 +13,16 @@ REARM_MS = 20                 # a kept notify session is re-enabled this long af
 MTU = 247                     # the default ATT MTU (fault att_mtu, which every MTU use reads)
 CCC_UUID = u16(0x2902)
 UNSOLICITED = b"\x7f\x00"     # unsolicited_after_answer: unrelated to any command
+# GattCharacteristic1.Flags in BlueZ 5.66's order (src/gatt-client.c chrc_props, then
+# chrc_ext_props): the characteristic's property bits from 0x01 up, whatever order a
+# world's CharSpec lists them in. Anything else keeps its place, after these.
+FLAG_ORDER = ["broadcast", "read", "write-without-response", "write", "notify", "indicate",
+              "authenticated-signed-writes", "extended-properties", "reliable-write", "writable-auxiliaries"]
+
+
+def bluez_flag_order(flags):
+    known = [f for f in FLAG_ORDER if f in flags]
+    return known + [f for f in flags if f not in FLAG_ORDER]
 
 
 def not_connected():
@@ -47,6 +57,7 @@ class Char:
         self.flags = list(spec.flags)
         if self.role == "vendor_rsp" and self.sim.faults.get("response_readable"):
             self.flags.insert(0, "read")
+        self.flags = bluez_flag_order(self.flags)
         notifiable = has_ccc(spec)
         o.ifaces["org.bluez.GattCharacteristic1"] = {
             "UUID": ["s", spec.uuid],
@@ -82,7 +93,9 @@ class Char:
         return self.value
 
     def _check(self):
-        if not self.device.connected or self.device.disconnecting:
+        # While bluetoothd's disconnect timer runs (Disconnect asked, link still up), 5.66
+        # keeps its GATT client: reads and writes are still answered (StartNotify is not).
+        if not self.device.connected:
             raise not_connected()
 
     def _later(self, ms, fn, *a):
@@ -275,6 +288,10 @@ class Char:
 
     # ------------------------------------------------------------ notifications
     def m_StartNotify(self, call):
+        if self.device.connected and self.device.disconnecting:
+            # BlueZ 5.66 characteristic_start_notify: "Device is disconnecting.
+            # StartNotify is not allowed." (seen on the real bluetoothd, make test-real)
+            raise DBusError(ERR + "NotConnected", "Not Connected")
         if call.sender in self.notify_clients and self.rearm_pending and not self.device.disconnecting:
             # A session kept over a link loss, not re-registered yet: BlueZ 5.66 answers
             # InProgress (its notify_id is 0) whether the link is back or not.
