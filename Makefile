@@ -30,7 +30,7 @@ MANDIR     ?= $(PREFIX)/share/man
 
 # Debian 12 packages: libdbus headers (CDBus, via pkg-config), the dbus-daemon and
 # Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke).
-APT_PACKAGES := libdbus-1-dev dbus-daemon python3-dbus python3-gi bluez pkg-config
+APT_PACKAGES := libdbus-1-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish
 
 # `apt-get` as root, through sudo otherwise.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)

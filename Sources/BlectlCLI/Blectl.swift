@@ -26,6 +26,14 @@ public enum Blectl {
         case .version:
             Printer.write("blectl \(version)\n", to: .stdout)
             exit(0)
+        case .completionScript(let script):
+            Printer.write(script, to: .stdout)
+            exit(0)
+        case .completionValues(let kind):
+            signal(SIGPIPE, SIG_IGN)
+            let lines = await CompletionValues.lines(kind)
+            Printer.write(lines.map { $0 + "\n" }.joined(), to: .stdout)
+            exit(0)
         case .run(let global, let subcommand):
             // A closed stdout must come back from write(2) as EPIPE (OutputClosed: clean up,
             // then end by SIGPIPE), not kill blectl on the spot with its connection still up.

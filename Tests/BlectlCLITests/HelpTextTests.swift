@@ -25,42 +25,43 @@ struct HelpTextTests {
     /// The options each subcommand must document, written out by hand so that
     /// dropping an option from a declaration makes this test fail.
     static let expectedOptions: [String: [String]] = [
-        "blectl": ["--adapter <adapter>", "--format <format>", "--version", "-h, --help"],
+        "blectl": ["--adapter <adapter>", "-f, --format <format>", "--version", "-h, --help"],
         "scan": [
-            "--timeout <seconds>", "--name <substring>", "--service <uuid>", "--rssi-min <dbm>", "--updates",
-            "--adapter <adapter>", "--format <format>", "-h, --help",
+            "-t, --timeout <seconds>", "-n, --name <substring>", "-s, --service <uuid>", "--rssi-min <dbm>", "--updates",
+            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
         ],
-        "connect": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "connect": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
         "get-version": [
-            "--timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
-            "--adapter <adapter>", "--format <format>", "-h, --help",
+            "-t, --timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
+            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
         ],
         "get-battery": [
-            "--timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
-            "--adapter <adapter>", "--format <format>", "-h, --help",
+            "-t, --timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
+            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
         ],
         "read": [
-            "--service <uuid>", "--descriptor <uuid>", "--offset <bytes>", "--timeout <seconds>",
-            "--adapter <adapter>", "--format <format>", "-h, --help",
+            "-s, --service <uuid>", "--descriptor <uuid>", "--offset <bytes>", "-t, --timeout <seconds>",
+            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
         ],
         "write": [
-            "--service <uuid>", "--text", "--without-response", "--file <path>", "--timeout <seconds>",
-            "--adapter <adapter>", "--format <format>", "-h, --help",
+            "-s, --service <uuid>", "--text", "--without-response", "--file <path>", "-t, --timeout <seconds>",
+            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
         ],
         "request": [
-            "--write <uuid>", "--notify <uuid>", "--service <uuid>", "--text", "--response-prefix <hex>", "--count <n>",
-            "--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help",
+            "--write <uuid>", "--notify <uuid>", "-s, --service <uuid>", "--text", "--response-prefix <hex>", "--count <n>",
+            "-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help",
         ],
         "notify": [
-            "--service <uuid>", "--timeout <seconds>", "--count <n>", "--reconnect",
-            "--adapter <adapter>", "--format <format>", "-h, --help",
+            "-s, --service <uuid>", "-t, --timeout <seconds>", "--count <n>", "--reconnect",
+            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
         ],
-        "disconnect": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
-        "info": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
-        "devices": ["--timeout <seconds>", "--connected", "--paired", "--adapter <adapter>", "--format <format>", "-h, --help"],
-        "adapters": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
-        "pair": ["--timeout <seconds>", "--trust", "--passkey <passkey>", "--adapter <adapter>", "--format <format>", "-h, --help"],
-        "unpair": ["--timeout <seconds>", "--adapter <adapter>", "--format <format>", "-h, --help"],
+        "disconnect": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
+        "info": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
+        "devices": ["-t, --timeout <seconds>", "--connected", "--paired", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
+        "adapters": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
+        "pair": ["-t, --timeout <seconds>", "--trust", "--passkey <passkey>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
+        "unpair": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
+        "completions": ["-h, --help"],
         "help": ["-h, --help"],
     ]
 
@@ -69,12 +70,12 @@ struct HelpTextTests {
         "get-battery": ["<address>"], "read": ["<address>", "<characteristic>"],
         "write": ["<address>", "<characteristic>", "<value>"], "request": ["<address>", "<value>"],
         "notify": ["<address>", "<characteristic>"], "disconnect": ["<address>"], "info": ["<address>"], "devices": [], "adapters": [],
-        "pair": ["<address>"], "unpair": ["<address>"], "help": ["<subcommand>"],
+        "pair": ["<address>"], "unpair": ["<address>"], "completions": ["<shell>"], "help": ["<subcommand>"],
     ]
 
     static var allCommands: [String] {
         ["blectl", "scan", "connect", "get-version", "get-battery", "read", "write", "request", "notify",
-         "disconnect", "info", "devices", "adapters", "pair", "unpair", "help"]
+         "disconnect", "info", "devices", "adapters", "pair", "unpair", "completions", "help"]
     }
 
     static func path(for command: String) -> [CommandSpec] {
@@ -156,11 +157,12 @@ struct HelpTextTests {
                                [--adapter <adapter>] [--format <format>]
 
             OPTIONS:
-              --timeout <seconds>     Stop scanning after this many seconds; decimals
+              -t, --timeout <seconds>
+                                      Stop scanning after this many seconds; decimals
                                       allowed, inf to scan until interrupted. (default: 10)
-              --name <substring>      Only report devices whose name contains this text,
+              -n, --name <substring>  Only report devices whose name contains this text,
                                       ignoring case. Repeat to accept any of several.
-              --service <uuid>        Only report devices advertising this service UUID,
+              -s, --service <uuid>    Only report devices advertising this service UUID,
                                       such as 180f. Repeat to accept any of several.
               --rssi-min <dbm>        Only report devices heard at this signal strength or
                                       stronger, in dBm from -127 to 20.
@@ -168,7 +170,7 @@ struct HelpTextTests {
                                       the first sighting of each device.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -196,17 +198,18 @@ struct HelpTextTests {
                                       128-bit.
 
             OPTIONS:
-              --service <uuid>        The service the characteristic is in, when its UUID
+              -s, --service <uuid>    The service the characteristic is in, when its UUID
                                       occurs in several services.
               --descriptor <uuid>     Read this descriptor of the characteristic instead,
                                       such as 2901.
               --offset <bytes>        Start this many bytes into the value, 0 to 65535.
                                       (default: 0)
-              --timeout <seconds>     Give up after this many seconds, connecting included;
+              -t, --timeout <seconds>
+                                      Give up after this many seconds, connecting included;
                                       decimals allowed. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -245,7 +248,7 @@ struct HelpTextTests {
                                       0x0102ff), or text with --text. Not with --file.
 
             OPTIONS:
-              --service <uuid>        The service the characteristic is in, when its UUID
+              -s, --service <uuid>    The service the characteristic is in, when its UUID
                                       occurs in several services.
               --text                  Take <value> as UTF-8 text instead of hex bytes.
               --without-response      Write without response (ATT Write Command) instead of
@@ -256,11 +259,12 @@ struct HelpTextTests {
                                       size (MTU - 3 bytes), through AcquireWrite when BlueZ
                                       grants it, else WriteValue. Needs --without-response;
                                       takes the place of <value>.
-              --timeout <seconds>     Give up after this many seconds, connecting included;
+              -t, --timeout <seconds>
+                                      Give up after this many seconds, connecting included;
                                       decimals allowed. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -293,18 +297,19 @@ struct HelpTextTests {
               --write <uuid>          The characteristic the request is written to.
               --notify <uuid>         The characteristic whose notifications carry the
                                       responses.
-              --service <uuid>        The service both characteristics are in, when their
+              -s, --service <uuid>    The service both characteristics are in, when their
                                       UUIDs occur in several services.
               --text                  Take <value> as UTF-8 text instead of hex bytes.
               --response-prefix <hex>
                                       Only notifications that start with these bytes are
                                       responses; without it, every notification is.
               --count <n>             Responses to wait for, 1 to 1000. (default: 1)
-              --timeout <seconds>     Give up after this many seconds, connecting included;
+              -t, --timeout <seconds>
+                                      Give up after this many seconds, connecting included;
                                       decimals allowed. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -327,11 +332,12 @@ struct HelpTextTests {
               <address>               The device's address, like C0:FF:EE:00:00:01.
 
             OPTIONS:
-              --timeout <seconds>     Give up waiting for BlueZ after this many seconds;
+              -t, --timeout <seconds>
+                                      Give up waiting for BlueZ after this many seconds;
                                       decimals allowed. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -357,7 +363,8 @@ struct HelpTextTests {
               <address>               The device's address, like C0:FF:EE:00:00:01.
 
             OPTIONS:
-              --timeout <seconds>     Give up after this many seconds, connecting included;
+              -t, --timeout <seconds>
+                                      Give up after this many seconds, connecting included;
                                       decimals allowed. (default: 20)
               --trust                 Also mark the device trusted (Device1.Trusted), so
                                       that BlueZ lets it connect without asking.
@@ -366,7 +373,7 @@ struct HelpTextTests {
                                       Just Works only.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -389,11 +396,12 @@ struct HelpTextTests {
               <address>               The device's address, like C0:FF:EE:00:00:01.
 
             OPTIONS:
-              --timeout <seconds>     Give up after this many seconds; decimals allowed.
+              -t, --timeout <seconds>
+                                      Give up after this many seconds; decimals allowed.
                                       (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -421,9 +429,10 @@ struct HelpTextTests {
                                       128-bit.
 
             OPTIONS:
-              --service <uuid>        The service the characteristic is in, when its UUID
+              -s, --service <uuid>    The service the characteristic is in, when its UUID
                                       occurs in several services.
-              --timeout <seconds>     Stop after this many seconds, connecting included;
+              -t, --timeout <seconds>
+                                      Stop after this many seconds, connecting included;
                                       decimals allowed, inf for no limit. (default: 10)
               --count <n>             Stop after this many values; if the timeout comes
                                       first, exit 124.
@@ -432,7 +441,7 @@ struct HelpTextTests {
                                       standard error.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -528,12 +537,13 @@ struct HelpTextTests {
               <address>               The device's address, like C0:FF:EE:00:00:01.
 
             OPTIONS:
-              --timeout <seconds>     Give up after this many seconds, scanning for a
+              -t, --timeout <seconds>
+                                      Give up after this many seconds, scanning for a
                                       device BlueZ does not know included; decimals
                                       allowed. (default: 10)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -556,14 +566,15 @@ struct HelpTextTests {
                                   [--adapter <adapter>] [--format <format>]
 
             OPTIONS:
-              --timeout <seconds>     Give up after this many seconds; decimals allowed.
+              -t, --timeout <seconds>
+                                      Give up after this many seconds; decimals allowed.
                                       (default: 10)
               --connected             Only list devices that are connected.
               --paired                Only list devices that are paired. With --connected,
                                       only devices that are both.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)
@@ -583,11 +594,12 @@ struct HelpTextTests {
                                    [--format <format>]
 
             OPTIONS:
-              --timeout <seconds>     Give up after this many seconds; decimals allowed.
+              -t, --timeout <seconds>
+                                      Give up after this many seconds; decimals allowed.
                                       (default: 10)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
-              --format <format>       Output format: json or text. (default: json)
+              -f, --format <format>   Output format: json or text. (default: json)
               -h, --help              Show help information.
 
             """)

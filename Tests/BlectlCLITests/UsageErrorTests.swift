@@ -23,7 +23,7 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--frobnicate=3"], message: "Unknown option '--frobnicate'", subcommand: "scan"),
         Case(arguments: ["--frobnicate"], message: "Unknown option '--frobnicate'", subcommand: nil),
         Case(arguments: ["scan", "-x"], message: "Unknown option '-x'", subcommand: "scan"),
-        Case(arguments: ["scan", "-hx"], message: "Unknown option '-hx'", subcommand: "scan"),
+        Case(arguments: ["scan", "-xh"], message: "Unknown option '-x'", subcommand: "scan"),
         Case(arguments: ["scan", "---timeout", "5"], message: "Unknown option '---timeout'", subcommand: "scan"),
         Case(arguments: ["--timeout", "5", "scan"], message: "Unknown option '--timeout'", subcommand: nil),
         Case(arguments: ["connect", sampleAddress, "--updates"], message: "Unknown option '--updates'", subcommand: "connect"),
@@ -39,8 +39,8 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--", "--updates"], message: "Unexpected argument '--updates'", subcommand: "scan"),
         Case(arguments: ["connect", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "connect"),
         Case(arguments: ["help", "scan", "extra"], message: "Unexpected argument 'extra'", subcommand: "help"),
-        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair or help", subcommand: nil),
-        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair or help", subcommand: nil),
+        Case(arguments: [], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair, completions or help", subcommand: nil),
+        Case(arguments: ["--format", "text"], message: "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair, completions or help", subcommand: nil),
 
         Case(arguments: ["info", sampleAddress, "--connected"], message: "Unknown option '--connected'", subcommand: "info"),
         Case(arguments: ["info", sampleAddress, "extra"], message: "Unexpected argument 'extra'", subcommand: "info"),
@@ -236,7 +236,7 @@ struct UsageErrorTests {
     @Test func renderForTopLevel() throws {
         let error = try #require(usageError([]))
         #expect(renderUsageError(error) == """
-            Error: Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair or help
+            Error: Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair, completions or help
             Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>
               See 'blectl --help' for more information.
 

@@ -65,7 +65,7 @@ struct WriteFileUsageTests {
     @Test func helpNamesEveryOption() throws {
         let text = try #require(helpText(["help", "write"]))
         #expect(text == helpText(["write", "--help"]))
-        for option in ["--service <uuid>", "--without-response", "--file <path>", "--timeout <seconds>", "--adapter <adapter>", "--format <format>"] {
+        for option in ["-s, --service <uuid>", "--without-response", "--file <path>", "-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>"] {
             #expect(text.contains("\n  \(option)"), "missing \(option)")
         }
         #expect(text.contains("<address> <characteristic>"))

@@ -1,7 +1,9 @@
 /// Matches a command line against a tree of `CommandSpec`s, in the manner of
 /// swift-argument-parser:
 ///
-/// - `--flag`; `--option value` and `--option=value`; an option's value may start
+/// - `--flag`; `--option value` and `--option=value`; short names `-t 5` and `-t5`,
+///   flags together in one word (`-qv`), a value-taking letter last (`-qt5`);
+///   an option's value may start
 ///   with `-` only when it looks like a negative number (`--rssi-min -70`), otherwise
 ///   write `--name=-x`;
 /// - repeatable options collect every value; any other option given twice is an error;
@@ -44,6 +46,35 @@ struct ArgumentParser: Sendable {
             }
         }
 
+        /// Records `spec` as given, with its value inline (`--timeout=5`, `-t5`), from the
+        /// next word, or missing.
+        func take(_ spec: OptionSpec, inlineValue: String?) {
+            if spec.kind == .flag, inlineValue != nil {
+                record("Option \(spec.displayName.quotedForMessage) takes no value")
+                return
+            }
+            if spec == .help {
+                helpRequested = true
+                return
+            }
+            if values.contains(spec.long) && !spec.isRepeatable {
+                record("Option \(spec.displayName.quotedForMessage) cannot be repeated")
+            }
+            switch spec.kind {
+            case .flag:
+                values.flags.insert(spec.long)
+            case .value:
+                if let inlineValue {
+                    values.optionValues[spec.long, default: []].append(inlineValue)
+                } else if index < arguments.endIndex, !Self.isOptionLike(arguments[index]) {
+                    values.optionValues[spec.long, default: []].append(arguments[index])
+                    index += 1
+                } else {
+                    record("Missing value for \(spec.displayName.quotedForMessage)")
+                }
+            }
+        }
+
         while index < arguments.endIndex {
             let token = arguments[index]
             index += 1
@@ -54,34 +85,29 @@ struct ArgumentParser: Sendable {
             }
 
             if !optionsEnded && Self.isOptionLike(token) {
-                let (name, inlineValue) = Self.splitOption(token)
-                guard let spec = Self.option(named: name, along: path) else {
-                    record("Unknown option \(name.quotedForMessage)")
-                    continue
-                }
-                if spec.kind == .flag, inlineValue != nil {
-                    record("Option \(spec.displayName.quotedForMessage) takes no value")
-                    continue
-                }
-                if spec == .help {
-                    helpRequested = true
-                    continue
-                }
-                if values.contains(spec.long) && !spec.isRepeatable {
-                    record("Option \(spec.displayName.quotedForMessage) cannot be repeated")
-                }
-                switch spec.kind {
-                case .flag:
-                    values.flags.insert(spec.long)
-                case .value:
-                    if let inlineValue {
-                        values.optionValues[spec.long, default: []].append(inlineValue)
-                    } else if index < arguments.endIndex, !Self.isOptionLike(arguments[index]) {
-                        values.optionValues[spec.long, default: []].append(arguments[index])
-                        index += 1
-                    } else {
-                        record("Missing value for \(spec.displayName.quotedForMessage)")
+                if token.hasPrefix("--") {
+                    let (name, inlineValue) = Self.splitOption(token)
+                    guard let spec = Self.option(named: name, along: path) else {
+                        record("Unknown option \(name.quotedForMessage)")
+                        continue
                     }
+                    take(spec, inlineValue: inlineValue)
+                    continue
+                }
+                // `-t5`, `-t 5`, and flags together (`-h`): letters in order; the first one
+                // that takes a value takes the rest of the word, or else the next word.
+                var letters = token.dropFirst()
+                while let letter = letters.first {
+                    letters = letters.dropFirst()
+                    guard let spec = Self.option(named: "-\(letter)", along: path) else {
+                        record("Unknown option \("-\(letter)".quotedForMessage)")
+                        break
+                    }
+                    if case .value = spec.kind, !letters.isEmpty {
+                        take(spec, inlineValue: String(letters))
+                        break
+                    }
+                    take(spec, inlineValue: nil)
                 }
                 continue
             }
@@ -148,10 +174,9 @@ struct ArgumentParser: Sendable {
         return accepted.first { $0.short == letter }
     }
 
-    /// `--name=value` → (`--name`, `value`); `--name` → (`--name`, nil). Short options
-    /// take no inline value, so `-h=x` stays whole (and is unknown).
+    /// `--name=value` → (`--name`, `value`); `--name` → (`--name`, nil).
     private static func splitOption(_ token: String) -> (name: String, value: String?) {
-        guard token.hasPrefix("--"), let equals = token.firstIndex(of: "=") else { return (token, nil) }
+        guard let equals = token.firstIndex(of: "=") else { return (token, nil) }
         return (String(token[..<equals]), String(token[token.index(after: equals)...]))
     }
 

@@ -33,6 +33,10 @@ public func renderUsageError(_ error: UsageError) -> String {
 
 private func invocation(for arguments: [String]) throws(UsageError) -> Invocation {
     let root = BlectlCommands.root
+    if arguments.first == BlectlCommands.Completions.valuesWord {
+        // Asked by a completion script, never by a person: anything unexpected lists nothing.
+        return .completionValues(arguments.count == 2 ? CompletionValueKind(rawValue: arguments[1]) ?? .devices : .devices)
+    }
     switch try ArgumentParser(root: root).parse(arguments) {
     case .help(let path):
         return .help(HelpFormatter.help(for: path))
@@ -53,6 +57,11 @@ private func invocation(for arguments: [String]) throws(UsageError) -> Invocatio
                 throw UsageError("Unknown subcommand \(name.quotedForMessage)", subcommand: leaf.name)
             }
             return .help(HelpFormatter.help(for: [root, subcommand]))
+        }
+
+        if leaf.name == BlectlCommands.Completions.command.name {
+            let shell = try values.requiredValue(of: BlectlCommands.Completions.shell)
+            return .completionScript(CompletionScript.render(for: shell, root: root))
         }
 
         let globals = try BlectlCommands.Global.options(from: values)

@@ -14,7 +14,7 @@ enum BlectlCommands {
             parser: .adapterName, global: true
         )
         static let format = Option<OutputFormat>(
-            "format", valueName: "format",
+            "format", short: "f", valueName: "format",
             help: "Output format: \(OutputFormat.choicesList).",
             parser: .choice, default: GlobalOptions.defaultFormat, global: true
         )
@@ -37,6 +37,23 @@ enum BlectlCommands {
         )
     }
 
+    enum Completions {
+        static let shell = Argument<Shell>(
+            "shell", help: "The shell: \(Shell.choicesList).", parser: .choice
+        )
+        static let command = CommandSpec(
+            name: "completions",
+            abstract: "Print the shell completion script for bash, zsh or fish.",
+            discussion: [
+                "Completes subcommands, options, --format's values, adapter names and the addresses of the devices BlueZ knows (with their names where the shell shows descriptions), asking bluetoothd when Tab is pressed (within half a second; nothing is offered without it). make install puts the three scripts where the shells look; the man page says where to put one by hand.",
+            ],
+            arguments: [shell.spec],
+            inheritsGlobalOptions: false
+        )
+        /// The hidden first word with which the scripts ask for BlueZ's values.
+        static let valuesWord = "__complete"
+    }
+
     /// Exit statuses, shown in the top-level help.
     static let exitStatus = HelpSection(
         title: "EXIT STATUS",
@@ -50,7 +67,7 @@ enum BlectlCommands {
         name: "blectl",
         abstract: "Probe Bluetooth LE devices through BlueZ.",
         options: [Global.adapter.spec, Global.format.spec, Global.version.spec],
-        subcommands: Subcommands.all.map { $0.command } + [Help.command],
+        subcommands: Subcommands.all.map { $0.command } + [Completions.command, Help.command],
         extraSections: [exitStatus]
     )
 

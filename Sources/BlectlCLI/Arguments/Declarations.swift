@@ -12,6 +12,7 @@ struct Option<Value: Sendable>: Sendable {
 
     /// - Parameters:
     ///   - long: the name without dashes, `"timeout"`.
+    ///   - short: a one-letter alias, `t` for `-t 5` / `-t5`; `nil` for none.
     ///   - valueName: shown as `<seconds>`.
     ///   - help: one or more sentences, without the default.
     ///   - parser: converts and validates the value.
@@ -20,13 +21,14 @@ struct Option<Value: Sendable>: Sendable {
     ///   - global: accepted before and after the subcommand (root options only).
     ///   - required: must be given (never with a default).
     init(
-        _ long: String, valueName: String, help: String, parser: ValueParser<Value>,
+        _ long: String, short: Character? = nil, valueName: String, help: String, parser: ValueParser<Value>,
         default defaultValue: Value? = nil, repeatable: Bool = false, global: Bool = false, required: Bool = false
     ) {
         self.spec = OptionSpec(
-            long: long, short: nil, kind: .value(valueName: valueName), help: help,
+            long: long, short: short, kind: .value(valueName: valueName), help: help,
             defaultDescription: defaultValue.map(parser.describe),
-            isRepeatable: repeatable, isGlobal: global, isRequired: required && defaultValue == nil
+            isRepeatable: repeatable, isGlobal: global, isRequired: required && defaultValue == nil,
+            completion: parser.completion
         )
         self.parser = parser
         self.defaultValue = defaultValue
@@ -51,7 +53,7 @@ struct Argument<Value: Sendable>: Sendable {
     let parser: ValueParser<Value>
 
     init(_ valueName: String, help: String, parser: ValueParser<Value>, optional: Bool = false) {
-        spec = ArgumentSpec(valueName: valueName, help: help, isOptional: optional)
+        spec = ArgumentSpec(valueName: valueName, help: help, isOptional: optional, completion: parser.completion)
         self.parser = parser
     }
 }

@@ -8,6 +8,20 @@ public enum Invocation: Sendable, Equatable {
     case version
     /// Run a subcommand.
     case run(GlobalOptions, Subcommand)
+    /// `blectl completions <shell>`: print this script to stdout as is and exit 0.
+    case completionScript(String)
+    /// `blectl __complete <devices|adapters>`, run by the completion scripts: print what
+    /// BlueZ has, one `value<TAB>description` line each, within a short limit, and exit 0
+    /// (nothing on any failure: a completion never shows an error).
+    case completionValues(CompletionValueKind)
+}
+
+/// What the completion scripts ask blectl for when the user presses Tab.
+public enum CompletionValueKind: String, Sendable, CaseIterable {
+    /// Device addresses BlueZ has (cached, paired or connected), with their names.
+    case devices
+    /// Adapter names (`hci0`), with their addresses.
+    case adapters
 }
 
 /// Options accepted before or after any subcommand.

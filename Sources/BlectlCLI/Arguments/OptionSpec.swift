@@ -26,6 +26,8 @@ struct OptionSpec: Sendable, Equatable {
     /// Must be given (`request`'s `--write`): shown without brackets in the usage line, and
     /// its absence is a usage error.
     var isRequired: Bool = false
+    /// What a shell may offer for the value (from the value's parser); `.none` for flags.
+    var completion: ValueCompletion = .none
 
     /// `"--timeout"`: how errors refer to the option.
     var displayName: String { "--" + long }
@@ -62,6 +64,8 @@ struct ArgumentSpec: Sendable, Equatable {
     var valueName: String
     var help: String
     var isOptional: Bool
+    /// What a shell may offer here (from the argument's parser).
+    var completion: ValueCompletion = .none
 
     /// `"<address>"`.
     var displayName: String { "<\(valueName)>" }

@@ -56,7 +56,7 @@ extension ValueParser where Value == BluetoothAddress {
                 throw ExpectedValue("six hex pairs like C0:FF:EE:00:00:01")
             }
             return address
-        }, describe: { $0.description })
+        }, describe: { $0.description }, completion: .bluez(.devices))
     }
 }
 
@@ -83,7 +83,7 @@ extension ValueParser where Value == String {
                   digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
             else { throw ExpectedValue("an adapter name like hci0") }
             return text
-        }, describe: { $0 })
+        }, describe: { $0 }, completion: .bluez(.adapters))
     }
 }
 

@@ -9,6 +9,8 @@ struct ValueParser<Value: Sendable>: Sendable {
     var parse: @Sendable (String) throws(ExpectedValue) -> Value
     /// Renders a value the way a user would type it, for `(default: …)` in help.
     var describe: @Sendable (Value) -> String
+    /// What a shell may offer for this value.
+    var completion: ValueCompletion = .none
 }
 
 /// Why a value was rejected, completing the sentence "expected …",
@@ -39,7 +41,7 @@ extension ValueParser where Value: CaseIterable & RawRepresentable<String> {
         ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> Value in
             guard let value = Value(rawValue: text) else { throw ExpectedValue(Value.choicesList) }
             return value
-        }, describe: { $0.rawValue })
+        }, describe: { $0.rawValue }, completion: .choices(Value.allCases.map(\.rawValue)))
     }
 }
 

@@ -6,7 +6,7 @@ struct AdaptersCommand: BlectlSubcommand {
     static let defaultTimeout = Duration.seconds(10)
 
     static let timeoutOption = Option<Duration>(
-        "timeout", valueName: "seconds",
+        "timeout", short: "t", valueName: "seconds",
         help: "Give up after this many seconds; decimals allowed.",
         parser: .seconds, default: defaultTimeout
     )

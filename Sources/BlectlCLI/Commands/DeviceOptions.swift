@@ -10,7 +10,7 @@ public struct DeviceOptions: Sendable, Equatable {
         "address", help: "The device's address, like C0:FF:EE:00:00:01.", parser: .address
     )
     static let timeoutOption = Option<Duration>(
-        "timeout", valueName: "seconds",
+        "timeout", short: "t", valueName: "seconds",
         help: "Give up after this many seconds, connecting included; decimals allowed.",
         parser: .seconds, default: DeviceOptions.defaultTimeout
     )

@@ -3,7 +3,7 @@ import BlueZKit
 /// `blectl disconnect ADDR`: disconnect a device, whoever connected it.
 struct DisconnectCommand: BlectlSubcommand {
     static let timeoutOption = Option<Duration>(
-        "timeout", valueName: "seconds",
+        "timeout", short: "t", valueName: "seconds",
         help: "Give up waiting for BlueZ after this many seconds; decimals allowed.",
         parser: .seconds, default: DeviceOptions.defaultTimeout
     )

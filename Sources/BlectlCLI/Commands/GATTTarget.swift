@@ -8,7 +8,7 @@ struct GATTTarget: Sendable, Equatable {
         "characteristic", help: "The characteristic's UUID: 16-bit (2a19), 32-bit or 128-bit.", parser: .uuid
     )
     static let serviceOption = Option<BluetoothUUID>(
-        "service", valueName: "uuid",
+        "service", short: "s", valueName: "uuid",
         help: "The service the characteristic is in, when its UUID occurs in several services.",
         parser: .uuid
     )

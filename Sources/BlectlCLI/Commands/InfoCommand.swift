@@ -7,7 +7,7 @@ struct InfoCommand: BlectlSubcommand {
     static let defaultTimeout = Duration.seconds(10)
 
     static let timeoutOption = Option<Duration>(
-        "timeout", valueName: "seconds",
+        "timeout", short: "t", valueName: "seconds",
         help: "Give up after this many seconds, scanning for a device BlueZ does not know included; decimals allowed.",
         parser: .seconds, default: defaultTimeout
     )

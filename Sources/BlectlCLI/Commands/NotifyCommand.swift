@@ -10,7 +10,7 @@ struct NotifyCommand: BlectlSubcommand {
     static let reconnectMaximumDelay = Duration.seconds(2)
 
     static let timeoutOption = Option<Duration>(
-        "timeout", valueName: "seconds",
+        "timeout", short: "t", valueName: "seconds",
         help: "Stop after this many seconds, connecting included; decimals allowed, inf for no limit.",
         parser: .listeningSeconds, default: NotifyOptions.defaultTimeout
     )

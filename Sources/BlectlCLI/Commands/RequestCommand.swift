@@ -14,7 +14,7 @@ struct RequestCommand: BlectlSubcommand {
         parser: .uuid, required: true
     )
     static let serviceOption = Option<BluetoothUUID>(
-        "service", valueName: "uuid",
+        "service", short: "s", valueName: "uuid",
         help: "The service both characteristics are in, when their UUIDs occur in several services.",
         parser: .uuid
     )

@@ -3,17 +3,17 @@ import BlueZKit
 /// `blectl scan`: JSON Lines, one per device seen during this scan (or per update with `--updates`).
 struct ScanCommand: BlectlSubcommand {
     static let timeoutOption = Option<Duration>(
-        "timeout", valueName: "seconds",
+        "timeout", short: "t", valueName: "seconds",
         help: "Stop scanning after this many seconds; decimals allowed, inf to scan until interrupted.",
         parser: .listeningSeconds, default: ScanOptions.defaultTimeout
     )
     static let name = Option<String>(
-        "name", valueName: "substring",
+        "name", short: "n", valueName: "substring",
         help: "Only report devices whose name contains this text, ignoring case. Repeat to accept any of several.",
         parser: .nonEmpty(expecting: "a non-empty part of a device name"), repeatable: true
     )
     static let service = Option<BluetoothUUID>(
-        "service", valueName: "uuid",
+        "service", short: "s", valueName: "uuid",
         help: "Only report devices advertising this service UUID, such as 180f. Repeat to accept any of several.",
         parser: .uuid, repeatable: true
     )

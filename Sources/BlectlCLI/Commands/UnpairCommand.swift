@@ -3,7 +3,7 @@ import BlueZKit
 /// `blectl unpair ADDR`: Adapter1.RemoveDevice: the pairing goes with the device object.
 struct UnpairCommand: BlectlSubcommand {
     static let timeoutOption = Option<Duration>(
-        "timeout", valueName: "seconds",
+        "timeout", short: "t", valueName: "seconds",
         help: "Give up after this many seconds; decimals allowed.",
         parser: .seconds, default: DeviceOptions.defaultTimeout
     )

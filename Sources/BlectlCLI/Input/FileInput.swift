@@ -27,7 +27,7 @@ extension ValueParser where Value == InputSource {
         ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> InputSource in
             guard !text.isEmpty else { throw ExpectedValue("a file path, or - for standard input") }
             return text == "-" ? .standardInput : .path(text)
-        }, describe: { $0.description })
+        }, describe: { $0.description }, completion: .files)
     }
 }
 

@@ -1,0 +1,41 @@
+import BlueZKit
+
+/// What the completion scripts offer from bluetoothd (`blectl __complete devices|adapters`):
+/// read from BlueZ's objects (GetManagedObjects), nothing scanned or connected.
+enum CompletionValues {
+    /// How long Tab may wait for bluetoothd: 0.5 s. Past it, nothing is offered.
+    static let limit = Duration.milliseconds(500)
+
+    /// `value<TAB>description` lines: addresses with the device's alias (else its name),
+    /// sorted by address, each once across adapters; adapter names with their address.
+    /// Empty when the bus or bluetoothd does not answer in time.
+    static func lines(_ kind: CompletionValueKind) async -> [String] {
+        guard let session = try? await Session.open(timeout: limit) else { return [] }
+        defer { session.close() }
+        let adapters = Adapter.all(in: session)
+        switch kind {
+        case .adapters:
+            return adapters.map { adapter in
+                let address = adapter.info?.address?.description ?? ""
+                return address.isEmpty ? adapter.name : "\(adapter.name)\t\(address)"
+            }
+        case .devices:
+            var seen = Set<String>()
+            var lines: [String] = []
+            for device in adapters.flatMap(\.deviceInfos).sorted(by: { $0.address.description < $1.address.description }) {
+                let address = device.address.description
+                guard seen.insert(address).inserted else { continue }
+                let label = (device.alias ?? device.name).map(oneLine) ?? ""
+                lines.append(label.isEmpty ? address : "\(address)\t\(label)")
+            }
+            return lines
+        }
+    }
+
+    /// A name as one line of printable text: tabs, newlines and other controls become spaces.
+    static func oneLine(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map {
+            $0.properties.generalCategory == .control ? " " : $0
+        }))
+    }
+}

@@ -1,0 +1,71 @@
+import Testing
+@testable import BlectlCLI
+import BlueZKit
+
+/// Short names where the field has them (`-t` timeout, `-f` format, `-n` name, `-s`
+/// service, `-h` help): `-t 5` and `-t5`, letters together with a value-taking one last.
+@Suite("short options")
+struct ShortOptionTests {
+    static func parse(_ arguments: [String]) -> Result<Invocation, UsageError> { parseCommandLine(arguments) }
+
+    @Test("each short form means what its long form means", arguments: [
+        (["scan", "-t", "2.5"], ["scan", "--timeout", "2.5"]),
+        (["scan", "-t2.5"], ["scan", "--timeout", "2.5"]),
+        (["scan", "-n", "Tag", "-nSensor"], ["scan", "--name", "Tag", "--name", "Sensor"]),
+        (["scan", "-s", "180f"], ["scan", "--service", "180f"]),
+        (["-f", "text", "scan"], ["--format", "text", "scan"]),
+        (["scan", "-ftext"], ["scan", "--format", "text"]),
+        (["read", "C0:FF:EE:00:00:01", "2a19", "-s180f", "-t", "3"], ["read", "C0:FF:EE:00:00:01", "2a19", "--service", "180f", "--timeout", "3"]),
+        (["notify", "C0:FF:EE:00:00:01", "2a19", "-t", "inf"], ["notify", "C0:FF:EE:00:00:01", "2a19", "--timeout", "inf"]),
+        (["devices", "-t1"], ["devices", "--timeout", "1"]),
+        (["scan", "--rssi-min", "-70", "-t", "1"], ["scan", "--rssi-min=-70", "--timeout=1"]),
+    ])
+    func sameAsLong(short: [String], long: [String]) throws {
+        let a = try Self.parse(short).get()
+        let b = try Self.parse(long).get()
+        #expect(a == b)
+    }
+
+    @Test("help through a short letter, alone or among others")
+    func help() throws {
+        guard case .help(let text) = try Self.parse(["scan", "-h"]).get() else { Issue.record("not help"); return }
+        #expect(text.contains("-t, --timeout <seconds>"))
+        #expect(text.contains("-n, --name <substring>"))
+        #expect(text.contains("-s, --service <uuid>"))
+        #expect(text.contains("-f, --format <format>"))
+        guard case .help = try Self.parse(["scan", "-ht5"]).get() else { Issue.record("not help"); return }
+    }
+
+    @Test("usage errors name the letter or the option", arguments: [
+        (["scan", "-x"], "Unknown option '-x'"),
+        (["scan", "-t"], "Missing value for '--timeout'"),
+        (["scan", "-t", "--updates"], "Missing value for '--timeout'"),
+        (["scan", "-t1", "-t2"], "Option '--timeout' cannot be repeated"),
+        (["scan", "-tx"], "Invalid value 'x' for '--timeout'"),
+        (["scan", "-t=5"], "Invalid value '=5' for '--timeout'"),
+        (["connect", "-n", "x", "C0:FF:EE:00:00:01"], "Unknown option '-n'"),
+        (["scan", "-uq"], "Unknown option '-u'"),
+    ])
+    func errors(arguments: [String], message: String) {
+        guard case .failure(let error) = Self.parse(arguments) else { Issue.record("parsed: \(arguments)"); return }
+        #expect(error.message.hasPrefix(message), "\(error.message)")
+    }
+
+    /// No command has two options with one letter, and every letter is one the field uses
+    /// for that meaning.
+    @Test("short letters: unique per command, and only the field's")
+    func uniqueLetters() {
+        let field: [Character: String] = ["t": "timeout", "f": "format", "n": "name", "s": "service", "h": "help"]
+        for command in BlectlCommands.root.subcommands {
+            let options = ArgumentParser.acceptedOptions(along: [BlectlCommands.root, command])
+            let letters = options.compactMap(\.short)
+            #expect(Set(letters).count == letters.count, "\(command.name): \(letters)")
+            for option in options {
+                if let letter = option.short { #expect(field[letter] == option.long, "\(command.name): -\(letter) is --\(option.long)") }
+            }
+            for option in options where field.values.contains(option.long) {
+                #expect(option.short != nil, "\(command.name): --\(option.long) has no short name")
+            }
+        }
+    }
+}
