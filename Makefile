@@ -27,6 +27,9 @@ PREFIX     ?= /usr/local
 DESTDIR    ?=
 BINDIR     ?= $(PREFIX)/bin
 MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
 # Debian 12 packages: libdbus headers (CDBus, via pkg-config), the dbus-daemon and
 # Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke).
@@ -146,13 +149,18 @@ realbluez-deps: ## Install what test-real needs on the host (apt-get: qemu, debo
 test-real: realbluez-deps ## Acceptance tests against a real bluetoothd in a qemu VM (realbluez/).
 	BLECTL_BIN='$(BLECTL_BIN)' REALBLUEZ_SCRATCH='$(REALBLUEZ_SCRATCH)' realbluez/run
 
-install: build ## Install bin/blectl and man1/blectl.1 under DESTDIR+PREFIX (/usr/local).
-	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1'
+install: build ## Install bin/blectl, man1/blectl.1 and the bash/zsh/fish completions under DESTDIR+PREFIX (/usr/local).
+	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(BASHCOMPDIR)' '$(DESTDIR)$(ZSHCOMPDIR)' '$(DESTDIR)$(FISHCOMPDIR)'
 	install -m 0755 "$(RELEASE_BIN)" '$(DESTDIR)$(BINDIR)/blectl'
 	install -m 0644 man/blectl.1 '$(DESTDIR)$(MANDIR)/man1/blectl.1'
+	"$(RELEASE_BIN)" completions bash > '$(DESTDIR)$(BASHCOMPDIR)/blectl'
+	"$(RELEASE_BIN)" completions zsh > '$(DESTDIR)$(ZSHCOMPDIR)/_blectl'
+	"$(RELEASE_BIN)" completions fish > '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
+	chmod 0644 '$(DESTDIR)$(BASHCOMPDIR)/blectl' '$(DESTDIR)$(ZSHCOMPDIR)/_blectl' '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
 
 uninstall: ## Remove what install put there.
-	rm -f '$(DESTDIR)$(BINDIR)/blectl' '$(DESTDIR)$(MANDIR)/man1/blectl.1'
+	rm -f '$(DESTDIR)$(BINDIR)/blectl' '$(DESTDIR)$(MANDIR)/man1/blectl.1' \
+	    '$(DESTDIR)$(BASHCOMPDIR)/blectl' '$(DESTDIR)$(ZSHCOMPDIR)/_blectl' '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
 
 clean: ## Remove build products (.build, sanitizer builds included, and bench/out).
 	rm -rf '$(SCRATCH)' bench/out
