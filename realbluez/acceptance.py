@@ -9,11 +9,15 @@ Each test asserts exact values and exit statuses; the summary lists every check.
 Exits 0 when all tests pass, 1 otherwise.
 """
 import argparse
+import base64
+import hashlib
 import json
+import random
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 
@@ -1069,6 +1073,284 @@ def test_pair_unpair():
             note("pair test: blesim Real was left paired, removed")
 
 
+# --- notify, and what follows a failed command -----------------------------------------
+
+NOTIFY_KEYS = ["address", "service", "characteristic", "value", "text", "seq", "time", "connection"]
+
+
+def bumble(command, timeout=60):
+    """A control-port command of peripheral.py (through the init's `bumble`) -> answer lines."""
+    check(args.ctl, "--ctl needed for the peripheral's control port")
+    status, out = ctl.command(args.ctl, "bumble " + command, timeout=timeout)
+    eq(status, 0, f"bumble {command}: {out}")
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def notify_values(count, first, timeout=20.0):
+    """blesim Real notifies first..first+count-1 (4 bytes big-endian each) on the vendor
+    notify characteristic, once a link has subscribed (its CCC enabled): asked again until
+    then; nothing is sent to nobody."""
+    t = time.monotonic()
+    while True:
+        answer = bumble(f"notify {count} {first}")[0]
+        if answer.startswith(f"notified {count} "):
+            eq(answer, f"notified {count} ({first}..{first + count - 1}) on 1 link(s)", "bumble notify")
+            return time.monotonic() - t
+        check(answer.startswith("notified 0: "), f"bumble notify: {answer}")
+        if time.monotonic() - t > timeout:
+            raise Failed(f"no link subscribed to {VENDOR_NOTIFY} within {timeout} s")
+        time.sleep(0.1)
+
+
+class Background:
+    """blectl running on the host, its output read as it comes."""
+
+    def __init__(self, *argv):
+        self.argv = argv
+        self.t0 = time.monotonic()
+        self.p = subprocess.Popen([args.blectl, *argv], env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        self.out, self.err = [], []
+        self.readers = [threading.Thread(target=self._read, args=(f, lines), daemon=True)
+                        for f, lines in ((self.p.stdout, self.out), (self.p.stderr, self.err))]
+        for r in self.readers:
+            r.start()
+
+    @staticmethod
+    def _read(f, lines):
+        for line in f:
+            lines.append(line)
+
+    def wait_lines(self, n, timeout=30.0):
+        wait_until(lambda: len(self.out) >= n or self.p.poll() is not None, timeout, f"{n} lines from {self.argv[0]}")
+        check(len(self.out) >= n, f"blectl {self.argv[0]} ended after {len(self.out)} lines: {''.join(self.err)[-600:]}")
+
+    def wait_stderr(self, text, timeout=30.0):
+        wait_until(lambda: text in "".join(self.err) or self.p.poll() is not None, timeout, f"{text!r} on stderr")
+        check(text in "".join(self.err), f"blectl {self.argv[0]} ended without {text!r}: {''.join(self.err)[-800:]}")
+
+    def finish(self, timeout=60.0):
+        try:
+            self.p.wait(timeout=timeout)
+        finally:
+            if self.p.poll() is None:
+                self.p.kill()
+                self.p.wait()
+        for r in self.readers:
+            r.join(5)
+        r = Run(self.argv, self.p.returncode, "".join(self.out), "".join(self.err), time.monotonic() - self.t0)
+        if args.verbose:
+            print("    " + str(r), flush=True)
+        return r
+
+
+def expect_notify_records(r, values, connections):
+    """Every stdout line a value record of the vendor notify characteristic, keys in order,
+    seq 1..n, exactly these values (4-byte big-endian integers) and link numbers."""
+    lines = [line for line in r.out.splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        eq(list(record), NOTIFY_KEYS, "keys of a notify record")
+    eq([x["seq"] for x in records], list(range(1, len(values) + 1)), "seq")
+    eq([x["value"] for x in records], [f"{v:08x}" for v in values], "values, in order")
+    eq([x["connection"] for x in records], connections, "connection of each value")
+    eq({(x["address"], x["service"], x["characteristic"], x["text"]) for x in records},
+       {(PERIPHERAL, VENDOR_SERVICE, VENDOR_NOTIFY, None)} if records else set(), "address, service, characteristic, text")
+    for x in records:
+        check(len(x["time"]) == 24 and x["time"].endswith("Z") and x["time"][19] == ".", f"time RFC 3339 ms: {x['time']}")
+
+
+def assert_no_notify_session(after):
+    """No link (assert_idle), and bluetoothd has no notification session on the vendor
+    notify characteristic (Notifying false where it is still exported)."""
+    assert_idle(after)
+    for path, ifs in managed_objects().items():
+        c = ifs.get("org.bluez.GattCharacteristic1")
+        if c and str(path).startswith(device_path(PERIPHERAL)) and str(c["UUID"]) == VENDOR_NOTIFY:
+            eq(bool(c.get("Notifying", False)), False, f"Notifying of {VENDOR_NOTIFY} after {after}")
+
+
+def notify_argv(*rest):
+    return ["notify", PERIPHERAL, VENDOR_NOTIFY, *rest]
+
+
+def test_notify_count():
+    """--count 20: exactly 20 lines, seq 1..20, the values in the order bumble sent them;
+    then StopNotify and the link closed."""
+    n = Background(*notify_argv("--count", "20", "--timeout", "60"))
+    notify_values(20, 1)
+    r = n.finish()
+    expect_ok(r)
+    expect_notify_records(r, list(range(1, 21)), [1] * 20)
+    assert_no_notify_session("notify --count 20")
+
+
+def test_notify_timeout():
+    """--timeout reached: 0 with the values received; --count 10 not reached in time: 124
+    naming the notifications, after the values received."""
+    n = Background(*notify_argv("--timeout", "6"))
+    notify_values(3, 1)
+    r = n.finish()
+    expect_ok(r)
+    expect_notify_records(r, [1, 2, 3], [1, 1, 1])
+    check(5.8 <= r.elapsed <= 9.0, f"ends at its 6 s timeout (took {r.elapsed:.2f} s)")
+    assert_no_notify_session("notify --timeout 6")
+    c = Background(*notify_argv("--count", "10", "--timeout", "6"))
+    notify_values(4, 1)
+    r = c.finish()
+    expect_rc(r, 124)
+    expect_notify_records(r, [1, 2, 3, 4], [1] * 4)
+    eq(error_of(r), {"code": "timed_out", "exit_status": 124,
+                     "message": f"timed out during notifications of characteristic {VENDOR_NOTIFY} in service {VENDOR_SERVICE} "
+                                f"on {PERIPHERAL}",
+                     "operation": "notifications", "address": PERIPHERAL, "service": VENDOR_SERVICE,
+                     "characteristic": VENDOR_NOTIFY, "dbus_error": None}, "error of notify --count 10 --timeout 6")
+    assert_no_notify_session("notify --count 10 --timeout 6")
+
+
+def test_notify_link_drop():
+    """The peripheral drops the link (bumble disconnects): a plain notify ends 4 after the
+    values received, with its error object; its session (kept by bluetoothd over the loss)
+    stopped, no link."""
+    n = Background(*notify_argv("--timeout", "60"))
+    notify_values(5, 1)
+    n.wait_lines(5)
+    eq(bumble("drop"), ["dropped 1 link(s)"], "bumble drop")
+    r = n.finish()
+    expect_rc(r, 4)
+    expect_notify_records(r, [1, 2, 3, 4, 5], [1] * 5)
+    eq(error_of(r), {"code": "disconnected", "exit_status": 4,
+                     "message": f"disconnected during notifications of characteristic {VENDOR_NOTIFY} in service "
+                                f"{VENDOR_SERVICE} on {PERIPHERAL}",
+                     "operation": "notifications", "address": PERIPHERAL, "service": VENDOR_SERVICE,
+                     "characteristic": VENDOR_NOTIFY, "dbus_error": None}, "error of notify after the link drop")
+    assert_no_notify_session("notify and a link drop")
+
+
+def test_notify_reconnect():
+    """--reconnect across 3 link drops forced by the peripheral: the values sent on each of
+    the 4 links arrive, in order, seq 1..80, tagged with links 1..4; each loss and
+    reconnection on stderr; at --count 80 exit 0, no link, no session."""
+    per_link = 20
+    n = Background(*notify_argv("--reconnect", "--count", str(4 * per_link), "--timeout", "150"))
+    for link in range(1, 5):
+        notify_values(per_link, (link - 1) * per_link + 1)
+        n.wait_lines(link * per_link)
+        if link == 4:
+            break
+        eq(bumble("drop"), ["dropped 1 link(s)"], f"bumble drop of link {link}")
+        n.wait_stderr(f'"event":"link_lost","address":"{PERIPHERAL}","connection":{link}}}')
+        n.wait_stderr(f'"event":"reconnected","address":"{PERIPHERAL}","connection":{link + 1}}}', timeout=60)
+    r = n.finish()
+    expect_rc(r, 0)
+    expect_notify_records(r, list(range(1, 4 * per_link + 1)), [k for k in range(1, 5) for _ in range(per_link)])
+    events = [json.loads(line) for line in r.err.splitlines() if line.strip()]
+    eq([(e["event"], e["connection"]) for e in events if e["event"] != "reconnect_failed"],
+       [("link_lost", 1), ("reconnected", 2), ("link_lost", 2), ("reconnected", 3), ("link_lost", 3), ("reconnected", 4)],
+       "link losses and reconnections on stderr")
+    failed = [e for e in events if e["event"] == "reconnect_failed"]
+    if failed:
+        note(f"notify --reconnect: {len(failed)} reconnection attempt(s) failed and were retried: "
+             f"{'; '.join(e['message'] for e in failed)[:400]}")
+    assert_no_notify_session("notify --reconnect")
+
+
+def fail_then(what):
+    """A command that fails after connecting (read of 2a00, exit 3), then at once what():
+    -> (whether the link was still up when what() started, what() returns)."""
+    first = blectl("read", PERIPHERAL, "2a00", "--timeout", "30")
+    expect_rc(first, 3)
+    linked = connected_now()
+    return linked, what()
+
+
+def test_request_after_failure():
+    """request right after a failed command, while bluetoothd still holds the link for its
+    disconnect timer (and refuses StartNotify there): the exact answer, the request written
+    once, nothing left."""
+    commands, _ = peripheral_counters()
+    linked, r = fail_then(lambda: blectl(*request_argv("01", "--response-prefix", "81")))
+    expect_ok(r)
+    eq(r.json(), {"address": PERIPHERAL, "request": "01", "responses": [{"value": "81030104", "text": None}]}, "request 01")
+    eq(peripheral_counters()[0], commands + ["01"], "the peripheral received the request once")
+    if not linked:
+        note("request after a failure: the failed command's link was already down (nothing to test this time)")
+    assert_no_notify_session("request after a failed command")
+
+
+def test_notify_after_failure():
+    """notify --count right after a failed command: subscribed on a link of its own,
+    exactly the values sent, nothing left."""
+    def run():
+        n = Background(*notify_argv("--count", "5", "--timeout", "60"))
+        notify_values(5, 1)
+        return n.finish()
+    linked, r = fail_then(run)
+    expect_ok(r)
+    expect_notify_records(r, [1, 2, 3, 4, 5], [1] * 5)
+    if not linked:
+        note("notify after a failure: the failed command's link was already down (nothing to test this time)")
+    assert_no_notify_session("notify after a failed command")
+
+
+# --- blectl inside the VM (fd passing needs the VM's Unix socket bus) ------------------
+
+def vm_blectl(*argv, files=None, stdin=None, timeout=60):
+    """blectl run inside the VM on its own system bus (vmexec.py): -> Run."""
+    check(args.ctl, "--ctl needed to run blectl in the VM")
+    spec = {"argv": list(argv), "timeout": timeout,
+            "files": {path: base64.b64encode(data).decode() for path, data in (files or {}).items()},
+            "stdin": base64.b64encode(stdin).decode() if stdin is not None else None}
+    status, out = ctl.command(args.ctl, "blectl-exec " + base64.b64encode(json.dumps(spec).encode()).decode(),
+                              timeout=timeout + 30)
+    eq(status, 0, f"blectl-exec: {out[-600:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    r = Run(argv, result["status"], result["stdout"], result["stderr"], result["seconds"])
+    if args.verbose:
+        print("    (in the VM) " + str(r), flush=True)
+    eq(r.rc == 127 and "not in this VM" in r.err, False, f"blectl in the VM: {r.err.strip()}")
+    return r
+
+
+def stream_received():
+    """bumble's record of what reached the vendor write characteristic since reset-stream."""
+    line = bumble("stream")[0]
+    fields = dict(part.strip().split(" ", 1) for part in line.split(";"))
+    return {"bytes": int(fields["bytes"]), "packets": int(fields["packets"]), "largest": int(fields["largest"]),
+            "sha256": fields["sha256"], "mtu": fields["mtu"]}
+
+
+def test_write_file_in_vm():
+    """write --without-response --file, blectl in the VM: through AcquireWrite (acquired
+    true), packets of MTU - 3 bytes, 512 at most (bluetoothd reads 512 bytes of a datagram);
+    bumble received the file byte-exact (length
+    and sha256), in as many Write Commands as blectl reports, over a link of the MTU
+    blectl reports; then --file - (stdin) the same way."""
+    data = random.Random(10).randbytes(5000)
+    for source, kwargs in (("/tmp/blob", {"files": {"/tmp/blob": data}}), ("-", {"stdin": data})):
+        eq(bumble("reset-stream"), ["reset"], "bumble reset-stream")
+        r = vm_blectl("write", PERIPHERAL, VENDOR_WRITE, "--without-response", "--file", source, "--timeout", "60", **kwargs)
+        expect_ok(r)
+        record = r.json()
+        eq(list(record), ["address", "service", "characteristic", "bytes", "packets", "mtu", "acquired", "seconds"],
+           "keys of the write --file record")
+        mtu = record["mtu"]
+        check(isinstance(mtu, int) and 23 <= mtu <= 517, f"mtu {mtu}")
+        eq({k: record[k] for k in ("address", "service", "characteristic", "bytes", "packets", "acquired")},
+           {"address": PERIPHERAL, "service": VENDOR_SERVICE, "characteristic": VENDOR_WRITE, "bytes": len(data),
+            "packets": -(-len(data) // min(mtu - 3, 512)), "acquired": True}, f"write --file {source}")
+        # Write Commands are not acknowledged: give the last ones the time to arrive.
+        want = {"bytes": len(data), "packets": record["packets"], "largest": min(mtu - 3, 512),
+                "sha256": hashlib.sha256(data).hexdigest(), "mtu": str(mtu)}
+        try:
+            wait_until(lambda: stream_received() == want, 10.0, "the whole file at the peripheral")
+        except Failed:
+            eq(stream_received(), want, f"what the peripheral received of --file {source}")
+        note(f"write --file {source} in the VM: {len(data)} bytes in {record['packets']} packets, MTU {mtu}, "
+             f"{record['seconds']} s")
+        assert_idle(f"write --file {source} in the VM")
+
+
 def test_read_descriptor_noplugin():
     """Without the battery plugin nobody subscribes to 2a19: its CCC is 00 00."""
     if bluetoothd_args != "--noplugin=battery":  # run on its own (-k)
@@ -1091,6 +1373,8 @@ TESTS = [
     test_read_descriptor, test_read_refused, test_read_unknown_device, test_write_vendor, test_write_refused,
     test_request, test_request_timeout, test_disconnect_held, test_disconnect_not_connected,
     test_unpair_connected, test_pair_unpair,
+    test_notify_count, test_notify_timeout, test_notify_link_drop, test_notify_reconnect,
+    test_request_after_failure, test_notify_after_failure, test_write_file_in_vm,
     test_bluetoothd_restart_during_connect,
     # Last: these restart bluetoothd without the battery plugin.
     test_battery_noplugin, test_connect_noplugin, test_read_descriptor_noplugin,

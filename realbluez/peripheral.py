@@ -15,6 +15,13 @@ Prints "PERIPHERAL-READY" once everything advertises.
 
 Control port (127.0.0.1:7778 inside the VM, one command line per TCP connection, the
 answer is text lines; the init's command channel relays it as `fixture` / `bumble-state`):
+  notify N [FIRST]  notifies FIRST..FIRST+N-1 (FIRST 1 by default), each as 4 bytes
+            big-endian, on 5a1e0003-... to every link subscribed to it, in order;
+            "notified N (FIRST..LAST) on K link(s)" ("notified 0: ..." without a subscriber)
+  drop      blesim Real's links terminated from the peripheral side; "dropped N link(s)"
+  stream    what 5a1e0002-... received since `reset-stream`, as one stream: "bytes N;
+            packets P; largest L; sha256 HEX; mtu M" (the ATT MTU of the links it came over)
+  reset-stream  starts that record again
   state     every bumble controller's LE links, pending connection and advertising state;
             "blesim Real received: commands N HEX...; pairings N" (vendor commands written
             to 5a1e0002-..., in order, and pairings completed, since the start)
@@ -38,6 +45,7 @@ time (subclass / instance attributes, bumble itself is unchanged):
 
 import argparse
 import asyncio
+import hashlib
 import logging
 import sys
 
@@ -148,7 +156,9 @@ def build_peripheral(link):
         )
     ]
     # What the acceptance tests check arrived (or did not): the control port's `state`.
-    received = {"commands": [], "pairings": 0}
+    # "stream": every value written to 5a1e0002-... since the last `reset-stream`, as one
+    # byte stream (bytes, packets, sha256) with the ATT MTU of the link each came over.
+    received = {"commands": [], "pairings": 0, "stream": StreamRecord()}
     vendor_notify = Characteristic(
         VENDOR_NOTIFY, Characteristic.Properties.NOTIFY, Characteristic.READABLE, b""
     )
@@ -157,6 +167,9 @@ def build_peripheral(link):
         value = bytes(value)
         log.info("vendor command %s from %s", value.hex(), connection.peer_address)
         received["commands"].append(value.hex())
+        received["stream"].add(value, connection.att_mtu)
+        if len(value) > 1:
+            return  # a file streamed by write --file: no answer per packet
         if value == b"\x01":
             answer = bytes([0x81, *FIRMWARE])
         elif value == b"\x02":
@@ -202,7 +215,33 @@ def build_peripheral(link):
         (AdvertisingData.TX_POWER_LEVEL, bytes([4])),
     )
     device.blesim_received = received
+    device.blesim_vendor_notify = vendor_notify
     return device, data
+
+
+class StreamRecord:
+    """What arrived on the vendor write characteristic, as one stream."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.hash = hashlib.sha256()
+        self.bytes = 0
+        self.packets = 0
+        self.largest = 0
+        self.mtus = set()
+
+    def add(self, value, mtu):
+        self.hash.update(value)
+        self.bytes += len(value)
+        self.packets += 1
+        self.largest = max(self.largest, len(value))
+        self.mtus.add(mtu)
+
+    def line(self):
+        return (f"bytes {self.bytes}; packets {self.packets}; largest {self.largest}; "
+                f"sha256 {self.hash.hexdigest()}; mtu {' '.join(map(str, sorted(self.mtus))) or 'none'}")
 
 
 def build_filler(link, index, name):
@@ -234,8 +273,18 @@ class Control:
         try:
             line = (await asyncio.wait_for(reader.readline(), 10)).decode().strip()
             async with self.lock:
+                words = line.split()
                 if line == "state":
                     out = self.state()
+                elif words[:1] == ["notify"] and len(words) in (2, 3):
+                    out = await self.notify(int(words[1]), int(words[2]) if len(words) == 3 else 1)
+                elif line == "drop":
+                    out = await self.drop()
+                elif line == "stream":
+                    out = [self.peripheral.blesim_received["stream"].line()]
+                elif line == "reset-stream":
+                    self.peripheral.blesim_received["stream"].reset()
+                    out = ["reset"]
                 elif line in ("fixture", "fixture no-power-cycle"):
                     out = await self.fixture(power_cycle=(line == "fixture"))
                 else:
@@ -262,6 +311,42 @@ class Control:
                 out.append(f"{device.name} received: commands {len(received['commands'])} "
                            f"{' '.join(received['commands'])}".rstrip() + f"; pairings {received['pairings']}")
         return out
+
+    @property
+    def peripheral(self):
+        return self.advertisers[0][0]
+
+    async def notify(self, count, first):
+        """Values first..first+count-1, each 4 bytes big-endian, notified on 5a1e0003-... to
+        every link whose CCC enables notifications, in order, each sent before the next.
+        -> "notified N (FIRST..LAST) on K link(s)"; nothing is sent without a subscriber."""
+        device = self.peripheral
+        characteristic = device.blesim_vendor_notify
+        subscribers = [c for c in device.connections.values() if self.subscribed(device, c, characteristic)]
+        if not subscribers:
+            return [f"notified 0: no link subscribed to {VENDOR_NOTIFY}"]
+        for value in range(first, first + count):
+            for c in subscribers:
+                await device.notify_subscriber(c, characteristic, value.to_bytes(4, "big"))
+        log.info("notified %d (%d..%d) on %d link(s)", count, first, first + count - 1, len(subscribers))
+        return [f"notified {count} ({first}..{first + count - 1}) on {len(subscribers)} link(s)"]
+
+    @staticmethod
+    def subscribed(device, connection, characteristic):
+        subscribers = device.gatt_server.subscribers.get(connection, {})
+        cccd = subscribers.get(characteristic.handle)
+        return bool(cccd) and bool(cccd[0] & 1)
+
+    async def drop(self):
+        """blesim Real's links dropped from the peripheral side (LL_TERMINATE_IND, reason
+        Remote User Terminated Connection), as a device going out of range or off would.
+        -> "dropped N link(s)"."""
+        device = self.peripheral
+        connections = list(device.connections.values())
+        for c in connections:
+            await asyncio.wait_for(c.disconnect(hci.HCI_ErrorCode.REMOTE_USER_TERMINATED_CONNECTION_ERROR), 5)
+        log.info("dropped %d link(s)", len(connections))
+        return [f"dropped {len(connections)} link(s)"]
 
     @staticmethod
     def controller_of(device):

@@ -5,7 +5,8 @@ import DBusKit
 /// ``ConnectedDevice/withAcquiredWrite(_:timeout:_:)``.
 ///
 /// Each ``write(_:timeout:)`` is one datagram on a `SOCK_SEQPACKET` socket, which bluetoothd
-/// sends as one ATT Write Command: a value is at most ``maximumValueLength`` (MTU - 3) bytes.
+/// sends as one ATT Write Command: a value is at most ``maximumValueLength`` (MTU - 3, and
+/// 512 at most) bytes.
 /// The socket's fullness is the link's back-pressure: a write waits for room (POLLOUT),
 /// never drops a value and never spins. While the characteristic is held, BlueZ answers
 /// WriteValue on it with NotPermitted "Write acquired", to every client. The link dropping
@@ -32,8 +33,10 @@ public final class AcquiredWrite: Sendable {
     }
 
     /// The longest value one write carries: MTU - 3 bytes (an ATT Write Command spends 3 on
-    /// its opcode and handle; bluetoothd forwards each datagram as one).
-    public var maximumValueLength: Int { mtu - 3 }
+    /// its opcode and handle; bluetoothd forwards each datagram as one), and 512 at most (the
+    /// longest attribute value; bluetoothd 5.66 reads each datagram into 512 bytes and cuts
+    /// a longer one short): see ``ATT/maximumWriteWithoutResponseLength(mtu:)``.
+    public var maximumValueLength: Int { ATT.maximumWriteWithoutResponseLength(mtu: mtu) }
 
     /// How many writes so far found the socket full and waited for room (back-pressure).
     public var waitsForRoom: Int { socket.waitsForRoom }
@@ -53,7 +56,7 @@ public final class AcquiredWrite: Sendable {
     ///   `CancellationError` (the wait ends at once).
     public func write(_ value: [UInt8], timeout: Duration?) async throws {
         guard value.count <= maximumValueLength else {
-            throw BLEError.notSupported(operation, "a value of \(value.count) bytes: a write without response carries at most \(maximumValueLength) (MTU \(mtu) - 3)")
+            throw BLEError.notSupported(operation, "a value of \(value.count) bytes: a write without response carries at most \(maximumValueLength) (MTU \(mtu) - 3, at most 512)")
         }
         do {
             try await socket.send(value, timeout: timeout)

@@ -101,12 +101,25 @@ extension Device {
 
     /// Connects, waits for services to resolve, runs `body`, and disconnects if we connected.
     ///
+    /// A link found up (``ConnectionOrigin/alreadyConnected``) may be on its way down:
+    /// bluetoothd 5.66 keeps Connected and ServicesResolved true for its 2 s disconnect timer
+    /// after a Disconnect (another client's, or the command before's), answers reads and
+    /// writes meanwhile, and refuses StartNotify with `org.bluez.Error.NotConnected`
+    /// ("Device is disconnecting", bluez/src/gatt-client.c). When such a link goes down before
+    /// its services are resolved, or `body` fails with ``BLEError/disconnected(_:)`` during an
+    /// operation that changes nothing on the device (a read, a service lookup, a notification
+    /// setup), this waits (within `timeout`) for
+    /// Connected=false, connects anew and runs `body` once more on that link, which it then
+    /// disconnects at the end. A write that fails so is not repeated: whether it reached the
+    /// device is unknown.
+    ///
     /// - Parameters:
     ///   - timeout: the limit for connecting and resolving services together.
     ///   - disconnectTimeout: how long to wait for the Disconnect reply when `body` ends
     ///     normally; when interrupted, ``CleanupPolicy/interruptedTimeout``.
     /// - Throws: the errors of ``connect(timeout:)`` and ``waitForServicesResolved(timeout:)``,
-    ///   what `body` throws; a ``BLEError/disconnected(_:)`` that came with Bluetooth itself
+    ///   ``BLEError/timedOut(_:)`` (connect) when a link found up does not go down in time to
+    ///   connect anew, what `body` throws; a ``BLEError/disconnected(_:)`` that came with Bluetooth itself
     ///   going away (bluetoothd stopping, the adapter powered off or removed) is thrown as
     ///   that ``BLEError/unavailable(_:)`` (``Adapter/unavailabilityAfterLinkLoss(within:)``).
     public func withConnection<T: Sendable>(
@@ -132,7 +145,17 @@ extension Device {
                 origin = try await reconnectAfterLinkWentDown(deadline: deadline)
                 try await waitForServicesResolved(timeout: deadline - .now)
             }
-            result = .success(try await body(ConnectedDevice(device: self, origin: origin)))
+            do {
+                result = .success(try await body(ConnectedDevice(device: self, origin: origin)))
+            } catch let error as BLEError where origin == .alreadyConnected && !Task.isCancelled && error.isLinkLossBeforeAnyEffect {
+                // The link we found went down under `body` (or is going down: bluetoothd 5.66
+                // refuses StartNotify with NotConnected during its disconnect timer, while reads
+                // still work) before anything took effect on the device: run `body` once more
+                // on a link of our own.
+                origin = try await reconnectAfterLinkWentDown(deadline: deadline)
+                try await waitForServicesResolved(timeout: deadline - .now)
+                result = .success(try await body(ConnectedDevice(device: self, origin: origin)))
+            }
         } catch {
             result = .failure(error)
         }
@@ -153,8 +176,9 @@ extension Device {
     }
 
     /// Connects again once a link found up has gone down before anything was done on it:
-    /// finds the device again if BlueZ removed its object, then connects within `deadline`.
-    private func reconnectAfterLinkWentDown(deadline: ContinuousClock.Instant) async throws -> ConnectionOrigin {
+    /// waits for Connected=false, finds the device again if BlueZ removed its object, then
+    /// connects within `deadline`.
+    func reconnectAfterLinkWentDown(deadline: ContinuousClock.Instant) async throws -> ConnectionOrigin {
         try await waitUntilDisconnected(timeout: deadline - .now, operation: operation(.connect))
         if session.withCache({ [path] in $0[path, BlueZ.deviceInterface] == nil }) {
             _ = try await Device.find(address, on: adapter, timeout: deadline - .now)
@@ -166,5 +190,19 @@ extension Device {
     func refinedLinkLoss(_ error: any Error) async -> any Error {
         guard let bleError = error as? BLEError, case .disconnected = bleError, !Task.isCancelled else { return error }
         return await adapter.unavailabilityAfterLinkLoss() ?? error
+    }
+}
+
+extension BLEError {
+    /// Whether this is a link loss during an operation that changes nothing on the device (a
+    /// read, a service lookup or resolution, a battery read, a notification setup that
+    /// StartNotify or AcquireNotify refused or that the loss cut short): doing it again on a
+    /// new link repeats nothing the device saw.
+    var isLinkLossBeforeAnyEffect: Bool {
+        guard case .disconnected(let operation) = self else { return false }
+        switch operation.kind {
+        case .read, .serviceLookup, .serviceResolution, .battery, .notificationSetup: return true
+        default: return false
+        }
     }
 }

@@ -18,7 +18,13 @@ extension Device {
     /// then StartNotify
     /// (InProgress answers retried): all within `timeout`. `body` runs once StartNotify has
     /// answered; values notified before that answer are in the stream too. A link lost during
-    /// the set-up fails it, with or without a policy.
+    /// the set-up fails it, with or without a policy, except on a link found up
+    /// (``ConnectionOrigin/alreadyConnected``): bluetoothd 5.66 refuses StartNotify with
+    /// `org.bluez.Error.NotConnected` while it is disconnecting a link (its 2 s disconnect
+    /// timer, e.g. after the command before failed), so when StartNotify is refused so, or the
+    /// link goes down before the subscription is set up, this waits within `timeout` for
+    /// Connected=false, connects anew and sets up again on that link (which is then ours to
+    /// disconnect at the end).
     ///
     /// The stream: every value, once, in bus order, each with the bytes its own signal
     /// carried, tagged with its link number (unbounded buffer: none is dropped, whatever the
@@ -81,17 +87,31 @@ extension Device {
             throw await refinedLinkLoss(error)
         }
         let state = SubscriptionState(origin: origin)
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SubscriptionEvent.self)
+        var (stream, continuation) = AsyncThrowingStream.makeStream(of: SubscriptionEvent.self)
         var watcher: UInt64?
         let result: Result<T, any Error>
         do {
-            try await waitForServicesResolved(timeout: deadline - .now)
-            let connected = ConnectedDevice(device: self, origin: origin)
-            let found = try await characteristic(connected)
-            try connected.require(found, oneOf: Self.notifyingFlags, for: .notificationSetup, "notify")
-            state.locked { $0.characteristic = found }
-            watcher = watchSubscription(state, ending: reconnect == nil, into: continuation)
-            try await awaitCancellable(startNotify(found, state: state, timeout: deadline - .now))
+            let found: GATTCharacteristic
+            do {
+                found = try await subscribe(state, origin: origin, deadline: deadline, ending: reconnect == nil,
+                                            characteristic: characteristic, into: continuation, watcher: &watcher)
+            } catch let error as BLEError where origin == .alreadyConnected && !Task.isCancelled && error.isLinkLossBeforeAnyEffect {
+                // The link we found was on its way down: bluetoothd 5.66 refuses StartNotify
+                // with NotConnected during its disconnect timer (after the command before
+                // failed and asked for Disconnect), or the link went down before its services
+                // were resolved. Nothing is subscribed yet: once it is down, connect anew (this
+                // command's link from then on) and subscribe on it, with a fresh stream.
+                if let stale = watcher { session.removeWatcher(stale) }
+                watcher = nil
+                continuation.finish()
+                (stream, continuation) = AsyncThrowingStream.makeStream(of: SubscriptionEvent.self)
+                state.locked { $0 = SubscriptionState.Values(origin: nil, sessions: $0.sessions) }
+                let renewed = try await reconnectAfterLinkWentDown(deadline: deadline)
+                state.locked { $0.origin = renewed }
+                found = try await subscribe(state, origin: renewed, deadline: deadline, ending: reconnect == nil,
+                                            characteristic: characteristic, into: continuation, watcher: &watcher)
+            }
+            let stream = stream, continuation = continuation
             result = .success(try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
                 if let reconnect {
                     group.addTask {
@@ -113,6 +133,23 @@ extension Device {
         } catch {
             throw await refinedLinkLoss(error)
         }
+    }
+
+    /// Subscribes on the connection `origin` describes: waits for ServicesResolved, resolves
+    /// the characteristic (refusing one that can neither notify nor indicate), registers the
+    /// watcher (into `watcher`, removed by the caller), then StartNotify within `deadline`.
+    private func subscribe(_ state: SubscriptionState, origin: ConnectionOrigin, deadline: ContinuousClock.Instant, ending: Bool,
+                           characteristic: @Sendable (ConnectedDevice) async throws -> GATTCharacteristic,
+                           into continuation: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation,
+                           watcher: inout UInt64?) async throws -> GATTCharacteristic {
+        try await waitForServicesResolved(timeout: deadline - .now)
+        let connected = ConnectedDevice(device: self, origin: origin)
+        let found = try await characteristic(connected)
+        try connected.require(found, oneOf: Self.notifyingFlags, for: .notificationSetup, "notify")
+        state.locked { $0.characteristic = found }
+        watcher = watchSubscription(state, ending: ending, into: continuation)
+        try await awaitCancellable(startNotify(found, state: state, timeout: deadline - .now))
+        return found
     }
 
     /// The characteristic flags that allow a subscription (bluetoothd would pass a

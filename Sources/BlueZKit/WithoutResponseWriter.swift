@@ -6,7 +6,7 @@ import DBusKit
 /// GattCharacteristic1.WriteValue with type "command" (bluez/doc/org.bluez.GattCharacteristic.rst).
 ///
 /// Either way one ``write(_:timeout:)`` is one ATT Write Command of at most
-/// ``maximumValueLength`` (MTU - 3) bytes, and the values go out in the order written
+/// ``maximumValueLength`` (MTU - 3, 512 at most) bytes, and the values go out in the order written
 /// (write from one task). Through the socket a write waits while it is full; by WriteValue
 /// each write waits for BlueZ's reply (bluetoothd answers once the command is queued).
 public struct WithoutResponseWriter: Sendable {
@@ -45,8 +45,9 @@ public struct WithoutResponseWriter: Sendable {
     /// Whether the writes go through AcquireWrite's socket.
     public var isAcquired: Bool { acquired != nil }
 
-    /// The longest value one write carries: MTU - 3 bytes.
-    public var maximumValueLength: Int { mtu - 3 }
+    /// The longest value one write carries: MTU - 3 bytes, 512 at most
+    /// (``ATT/maximumWriteWithoutResponseLength(mtu:)``).
+    public var maximumValueLength: Int { ATT.maximumWriteWithoutResponseLength(mtu: mtu) }
 
     /// Writes `value` as one ATT Write Command.
     /// - Parameters:
@@ -65,7 +66,7 @@ public struct WithoutResponseWriter: Sendable {
         guard value.count <= maximumValueLength else {
             let operation = BLEOperation(.write, address: device.device.address, service: characteristic.service,
                                          characteristic: characteristic.uuid)
-            throw BLEError.notSupported(operation, "a value of \(value.count) bytes: a write without response carries at most \(maximumValueLength) (MTU \(mtu) - 3)")
+            throw BLEError.notSupported(operation, "a value of \(value.count) bytes: a write without response carries at most \(maximumValueLength) (MTU \(mtu) - 3, at most 512)")
         }
         try await device.write(characteristic, value, type: .command, timeout: timeout ?? .seconds(30))
     }

@@ -228,9 +228,9 @@ struct HelpTextTests {
 
             With --without-response --file PATH (or - for standard input) instead of
             <value>, sends the bytes as write-without-response packets of the link's
-            maximum size, MTU - 3 bytes each but the last: through the socket BlueZ hands
-            over with AcquireWrite, waiting whenever it is full, or, when BlueZ refuses
-            AcquireWrite, by WriteValue with type command. Prints address, service,
+            maximum size, MTU - 3 bytes (512 at most) each but the last: through the socket
+            BlueZ hands over with AcquireWrite, waiting whenever it is full, or, when BlueZ
+            refuses AcquireWrite, by WriteValue with type command. Prints address, service,
             characteristic, bytes, packets, mtu, acquired and seconds once BlueZ has taken
             every packet. --timeout then bounds finding, connecting and acquiring, and then
             each wait for the link to take the next packet; reading the input has no limit.
@@ -256,9 +256,9 @@ struct HelpTextTests {
                                       Required with --file.
               --file <path>           Stream this file (- for standard input) as
                                       write-without-response packets of the link's maximum
-                                      size (MTU - 3 bytes), through AcquireWrite when BlueZ
-                                      grants it, else WriteValue. Needs --without-response;
-                                      takes the place of <value>.
+                                      size (MTU - 3 bytes, 512 at most), through
+                                      AcquireWrite when BlueZ grants it, else WriteValue.
+                                      Needs --without-response; takes the place of <value>.
               -t, --timeout <seconds>
                                       Give up after this many seconds, connecting included;
                                       decimals allowed. (default: 20)

@@ -9,7 +9,13 @@
 // command works on that link, which it did not make (one Connect in all; `connect` says
 // was_connected). A link found up that goes down before its services are resolved (the
 // command before gave up during service resolution) is connected anew.
+//
+// StartNotify is refused on such a link (NotConnected "Device is disconnecting"): `request`
+// and `notify` right after a failed command failed 4 at notification_setup on the real
+// bluetoothd (realbluez, test_request_after_failure). They now wait for the link to go down,
+// connect anew and subscribe on their own link, which they then disconnect.
 
+import Foundation
 import SimulatorHarness
 import Testing
 
@@ -62,6 +68,48 @@ import Testing
             }
             let connects = try await sim.calls().filter { $0.member == "Connect" }.count
             #expect(connects == 2, "the second command should have connected anew")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    @Test("request right after a failed command: StartNotify refused on the link BlueZ is disconnecting, connected anew, the exact answer")
+    func requestAfterAFailure() async throws {
+        try await Sim.with(fastDisconnect: false) { sim in
+            let first = await sim.blectl(["read", World.vendor, "2a99"])
+            #expect(first.status == 3, "\(first)")
+            try #require(await sim.state().connections.first?.disconnecting == true, "the link was already down: nothing to test")
+            let run = await sim.blectl(["request", World.vendor, "--write", World.vendorWrite, "--notify", World.vendorNotify, "01"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            #expect(run.jsonObject() == ["address": .string(World.vendor), "request": "01", "responses": [["value": "81020007", "text": .null]]])
+            let calls = try await sim.calls()
+            // The refused StartNotify on the old link, then one on the new link, stopped at the end.
+            #expect(calls.filter { $0.member == "StartNotify" }.map(\.outcome) == ["error:org.bluez.Error.NotConnected", "reply"])
+            #expect(calls.filter { $0.member == "WriteValue" }.count == 1, "the request is written once, on the new link")
+            #expect(calls.filter { $0.member == "Connect" }.count == 2, "the second command connects anew")
+            #expect(calls.filter { $0.member == "Disconnect" }.count == 2, "each command disconnects the link it made")
+            try #expect(await sim.waitForState(timeout: .seconds(6)) { $0.connections.isEmpty })
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    @Test("notify --count right after a failed command: subscribed on a new link, exactly the values sent, nothing left")
+    func notifyAfterAFailure() async throws {
+        try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"], fastDisconnect: false) { sim in
+            let first = await sim.blectl(["read", World.gattBattery, "2a99"])
+            #expect(first.status == 3, "\(first)")
+            try #require(await sim.state().connections.first?.disconnecting == true, "the link was already down: nothing to test")
+            let started = Date()
+            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--count", "5", "--timeout", "20"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            NotifyTests.expectRecords(run, values: (1...5).map(NotifyTests.hex), connections: [1, 1, 1, 1, 1], from: started, to: Date())
+            let calls = try await sim.calls()
+            #expect(calls.filter { $0.interface == "org.bluez.GattCharacteristic1" }.map { "\($0.member) \($0.outcome)" }
+                    == ["StartNotify error:org.bluez.Error.NotConnected", "StartNotify reply", "StopNotify reply"])
+            #expect(calls.filter { $0.member == "Connect" }.count == 2, "the second command connects anew")
+            #expect(calls.filter { $0.member == "Disconnect" }.count == 2, "each command disconnects the link it made")
+            try #expect(await sim.waitForState(timeout: .seconds(6)) { $0.connections.isEmpty })
             try await sim.scenarioExpectClean()
         }
     }

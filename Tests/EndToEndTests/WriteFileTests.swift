@@ -120,6 +120,25 @@ struct WriteFileTests {
         }
     }
 
+    @Test("an MTU of 517: packets of 512 bytes (bluetoothd reads 512 of a datagram), byte-exact")
+    func largestMTU() async throws {
+        // Found by the real-bluetoothd rig (realbluez test_write_file_in_vm): with an MTU of
+        // 517, packets of 514 bytes lost their last 2 in bluetoothd's sock_read.
+        let data = Self.randomBytes(10_000)
+        let path = try Self.file(data)
+        defer { unlink(path) }
+        try await Sim.with(faults: ["echo_device": "1", "att_mtu": "517", "acquire_write_drain_bps": "0"]) { sim in
+            let run = await sim.blectl(["write", Self.echo, Self.sink, "--without-response", "--file", path])
+            Self.expectRecord(run, bytes: data.count, packets: (data.count + 511) / 512, mtu: 517, acquired: true)
+            let echo = try await Self.echoState(sim)
+            #expect(echo.bytes == data.count)
+            #expect(echo.packets == (data.count + 511) / 512)
+            #expect(echo.maxPacket == 512)
+            #expect(echo.crc32 == CRC32.hex(data))
+            #expect(echo.oversized == 0)
+        }
+    }
+
     @Test("AcquireWrite refused: WriteValue type command, acquired false", arguments: ["NotSupported", "NotPermitted"])
     func fallback(refusal: String) async throws {
         let data = Self.randomBytes(12_345)

@@ -49,6 +49,9 @@ def _hung_up(sock):
     return any(ev & (select.POLLHUP | select.POLLERR) for _, ev in p.poll(0))
 
 
+# The buffer bluetoothd reads each AcquireWrite datagram into (src/gatt-client.c sock_read).
+BLUETOOTHD_SOCK_READ_BUFFER = 512
+
 class EchoStats:
     """What the echo device's writable characteristic has received, in order: bytes, packets,
     a CRC-32 (zlib's) of all the bytes, the largest and smallest packet, how many came through
@@ -227,7 +230,9 @@ class WriteSocket(AcquiredSocket):
         """Reads datagrams while the budget lasts (None: all there are); the budget left."""
         while not self.closed and (budget is None or budget > 0):
             try:
-                data = self.ours.recv(65536)
+                # bluetoothd 5.66 sock_read: recvmsg into uint8_t buf[512]; the rest of a
+                # longer datagram is lost (SOCK_SEQPACKET truncates), the value sent cut short.
+                data = self.ours.recv(BLUETOOTHD_SOCK_READ_BUFFER)
             except BlockingIOError:
                 return budget
             except OSError:

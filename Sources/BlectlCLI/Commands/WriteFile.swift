@@ -19,7 +19,7 @@ struct WriteFile: Sendable, Equatable {
     /// `--file`: the bytes to stream.
     static let fileOption = Option<InputSource>(
         "file", valueName: "path",
-        help: "Stream this file (- for standard input) as write-without-response packets of the link's maximum size (MTU - 3 bytes), through AcquireWrite when BlueZ grants it, else WriteValue. Needs --without-response; takes the place of <value>.",
+        help: "Stream this file (- for standard input) as write-without-response packets of the link's maximum size (MTU - 3 bytes, 512 at most), through AcquireWrite when BlueZ grants it, else WriteValue. Needs --without-response; takes the place of <value>.",
         parser: .inputSource
     )
 
