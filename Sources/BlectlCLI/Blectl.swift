@@ -66,6 +66,23 @@ public enum Blectl {
         // only puts its calls on the wire (CommandDeadline).
         let command = subcommand.command
         let deadline = ContinuousClock.now + command.timeout
+        if let command = command as? any SessionOpeningSubcommand {
+            var failure: (any Error)?
+            do {
+                try await CommandDeadline.$instant.withValue(deadline) {
+                    try await command.run(global: global, printer: Printer(format: global.format), deadline: deadline)
+                }
+            } catch {
+                failure = error
+            }
+            do {
+                try await StdoutWriter.shared.drain()
+            } catch where failure == nil {
+                throw error
+            } catch {}
+            if let failure { throw failure }
+            return
+        }
         let context = try await CommandContext.open(global, deadline: deadline, requirement: type(of: command).adapterRequirement)
         var failure: (any Error)?
         do {

@@ -138,9 +138,6 @@ extension Session {
     /// ``CleanupPolicy/interruptedTimeout``.
     public static let agentUnregisterTimeout: Duration = .seconds(2)
 
-    /// org.bluez's current unique owner as this session tracks it (in order with the signals).
-    var bluezOwner: String? { state.withLock { $0.bluezOwner } }
-
     /// Exports `agent`, registers it with bluetoothd (AgentManager1.RegisterAgent with its
     /// capability), runs `body`, then unregisters it (UnregisterAgent) and stops exporting it,
     /// also when `body` throws or the task is cancelled (UnregisterAgent is sent anyway).

@@ -298,6 +298,11 @@ public final class Session: Sendable {
         try state.withLock { try body($0.cache) }
     }
 
+    /// The unique bus name (`":1.3"`) of org.bluez's current owner, bluetoothd, as this session
+    /// tracks it: GetNameOwner when it opened, then NameOwnerChanged, in order with the
+    /// signals. Only signals from this name are believed. Nil while bluetoothd is off the bus.
+    public var bluezOwner: String? { state.withLock { $0.bluezOwner } }
+
     /// Whether bluetoothd is on the bus (as far as this session has seen).
     public var isBlueZAvailable: Bool { state.withLock { $0.ended == nil } }
 }

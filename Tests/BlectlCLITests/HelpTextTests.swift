@@ -19,6 +19,7 @@ struct HelpTextTests {
         ("adapters", [["adapters", "--help"], ["adapters", "-h"], ["help", "adapters"]]),
         ("pair", [["pair", "--help"], ["pair", "-h"], ["help", "pair"]]),
         ("unpair", [["unpair", "--help"], ["unpair", "-h"], ["help", "unpair"]]),
+        ("doctor", [["doctor", "--help"], ["doctor", "-h"], ["help", "doctor"]]),
         ("help", [["help", "--help"], ["help", "help"]]),
     ]
 
@@ -61,6 +62,7 @@ struct HelpTextTests {
         "adapters": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
         "pair": ["-t, --timeout <seconds>", "--trust", "--passkey <passkey>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
         "unpair": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
+        "doctor": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
         "completions": ["-h, --help"],
         "help": ["-h, --help"],
     ]
@@ -70,12 +72,12 @@ struct HelpTextTests {
         "get-battery": ["<address>"], "read": ["<address>", "<characteristic>"],
         "write": ["<address>", "<characteristic>", "<value>"], "request": ["<address>", "<value>"],
         "notify": ["<address>", "<characteristic>"], "disconnect": ["<address>"], "info": ["<address>"], "devices": [], "adapters": [],
-        "pair": ["<address>"], "unpair": ["<address>"], "completions": ["<shell>"], "help": ["<subcommand>"],
+        "pair": ["<address>"], "unpair": ["<address>"], "doctor": [], "completions": ["<shell>"], "help": ["<subcommand>"],
     ]
 
     static var allCommands: [String] {
         ["blectl", "scan", "connect", "get-version", "get-battery", "read", "write", "request", "notify",
-         "disconnect", "info", "devices", "adapters", "pair", "unpair", "completions", "help"]
+         "disconnect", "info", "devices", "adapters", "pair", "unpair", "doctor", "completions", "help"]
     }
 
     static func path(for command: String) -> [CommandSpec] {

@@ -72,6 +72,10 @@ struct SignalSweepTests {
         Command(arguments: ["pair", World.secure, "--passkey", "123456"], isComplete: { run in
             run.lines.count == 1 && J.parse(run.lines[0]) == ["address": "C0:FF:EE:00:00:07", "paired": true, "bonded": true, "trusted": false]
         }, faults: World.secureFaults),
+        // doctor: a discovery it starts and must stop.
+        Command(arguments: ["doctor"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0])?["checks"]?.array?.count == 8
+        },
     ]
 
     @Test("SIGINT/SIGTERM at evenly spread moments", arguments: commands)

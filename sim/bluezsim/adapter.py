@@ -66,7 +66,7 @@ class Adapter:
             "UUIDs": ["as", [u16(0x1801), u16(0x1800), u16(0x110E), u16(0x110C), u16(0x1200),
                              u16(0x110B), u16(0x110A), "0000180a-0000-1000-8000-00805f9b34fb"]],
             "Modalias": ["s", "usb:v1D6Bp0246d0542"],
-            "Roles": ["as", ["central", "peripheral"]],
+            "Roles": ["as", [r for r in sim.faults.get("adapter_roles").split(",") if r]],
             # Experimental in 5.66: only with bluetoothd --experimental (fault "experimental").
             "PowerState": ["s", self._power_state(powered)],
         }

@@ -34,6 +34,7 @@ FAULTS = {
     "no_notification": (bool, False, "vendor commands are never answered"),
     "adapter_powered_off": (bool, False, "adapter Powered=false"),
     "no_adapter": (bool, False, "no /org/bluez/hci0 at all"),
+    "adapter_roles": (str, "central,peripheral", "hci0's Adapter1.Roles, comma-separated ('' for none; 'peripheral' for a controller that cannot scan or connect as an LE central)"),
     "power_off_mid_scan_ms": (int, 0, "that long after StartDiscovery the adapter powers off (0 = off)"),
     "start_discovery_in_progress": (int, 0, "answer InProgress to that many StartDiscovery calls; -1 = always"),
     "start_discovery_delay_ms": (int, 0, "delay the StartDiscovery reply"),

@@ -28,6 +28,24 @@ extension BlectlSubcommand {
     func isEqual(to other: any BlectlSubcommand) -> Bool { (other as? Self) == self }
 }
 
+/// A subcommand for which the bus, bluetoothd and the adapter are findings rather than
+/// preconditions (`doctor`): it opens its session itself, instead of being handed a
+/// ``CommandContext``.
+protocol SessionOpeningSubcommand: BlectlSubcommand {
+    /// Runs the command within `deadline`: results through `printer`, failures thrown
+    /// (after the results).
+    func run(global: GlobalOptions, printer: Printer, deadline: ContinuousClock.Instant) async throws
+}
+
+extension SessionOpeningSubcommand {
+    static var adapterRequirement: AdapterRequirement { .none }
+
+    func run(_ context: CommandContext) async throws {
+        try await run(global: GlobalOptions(adapter: context.adapterName, format: context.printer.format),
+                      printer: context.printer, deadline: context.deadline)
+    }
+}
+
 /// What a subcommand needs of the adapter before it runs; the adapter chosen is
 /// ``CommandContext/adapter``. A requirement not met ends blectl with 69 (`unavailable`).
 enum AdapterRequirement: Sendable, Equatable {
@@ -48,7 +66,7 @@ enum Subcommands {
         ScanCommand.self, ConnectCommand.self, GetVersionCommand.self, GetBatteryCommand.self,
         ReadCommand.self, WriteCommand.self, RequestCommand.self, NotifyCommand.self, DisconnectCommand.self,
         InfoCommand.self, DevicesCommand.self, AdaptersCommand.self,
-        PairCommand.self, UnpairCommand.self,
+        PairCommand.self, UnpairCommand.self, DoctorCommand.self,
     ]
 
     /// The subcommand whose canonical name is `name`.
