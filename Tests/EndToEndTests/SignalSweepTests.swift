@@ -72,10 +72,11 @@ struct SignalSweepTests {
         Command(arguments: ["pair", World.secure, "--passkey", "123456"], isComplete: { run in
             run.lines.count == 1 && J.parse(run.lines[0]) == ["address": "C0:FF:EE:00:00:07", "paired": true, "bonded": true, "trusted": false]
         }, faults: World.secureFaults),
-        // doctor: a discovery it starts and must stop.
-        Command(arguments: ["doctor"]) { run in
+        // doctor: a discovery it starts and must stop (StartDiscovery answered after 1 s, so
+        // that most signals come while it is pending or running).
+        Command(arguments: ["doctor"], isComplete: { run in
             run.lines.count == 1 && J.parse(run.lines[0])?["checks"]?.array?.count == 8
-        },
+        }, faults: ["start_discovery_delay_ms": "1000"]),
     ]
 
     @Test("SIGINT/SIGTERM at evenly spread moments", arguments: commands)
