@@ -108,7 +108,8 @@ extension Device {
     /// - Throws: the errors of ``connect(timeout:)`` and ``waitForServicesResolved(timeout:)``,
     ///   what `body` throws; a ``BLEError/disconnected(_:)`` that came with Bluetooth itself
     ///   going away (bluetoothd stopping, the adapter powered off or removed) is thrown as
-    ///   that ``BLEError/unavailable(_:)`` (``Adapter/unavailabilityAfterLinkLoss(within:)``).
+    ///   that ``BLEError/unavailable(_:during:dbusError:)`` naming the operation
+    ///   (``Adapter/unavailabilityAfterLinkLoss(within:)``).
     public func withConnection<T: Sendable>(
         timeout: Duration, disconnectTimeout: Duration = .seconds(4),
         isolation: isolated (any Actor)? = #isolation,
@@ -164,7 +165,7 @@ extension Device {
 
     /// `error`, or when it is a disconnection that came with Bluetooth going away, that.
     func refinedLinkLoss(_ error: any Error) async -> any Error {
-        guard let bleError = error as? BLEError, case .disconnected = bleError, !Task.isCancelled else { return error }
-        return await adapter.unavailabilityAfterLinkLoss() ?? error
+        guard let bleError = error as? BLEError, case .disconnected(let operation) = bleError, !Task.isCancelled else { return error }
+        return await adapter.unavailabilityAfterLinkLoss()?.during(operation) ?? error
     }
 }
