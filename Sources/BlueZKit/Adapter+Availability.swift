@@ -20,9 +20,8 @@ extension Adapter {
         let path = self.path
         let name = self.name
         if grace <= .zero {
-            return session.withCache { cache in
-                session.isBlueZAvailable ? cache.unavailability(ofAdapter: path, named: name).map { .unavailable($0) } : .unavailable(.bluezLeft)
-            }
+            guard session.isBlueZAvailable else { return .unavailable(.bluezLeft) }
+            return session.withCache { $0.unavailability(ofAdapter: path, named: name) }.map { .unavailable($0) }
         }
         do {
             return try await session.wait(for: BLEOperation(.adapter), timeout: grace) { cache, event -> WaitStep<BLEError> in
