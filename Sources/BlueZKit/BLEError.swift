@@ -235,6 +235,10 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
             case BlueZ.Error.failed where busyErrnoMessages.contains(message):
                 return BLEError.busy(operation, dbusError: name, message: message)
             case BlueZ.Error.notReady: return BLEError.unavailable(.notReady, during: operation, dbusError: name)
+            case BlueZ.Error.notConnected where operation.kind == .connect,
+                 BlueZ.Error.failed where operation.kind == .connect && message == "Not connected":
+                // A Connect that fails never had a link up: not a disconnection.
+                return BLEError.failed(operation, dbusError: name, message: message)
             case BlueZ.Error.notConnected: return BLEError.disconnected(operation)
             case BlueZ.Error.notSupported: return BLEError.notSupported(operation, "\(operation): \(message)")
             case DBusErrorName.unknownObject, BlueZ.Error.doesNotExist:

@@ -50,3 +50,18 @@ struct AdapterPowerTests {
         }
     }
 }
+
+@Suite("a Connect that never brought the link up")
+struct NeverConnectedTests {
+    @Test("the device object removed under two Connects: found again, the third connects")
+    func removedTwiceThenConnects() async throws {
+        try await Sim.with(faults: ["remove_device_during_connect_times": "2"]) { sim in
+            let run = await sim.blectl(["get-battery", World.probe])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout == #"{"address":"C0:FF:EE:00:00:01","percentage":87,"source":"battery1"}"# + "\n")
+            #expect(run.stderr == "")
+            try #expect(await sim.calls().filter { $0.member == "Connect" }.count == 3)
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+}

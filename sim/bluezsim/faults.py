@@ -14,6 +14,8 @@ FAULTS = {
     "uuids_in_scan_response": (bool, False, "advertisers first appear without their service UUIDs, which follow 100 ms later as a UUIDs change (advertisement and scan response reported separately: Linux merges them only when the scan response comes right after its advertisement)"),
     "uuids_lost_after_failed_resolution": (bool, False, "a link that goes down before ServicesResolved leaves Device1.UUIDs empty, and advertised UUIDs are ignored, until a connection resolves the services (seen on a real bluetoothd 5.66: device_svc_resolved marks the LE services resolved even when GATT discovery fails, and UUIDs then lists the empty resolved set)"),
     "remove_device_during_connect_once": (bool, False, "the first Connect is never answered; 300 ms later BlueZ removes the device object (as 5.66 does when a cancelled LE connection attempt times out: connect_failed_callback on a temporary device); it reappears when discovered again"),
+    "remove_device_during_connect_times": (int, 0, "as remove_device_during_connect_once, for the next N Connects (-1 = every one)"),
+    "connect_abort_times": (int, 0, "as connect_abort_once, for the next N Connects (-1 = every one): Connected=true for 60 ms, then false, Connect fails le-connection-abort-by-local"),
     "remove_device_during_resolve": (bool, False, "after the Connect reply the device is removed (InterfacesRemoved), no Connected change"),
     "read_never_answers": (bool, False, "ReadValue is never answered"),
     "disconnect_mid_read": (bool, False, "ReadValue stays pending, then the link drops; the read fails Failed 'Operation failed'"),
@@ -121,6 +123,15 @@ class Faults:
             self.values.pop(name, None)
         else:
             self.values[name] = value
+
+    def consume_count(self, name):
+        """A counted fault: True (and one fewer left) while N > 0; always True for -1."""
+        left = self.get(name)
+        if left == 0:
+            return False
+        if left > 0:
+            self.set(name, left - 1)
+        return True
 
     def consume_once(self, name):
         if self.get(name):
