@@ -203,7 +203,7 @@ struct HelpTextTests {
               --offset <bytes>        Start this many bytes into the value, 0 to 65535.
                                       (default: 0)
               --timeout <seconds>     Give up after this many seconds, connecting included;
-                                      decimals allowed. (default: 20)
+                                      decimals allowed, more than 0. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               --format <format>       Output format: json or text. (default: json)
@@ -257,7 +257,7 @@ struct HelpTextTests {
                                       grants it, else WriteValue. Needs --without-response;
                                       takes the place of <value>.
               --timeout <seconds>     Give up after this many seconds, connecting included;
-                                      decimals allowed. (default: 20)
+                                      decimals allowed, more than 0. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               --format <format>       Output format: json or text. (default: json)
@@ -301,7 +301,7 @@ struct HelpTextTests {
                                       responses; without it, every notification is.
               --count <n>             Responses to wait for, 1 to 1000. (default: 1)
               --timeout <seconds>     Give up after this many seconds, connecting included;
-                                      decimals allowed. (default: 20)
+                                      decimals allowed, more than 0. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               --format <format>       Output format: json or text. (default: json)
@@ -358,7 +358,7 @@ struct HelpTextTests {
 
             OPTIONS:
               --timeout <seconds>     Give up after this many seconds, connecting included;
-                                      decimals allowed. (default: 20)
+                                      decimals allowed, more than 0. (default: 20)
               --trust                 Also mark the device trusted (Device1.Trusted), so
                                       that BlueZ lets it connect without asking.
               --passkey <passkey>     The passkey the device displays, 0 to 999999:
@@ -424,7 +424,8 @@ struct HelpTextTests {
               --service <uuid>        The service the characteristic is in, when its UUID
                                       occurs in several services.
               --timeout <seconds>     Stop after this many seconds, connecting included;
-                                      decimals allowed, inf for no limit. (default: 10)
+                                      decimals allowed, more than 0, inf for no limit.
+                                      (default: 10)
               --count <n>             Stop after this many values; if the timeout comes
                                       first, exit 124.
               --reconnect             When the link drops, reconnect within the timeout and
