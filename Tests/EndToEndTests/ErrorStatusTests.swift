@@ -182,6 +182,13 @@ struct ErrorStatusTests {
         Case(label: "access denied, get-version", faults: ["access_denied": "1"], arguments: ["get-version", World.probe],
              status: 77, code: "permission_denied", message: .prefix("permission denied by the D-Bus policy: "),
              operation: "bus", address: probe, dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
+        // The bus set-up is a stage like any other: a sub-second --timeout bounds it.
+        Case(label: "GetManagedObjects never answered, --timeout 0.3 (get_managed_objects_held)",
+             faults: ["get_managed_objects_held": "1"], arguments: ["devices", "--timeout", "0.3"], status: 124, code: "timed_out",
+             message: .exactly("timed out during bus set-up"), operation: "bus"),
+        Case(label: "GetManagedObjects never answered, connect (get_managed_objects_held)",
+             faults: ["get_managed_objects_held": "1"], arguments: ["connect", World.probe, "--timeout", "0.5"], status: 124, code: "timed_out",
+             message: .exactly("timed out during bus set-up"), operation: "bus", address: probe),
         Case(label: "Connect never answered (connect_never_answers)", faults: ["connect_never_answers": "1"],
              arguments: ["connect", World.probe, "--timeout", "1"], status: 124, code: "timed_out",
              message: .exactly("timed out during connect on C0:FF:EE:00:00:01"), operation: "connect", address: probe),

@@ -42,6 +42,7 @@ FAULTS = {
     "start_discovery_held": (bool, False, "StartDiscovery is held unanswered (no session yet, StopDiscovery answers InProgress) until this fault is cleared, then answered and the session started; the client leaving drops it"),
     "start_discovery_unanswered": (bool, False, "StartDiscovery starts the client's discovery (Discovering true, devices reported) but is never answered; StopDiscovery answers InProgress; the session ends when the client leaves the bus. BlueZ 5.66 keeps one pending start per adapter (adapter.c start_discovery: adapter->client), so of two clients starting at once the first is never answered (seen on a real bluetoothd)"),
     "access_denied": (bool, False, "every org.bluez call answers org.freedesktop.DBus.Error.AccessDenied"),
+    "get_managed_objects_held": (bool, False, "GetManagedObjects (on /) is never answered: a client opening its session waits"),
     "bluez_exit_on": (str, "", "when this method is called, the org.bluez connection closes without replying"),
     "bluez_blink_on": (str, "", "when this method is called, bluetoothd blinks first (org.bluez released and taken again at once, then InterfacesAdded for every object, all back to back), then handles the call as usual"),
     "bluez_stop_on": (str, "", "when this method is called, bluetoothd stops as on SIGTERM: every link dropped first (Connected false, pending GATT calls failed), then it leaves the bus 100 ms later; the call is not answered (seen on a real bluetoothd: a restart during service resolution)"),
