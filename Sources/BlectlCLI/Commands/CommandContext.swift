@@ -60,17 +60,19 @@ struct CommandContext: Sendable {
     /// (69), naming the stage that failed and keeping BlueZ's error name, wherever it
     /// happened: discovery, connect, a read, a write, notifications, pairing.
     ///
-    /// Failures that such an event causes (`org.bluez.Error.Failed`, a lost link, a device
-    /// gone, busy) wait up to ``Adapter/linkLossGrace`` for it; the others only look at the
-    /// adapter as it is. Only for commands that needed a powered adapter.
+    /// Failures that such an event causes (`org.bluez.Error.Failed`, a lost link, busy) wait
+    /// up to ``Adapter/linkLossGrace`` for it, within the deadline; the others only look at
+    /// the adapter as it is. Only for commands that needed a powered adapter.
     func refined(_ error: any Error) async -> any Error {
         guard let chosenAdapter, requirement == .powered, !Task.isCancelled,
               let bleError = error as? BLEError else { return error }
         let grace: Duration
         switch bleError {
         case .unavailable, .permissionDenied: return error
-        case .failed, .disconnected, .busy, .deviceNotFound, .protocolError: grace = Adapter.linkLossGrace
-        case .timedOut, .notSupported, .notPermitted, .authenticationFailed, .deviceProtocolError: grace = .zero
+        // Within the deadline: the grace never makes the command overrun its --timeout.
+        case .failed, .disconnected, .busy, .protocolError: grace = min(Adapter.linkLossGrace, remaining)
+        // A scan that ended without the device already failed with the adapter going away.
+        case .deviceNotFound, .timedOut, .notSupported, .notPermitted, .authenticationFailed, .deviceProtocolError: grace = .zero
         }
         guard case .unavailable(let why, _, let name)? = await chosenAdapter.unavailabilityAfterLinkLoss(within: grace) else { return error }
         let stage = bleError.operation ?? bleError.deviceNotFoundAddress.map { BLEOperation(.deviceLookup, address: $0) }
