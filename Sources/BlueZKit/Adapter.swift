@@ -63,6 +63,13 @@ public struct Adapter: Sendable {
     ///   is still powering on at `timeout`; `CancellationError`.
     package static func ready(in session: Session, named name: String?, timeout: Duration) async throws -> Adapter {
         let operation = BLEOperation(.adapter)
+        // Decided from the cache as it is, without a timer (which may fire first with a zero
+        // timeout); only an adapter powering on is waited for.
+        switch session.withCache({ cache -> Choice in choice(in: cache, named: name) }) {
+        case .ready(let path): return Adapter(session: session, path: path)
+        case .unavailable(let why): throw BLEError.unavailable(why, during: operation)
+        case .poweringOn: break
+        }
         let path = try await session.wait(for: operation, timeout: timeout) { cache, _ -> WaitStep<ObjectPath> in
             switch choice(in: cache, named: name) {
             case .ready(let path): .done(path)
