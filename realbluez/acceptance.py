@@ -721,7 +721,7 @@ def test_adapters():
         "hci0  00:1A:7D:DA:71:13  yes      -            no           no        no            central,peripheral  BlueZ 5.66",
     ], "adapters --format text")
     missing = blectl("--adapter", "hci1", "adapters")
-    expect_error(missing, 69, "unavailable", "Bluetooth adapter hci1 not found", address=None)
+    expect_error(missing, 69, "unavailable", "Bluetooth adapter hci1 not found", operation="adapter", address=None)
     assert_idle("adapters")
 
 

@@ -90,7 +90,7 @@ public enum Blectl {
                 try await command.run(context)
             }
         } catch {
-            failure = error
+            failure = await context.refined(error)
         }
         await context.session.connection.flush(within: CleanupPolicy.wireTime)
         context.session.close()

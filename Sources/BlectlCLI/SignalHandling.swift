@@ -6,8 +6,11 @@ import Glibc
 import Musl
 #endif
 
-/// SIGINT and SIGTERM as events: the first cancels the work (clean-up then runs), a second
-/// one ends the process at once by that signal.
+/// The signals that end a process by default (SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
+/// SIGALRM) as events: the first cancels the work (clean-up then runs, and the process then
+/// ends by that signal: 128 + its number), a second one ends the process at once by that
+/// signal. SIGHUP is a closed terminal or a `kill -HUP`; without this, it would end blectl
+/// with its connection and discovery still up.
 /// `@unchecked`: `sources` is written only by `install`, before any signal can arrive.
 final class SignalHandling: @unchecked Sendable {
     private let received = Atomic<Int32>(0)
@@ -19,10 +22,13 @@ final class SignalHandling: @unchecked Sendable {
         return value == 0 ? nil : value
     }
 
+    /// The signals handled, in man/blectl.1's SIGNALS order.
+    static let handled: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM]
+
     /// Starts listening; `onFirst` runs once, on a Dispatch queue, for the first signal.
     func install(onFirst: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "blectl.signals")
-        for sig in [SIGINT, SIGTERM] {
+        for sig in Self.handled {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
             source.setEventHandler { [self] in

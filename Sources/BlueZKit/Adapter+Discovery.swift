@@ -165,11 +165,14 @@ extension Adapter {
                     sighted = path
                 }
             case .changed(adapterPath, BlueZ.adapterInterface, let changed, _):
-                if changed["Powered"]?.bool == false { failure = .unavailable(.poweredOff(adapterName)) }
+                if changed["Powered"]?.bool == false {
+                    failure = .unavailable(cache.unavailability(ofAdapter: adapterPath, named: adapterName) ?? .poweredOff(adapterName),
+                                           during: BLEOperation(.discovery))
+                }
             case .removed(adapterPath, let interfaces) where interfaces.contains(BlueZ.adapterInterface):
-                failure = .unavailable(.noAdapter(adapterName))
+                failure = .unavailable(.adapterRemoved(adapterName), during: BLEOperation(.discovery))
             case .bluezVanished, .busLost:
-                failure = event.unavailability
+                failure = event.unavailability?.during(BLEOperation(.discovery))
             default:
                 break
             }

@@ -22,9 +22,12 @@ public struct Adapter: Sendable {
     }
 
     /// The adapter named `name` (`hci0`).
-    /// - Throws: ``BLEError/unavailable(_:)`` `.noAdapter(name)` when BlueZ has none so named.
+    /// - Throws: ``BLEError/unavailable(_:during:dbusError:)`` `.noAdapter(name)` (stage
+    ///   ``BLEOperation/Kind/adapter``) when BlueZ has none so named.
     public static func named(_ name: String, in session: Session) throws -> Adapter {
-        guard let adapter = all(in: session).first(where: { $0.name == name }) else { throw BLEError.unavailable(.noAdapter(name)) }
+        guard let adapter = all(in: session).first(where: { $0.name == name }) else {
+            throw BLEError.unavailable(.noAdapter(name), during: BLEOperation(.adapter))
+        }
         return adapter
     }
 
@@ -34,39 +37,107 @@ public struct Adapter: Sendable {
         return session.withCache { $0.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool } ?? false
     }
 
+    /// Adapter1.PowerState values (bluez/doc/org.bluez.Adapter.rst; BlueZ >= 5.64, or 5.66 with
+    /// `--experimental`).
+    public enum PowerState {
+        public static let on = "on"
+        public static let off = "off"
+        /// Powering on (bluetoothd just started with AutoEnable, or Powered was set true).
+        public static let offEnabling = "off-enabling"
+        public static let onDisabling = "on-disabling"
+        /// Off and blocked by rfkill.
+        public static let offBlocked = "off-blocked"
+    }
+
     /// blectl's choice of adapter: the one named (which must be powered), or the first
-    /// powered one by path.
-    /// - Parameter name: `hci0`-style name; nil picks the first powered adapter by path.
-    /// - Throws: ``BLEError/unavailable(_:)`` with `.noAdapter` (none, or not the one named) or
-    ///   `.poweredOff`.
-    package static func ready(in session: Session, named name: String?) throws -> Adapter {
-        try session.withCache { cache in
-            let all = cache.paths(with: BlueZ.adapterInterface)
-            let powered = { (path: ObjectPath) in cache.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool == true }
-            if let name {
-                guard let path = all.first(where: { $0.lastComponent == name[...] }) else { throw BLEError.unavailable(.noAdapter(name)) }
-                guard powered(path) else { throw BLEError.unavailable(.poweredOff(name)) }
-                return Adapter(session: session, path: path)
-            }
-            guard let first = all.first else { throw BLEError.unavailable(.noAdapter(nil)) }
-            guard let path = all.first(where: powered) else { throw BLEError.unavailable(.poweredOff(String(first.lastComponent))) }
-            return Adapter(session: session, path: path)
+    /// powered one by path. An adapter still powering on (PowerState `"off-enabling"`) is
+    /// waited for, up to `timeout`; one that is off (`"off"`, or `"off-blocked"` by rfkill, or
+    /// no PowerState) fails at once.
+    /// - Parameters:
+    ///   - name: `hci0`-style name; nil picks the first powered adapter by path (or, while
+    ///     none is powered, waits for the first one powering on).
+    ///   - timeout: how long to wait for an adapter powering on.
+    /// - Throws: ``BLEError/unavailable(_:during:dbusError:)`` (stage
+    ///   ``BLEOperation/Kind/adapter``) with `.noAdapter` (none, or not the one named),
+    ///   `.poweredOff` or `.blocked` (rfkill); ``BLEError/timedOut(_:)`` (adapter) when it
+    ///   is still powering on at `timeout`; `CancellationError`.
+    package static func ready(in session: Session, named name: String?, timeout: Duration) async throws -> Adapter {
+        let operation = BLEOperation(.adapter)
+        // Decided from the cache as it is, without a timer (which may fire first with a zero
+        // timeout); only an adapter powering on is waited for.
+        switch session.withCache({ cache -> Choice in choice(in: cache, named: name) }) {
+        case .ready(let path): return Adapter(session: session, path: path)
+        case .unavailable(let why): throw BLEError.unavailable(why, during: operation)
+        case .poweringOn: break
         }
+        let path = try await session.wait(for: operation, timeout: timeout) { cache, _ -> WaitStep<ObjectPath> in
+            switch choice(in: cache, named: name) {
+            case .ready(let path): .done(path)
+            case .poweringOn: .keepWaiting
+            case .unavailable(let why): .fail(BLEError.unavailable(why, during: operation))
+            }
+        }
+        return Adapter(session: session, path: path)
+    }
+
+    /// ``ready(in:named:timeout:)`` without waiting: an adapter still powering on counts as
+    /// powered off.
+    /// - Throws: ``BLEError/unavailable(_:during:dbusError:)`` (stage ``BLEOperation/Kind/adapter``)
+    ///   with `.noAdapter`, `.poweredOff` or `.blocked`.
+    package static func ready(in session: Session, named name: String?) throws -> Adapter {
+        let choice = session.withCache { cache -> Choice in Self.choice(in: cache, named: name) }
+        switch choice {
+        case .ready(let path): return Adapter(session: session, path: path)
+        case .poweringOn: throw BLEError.unavailable(.poweredOff(name ?? "hci0"), during: BLEOperation(.adapter))
+        case .unavailable(let why): throw BLEError.unavailable(why, during: BLEOperation(.adapter))
+        }
+    }
+
+    /// What ``ready(in:named:timeout:)`` makes of the cache at one moment.
+    private enum Choice {
+        case ready(ObjectPath)
+        case poweringOn
+        case unavailable(Unavailability)
+    }
+
+    private static func choice(in cache: ObjectCache, named name: String?) -> Choice {
+        let all = cache.paths(with: BlueZ.adapterInterface)
+        let powered = { (path: ObjectPath) in cache.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool == true }
+        let poweringOn = { (path: ObjectPath) in
+            cache.property("PowerState", of: path, on: BlueZ.adapterInterface)?.string == PowerState.offEnabling
+        }
+        let candidates: [ObjectPath]
+        if let name {
+            guard let path = all.first(where: { $0.lastComponent == name[...] }) else { return .unavailable(.noAdapter(name)) }
+            candidates = [path]
+        } else {
+            guard !all.isEmpty else { return .unavailable(.noAdapter(nil)) }
+            candidates = all
+        }
+        if let path = candidates.first(where: powered) { return .ready(path) }
+        if candidates.contains(where: poweringOn) { return .poweringOn }
+        let first = candidates[0]
+        return .unavailable(cache.unavailability(ofAdapter: first, named: String(first.lastComponent)) ?? .poweredOff(String(first.lastComponent)))
     }
 
     /// blectl's choice of adapter when it need not be powered (reading what BlueZ knows): the
     /// one named, powered or not; else the first powered one by path; else the first one.
     /// - Parameter name: `hci0`-style name; nil for the default choice.
-    /// - Throws: ``BLEError/unavailable(_:)`` `.noAdapter` (none, or not the one named).
+    /// - Throws: ``BLEError/unavailable(_:during:dbusError:)`` `.noAdapter` (none, or not the
+    ///   one named; stage ``BLEOperation/Kind/adapter``).
     package static func present(in session: Session, named name: String?) throws -> Adapter {
         try session.withCache { cache in
             let all = cache.paths(with: BlueZ.adapterInterface)
             if let name {
-                guard let path = all.first(where: { $0.lastComponent == name[...] }) else { throw BLEError.unavailable(.noAdapter(name)) }
+                guard let path = all.first(where: { $0.lastComponent == name[...] }) else {
+                    throw BLEError.unavailable(.noAdapter(name), during: BLEOperation(.adapter))
+                }
                 return Adapter(session: session, path: path)
             }
             let powered = { (path: ObjectPath) in cache.property("Powered", of: path, on: BlueZ.adapterInterface)?.bool == true }
-            guard let path = all.first(where: powered) ?? all.first else { throw BLEError.unavailable(.noAdapter(nil)) }
+            guard let path = all.first(where: powered) ?? all.first else {
+                throw BLEError.unavailable(.noAdapter(nil), during: BLEOperation(.adapter))
+            }
             return Adapter(session: session, path: path)
         }
     }

@@ -30,8 +30,8 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         var text: String
         switch kind {
-        case .bus: text = "connecting to the system bus"
-        case .adapter: text = "adapter set-up"
+        case .bus: text = "bus set-up"
+        case .adapter: text = "adapter set-up (waiting for the adapter to power on)"
         case .discovery: text = "discovery"
         case .deviceLookup: text = "looking for the device"
         case .connect: text = "connect"
@@ -59,16 +59,23 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
 
 /// Why Bluetooth cannot be used at all.
 public enum Unavailability: Sendable, Equatable {
-    /// The system bus cannot be reached.
+    /// The system bus cannot be reached: libdbus's message.
     case busUnreachable(String)
+    /// The connection to the system bus was lost (or closed) while we were working.
+    case busLost
     /// Nobody owns `org.bluez`: bluetoothd is not running.
     case bluezNotRunning
     /// bluetoothd left the bus while we were working.
     case bluezLeft
     /// No adapter (or not the one asked for: its name).
     case noAdapter(String?)
+    /// The adapter went away (its object was removed) while we were working: its name.
+    case adapterRemoved(String)
     /// The adapter is powered off (its name).
     case poweredOff(String)
+    /// The adapter is powered off and blocked by rfkill (Adapter1.PowerState
+    /// `"off-blocked"`, BlueZ >= 5.64): its name.
+    case blocked(String)
     /// BlueZ answered `org.bluez.Error.NotReady` (the adapter is not powered or not ready).
     case notReady
 }
@@ -76,10 +83,15 @@ public enum Unavailability: Sendable, Equatable {
 /// Errors of the BlueZ layer. Timeout, cancellation (`CancellationError`, not a case here)
 /// and disconnection are different outcomes.
 public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Bluetooth is unavailable (no bus, no bluetoothd, no adapter, powered off).
-    case unavailable(Unavailability)
-    /// The D-Bus policy denied us (`org.freedesktop.DBus.Error.AccessDenied`): its message.
-    case permissionDenied(String)
+    /// Bluetooth is unavailable (no bus, no bluetoothd, no adapter, powered off): why, the
+    /// stage it was met in (``BLEOperation/Kind/bus`` while opening the session,
+    /// ``BLEOperation/Kind/adapter`` while choosing the adapter, else the operation under
+    /// way; nil when unknown), and the D-Bus error name behind it, if there was one
+    /// (`org.freedesktop.DBus.Error.NoReply`, libdbus's `org.freedesktop.DBus.Error.NoServer`).
+    case unavailable(Unavailability, during: BLEOperation? = nil, dbusError: String? = nil)
+    /// The D-Bus policy denied us (`org.freedesktop.DBus.Error.AccessDenied`): its message,
+    /// and the stage that was refused (nil when unknown).
+    case permissionDenied(String, during: BLEOperation? = nil)
     /// The device is not known to BlueZ and was not found by scanning before the deadline.
     case deviceNotFound(BluetoothAddress)
     /// The device lacks what `operation` needs (a GATT service, a characteristic, a
@@ -112,14 +124,8 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .unavailable(.busUnreachable(let why)): "cannot connect to the system bus: \(why)"
-        case .unavailable(.bluezNotRunning): "bluetoothd is not running (org.bluez is not on the system bus)"
-        case .unavailable(.bluezLeft): "bluetoothd left the system bus"
-        case .unavailable(.noAdapter(nil)): "no Bluetooth adapter"
-        case .unavailable(.noAdapter(let name?)): "Bluetooth adapter \(name) not found"
-        case .unavailable(.poweredOff(let name)): "Bluetooth adapter \(name) is powered off"
-        case .unavailable(.notReady): "the Bluetooth adapter is not ready (org.bluez.Error.NotReady: powered off?)"
-        case .permissionDenied(let message): "permission denied by the D-Bus policy: \(message) (is this user allowed to talk to org.bluez? see /etc/dbus-1/system.d/bluetooth.conf; try the 'bluetooth' group)"
+        case .unavailable(let why, let operation, _): Self.describe(why, during: operation)
+        case .permissionDenied(let message, _): "permission denied by the D-Bus policy: \(message) (is this user allowed to talk to org.bluez? see /etc/dbus-1/system.d/bluetooth.conf; try the 'bluetooth' group)"
         case .deviceNotFound(let address): "device \(address) not found"
         case .notSupported(_, let what): "not supported by the device: \(what)"
         case .disconnected(let operation): "disconnected during \(operation)"
@@ -134,9 +140,52 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The message of ``unavailable(_:during:dbusError:)``: the reason alone when it was met
+    /// while opening the bus or choosing the adapter ("Bluetooth adapter hci0 is powered
+    /// off"), else what happened and during what ("Bluetooth adapter hci0 was powered off
+    /// during connect on C0:FF:EE:00:00:01").
+    static func describe(_ why: Unavailability, during operation: BLEOperation?) -> String {
+        guard let operation, operation.kind != .bus, operation.kind != .adapter else {
+            return switch why {
+            case .busUnreachable(let message): "cannot connect to the system bus: \(message)"
+            case .busLost: "the connection to the system bus was lost"
+            case .bluezNotRunning: "bluetoothd is not running (org.bluez is not on the system bus)"
+            case .bluezLeft: "bluetoothd left the system bus"
+            case .noAdapter(nil): "no Bluetooth adapter"
+            case .noAdapter(let name?): "Bluetooth adapter \(name) not found"
+            case .adapterRemoved(let name): "Bluetooth adapter \(name) was removed"
+            case .poweredOff(let name): "Bluetooth adapter \(name) is powered off"
+            case .blocked(let name): "Bluetooth adapter \(name) is blocked by rfkill (try 'rfkill unblock bluetooth')"
+            case .notReady: "the Bluetooth adapter is not ready (org.bluez.Error.NotReady: powered off?)"
+            }
+        }
+        return switch why {
+        case .busUnreachable(let message): "cannot connect to the system bus during \(operation): \(message)"
+        case .busLost: "the connection to the system bus was lost during \(operation)"
+        case .bluezNotRunning: "bluetoothd is not running (org.bluez is not on the system bus) during \(operation)"
+        case .bluezLeft: "bluetoothd left the system bus during \(operation)"
+        case .noAdapter(nil): "no Bluetooth adapter during \(operation)"
+        case .noAdapter(let name?), .adapterRemoved(let name): "Bluetooth adapter \(name) was removed during \(operation)"
+        case .poweredOff(let name): "Bluetooth adapter \(name) was powered off during \(operation)"
+        case .blocked(let name): "Bluetooth adapter \(name) was blocked by rfkill during \(operation) (try 'rfkill unblock bluetooth')"
+        case .notReady: "the Bluetooth adapter was not ready during \(operation) (org.bluez.Error.NotReady: powered off?)"
+        }
+    }
+
+    /// The error with `operation` as its stage when it has none yet (``unavailable(_:during:dbusError:)``
+    /// and ``permissionDenied(_:during:)`` met while `operation` was under way).
+    public func during(_ operation: BLEOperation) -> BLEError {
+        switch self {
+        case .unavailable(let why, nil, let name): .unavailable(why, during: operation, dbusError: name)
+        case .permissionDenied(let message, nil): .permissionDenied(message, during: operation)
+        default: self
+        }
+    }
+
     /// The operation the error concerns, when there is one.
     public var operation: BLEOperation? {
         switch self {
+        case .unavailable(_, let op?, _), .permissionDenied(_, let op?): op
         case .disconnected(let op), .busy(let op, _, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
              .notSupported(let op, _), .notPermitted(let op, _, _), .authenticationFailed(let op, _, _), .deviceProtocolError(let op, _): op
         default: nil
@@ -149,7 +198,8 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .failed(_, let name, _): name
         case .busy(_, let name, _): name
         case .notPermitted(_, let name, _), .authenticationFailed(_, let name, _): name
-        case .unavailable(.notReady): BlueZ.Error.notReady
+        case .unavailable(_, _, let name?): name
+        case .unavailable(.notReady, _, nil): BlueZ.Error.notReady
         case .permissionDenied: DBusErrorName.accessDenied
         default: nil
         }
@@ -167,22 +217,28 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Maps a D-Bus layer error met during `operation` to a BlueZ layer error.
     /// Non-D-Bus errors (`CancellationError`, a `BLEError`) are returned unchanged.
     public static func from(_ error: any Error, during operation: BLEOperation) -> any Error {
+        if let error = error as? BLEError { return error.during(operation) }
         guard let bus = error as? BusError else { return error }
         switch bus {
         case .timedOut: return BLEError.timedOut(operation)
-        case .disconnected: return BLEError.unavailable(.busUnreachable("the connection to the system bus was lost"))
-        case .connectionFailed(_, let message): return BLEError.unavailable(.busUnreachable(message))
+        case .disconnected: return BLEError.unavailable(.busLost, during: operation)
+        case .connectionFailed(let name, let message): return BLEError.unavailable(.busUnreachable(message), during: operation, dbusError: name)
         case .invalidArgument(let what): return BLEError.protocolError(operation, what)
         case .outOfMemory: return BLEError.protocolError(operation, "out of memory")
         case .errorReply(let name, let message):
             switch name {
-            case DBusErrorName.accessDenied: return BLEError.permissionDenied(message)
-            case DBusErrorName.serviceUnknown, DBusErrorName.nameHasNoOwner: return BLEError.unavailable(.bluezNotRunning)
-            case DBusErrorName.noReply, DBusErrorName.disconnected: return BLEError.unavailable(.bluezLeft)
+            case DBusErrorName.accessDenied: return BLEError.permissionDenied(message, during: operation)
+            case DBusErrorName.serviceUnknown, DBusErrorName.nameHasNoOwner:
+                return BLEError.unavailable(.bluezNotRunning, during: operation, dbusError: name)
+            case DBusErrorName.noReply, DBusErrorName.disconnected: return BLEError.unavailable(.bluezLeft, during: operation, dbusError: name)
             case BlueZ.Error.inProgress: return BLEError.busy(operation, dbusError: name, message: message)
             case BlueZ.Error.failed where busyErrnoMessages.contains(message):
                 return BLEError.busy(operation, dbusError: name, message: message)
-            case BlueZ.Error.notReady: return BLEError.unavailable(.notReady)
+            case BlueZ.Error.notReady: return BLEError.unavailable(.notReady, during: operation, dbusError: name)
+            case BlueZ.Error.notConnected where operation.kind == .connect,
+                 BlueZ.Error.failed where operation.kind == .connect && message == "Not connected":
+                // A Connect that fails never had a link up: not a disconnection.
+                return BLEError.failed(operation, dbusError: name, message: message)
             case BlueZ.Error.notConnected: return BLEError.disconnected(operation)
             case BlueZ.Error.notSupported: return BLEError.notSupported(operation, "\(operation): \(message)")
             case DBusErrorName.unknownObject, BlueZ.Error.doesNotExist:

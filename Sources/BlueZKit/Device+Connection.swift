@@ -13,14 +13,18 @@ extension Device {
     ///
     /// On `org.bluez.Error.Failed` "le-connection-abort-by-local" it waits for Connected=false
     /// and tries again within the same `timeout`; when BlueZ removes the device object while
-    /// the Connect is pending (it then never answers it), it finds the device again by
-    /// scanning and tries again (at most 3 attempts in all). On timeout or
+    /// the Connect is pending (it then never answers it), or answers UnknownObject, it finds
+    /// the device again by scanning and tries again (at most 3 attempts in all). On timeout or
     /// cancellation it sends Disconnect, which makes BlueZ cancel the pending Connect (whose late
     /// error is dropped).
+    ///
+    /// A Connect that fails never had a link up, so it never throws ``BLEError/disconnected(_:)``:
+    /// BlueZ's "not connected" answers are failures with their D-Bus name kept.
     /// - Returns: whether the device was already connected.
     /// - Throws: ``BLEError/timedOut(_:)`` (connect), ``BLEError/busy(_:dbusError:message:)``
-    ///   (InProgress: another attempt holds the device), ``BLEError/failed(_:dbusError:message:)``,
-    ///   ``BLEError/disconnected(_:)`` (the device object went away), `CancellationError`.
+    ///   (InProgress: another attempt holds the device), ``BLEError/failed(_:dbusError:message:)``
+    ///   (name and message as BlueZ sent them), ``BLEError/deviceNotFound(_:)`` (the device
+    ///   object went away, on the last attempt, or could not be found again), `CancellationError`.
     public func connect(timeout: Duration) async throws -> ConnectionOrigin {
         let path = path
         if session.withCache({ $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool }) == true {
@@ -33,8 +37,8 @@ extension Device {
             attempt += 1
             do {
                 _ = try await session.call(BlueZ.call(path, BlueZ.deviceInterface, "Connect"), operation: operation,
-                                           timeout: deadline - .now) { cache, _ in
-                    cache[path, BlueZ.deviceInterface] == nil ? BLEError.disconnected(operation) : nil
+                                           timeout: deadline - .now) { [address] cache, _ in
+                    cache[path, BlueZ.deviceInterface] == nil ? BLEError.deviceNotFound(address) : nil
                 }
                 return .connectedByUs
             } catch BLEError.failed(_, BlueZ.Error.failed, BlueZ.FailureMessage.leConnectionAbortByLocal) where attempt < 3 {
@@ -42,11 +46,12 @@ extension Device {
                 continue
             } catch BLEError.failed(_, BlueZ.Error.alreadyConnected, _) {
                 return .alreadyConnected
-            } catch BLEError.disconnected where attempt < 3 && session.withCache({ $0[path, BlueZ.deviceInterface] == nil }) {
+            } catch BLEError.deviceNotFound where attempt < 3 {
                 // BlueZ removed the device object while our Connect was pending, before any
                 // link came up (5.66: a cancelled LE connection attempt times out in the kernel
                 // and connect_failed_callback removes the temporary device, dropping the
-                // pending Connect unanswered). Find the device again and retry in the deadline.
+                // pending Connect unanswered), or answered UnknownObject. Find the device
+                // again and retry in the deadline.
                 _ = try await Device.find(address, on: adapter, timeout: deadline - .now)
                 continue
             } catch let error as BLEError {
@@ -121,7 +126,8 @@ extension Device {
     ///   ``BLEError/timedOut(_:)`` (connect) when a link found up does not go down in time to
     ///   connect anew, what `body` throws; a ``BLEError/disconnected(_:)`` that came with Bluetooth itself
     ///   going away (bluetoothd stopping, the adapter powered off or removed) is thrown as
-    ///   that ``BLEError/unavailable(_:)`` (``Adapter/unavailabilityAfterLinkLoss(within:)``).
+    ///   that ``BLEError/unavailable(_:during:dbusError:)`` naming the operation
+    ///   (``Adapter/unavailabilityAfterLinkLoss(within:)``).
     public func withConnection<T: Sendable>(
         timeout: Duration, disconnectTimeout: Duration = .seconds(4),
         isolation: isolated (any Actor)? = #isolation,
@@ -188,8 +194,8 @@ extension Device {
 
     /// `error`, or when it is a disconnection that came with Bluetooth going away, that.
     func refinedLinkLoss(_ error: any Error) async -> any Error {
-        guard let bleError = error as? BLEError, case .disconnected = bleError, !Task.isCancelled else { return error }
-        return await adapter.unavailabilityAfterLinkLoss() ?? error
+        guard let bleError = error as? BLEError, case .disconnected(let operation) = bleError, !Task.isCancelled else { return error }
+        return await adapter.unavailabilityAfterLinkLoss()?.during(operation) ?? error
     }
 }
 

@@ -20,7 +20,8 @@ extension Session {
     /// state. It must be quick and must not call back into the session.
     ///
     /// bluetoothd leaving the bus or the bus being lost (or the session closed) fails the
-    /// wait with ``BLEError/unavailable(_:)``, whatever `evaluate` would say of the emptied cache.
+    /// wait with ``BLEError/unavailable(_:during:dbusError:)`` naming `operation`, whatever
+    /// `evaluate` would say of the emptied cache.
     /// - Parameters:
     ///   - operation: named by the timeout error.
     ///   - timeout: the limit.
@@ -31,8 +32,12 @@ extension Session {
         for operation: BLEOperation, timeout: Duration,
         _ evaluate: @escaping @Sendable (ObjectCache, SessionEvent?) -> WaitStep<Value>
     ) async throws -> Value {
-        try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<Value>) in
-            watch(shot, evaluate)
+        do {
+            return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<Value>) in
+                watch(shot, evaluate)
+            }
+        } catch let error as BLEError {
+            throw error.during(operation)
         }
     }
 

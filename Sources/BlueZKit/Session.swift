@@ -118,7 +118,7 @@ public final class Session: Sendable {
                 return nil
             }
         } catch BusError.errorReply(DBusErrorName.nameHasNoOwner, _) {
-            throw BLEError.unavailable(.bluezNotRunning)
+            throw BLEError.unavailable(.bluezNotRunning, dbusError: DBusErrorName.nameHasNoOwner)
         }
         try await applyReply(to: BlueZ.call("/", BlueZ.objectManager, "GetManagedObjects"), timeout: timeout) { state, reply in
             state.cache.load(managedObjects: reply.body.first ?? .array(elementSignature: "y", []))

@@ -40,7 +40,7 @@ public enum SessionEvent: Sendable, Equatable {
     public var unavailability: BLEError? {
         switch self {
         case .bluezVanished: .unavailable(.bluezLeft)
-        case .busLost: .unavailable(.busUnreachable("the connection to the system bus was lost"))
+        case .busLost: .unavailable(.busLost)
         default: nil
         }
     }

@@ -33,7 +33,7 @@ struct NotifyCommandTests {
     }
 
     @Test func listeningSecondsParser() throws {
-        let parser = ValueParser<Duration>.listeningSeconds
+        let parser = ValueParser<Duration>.listeningSeconds()
         #expect(try parser.parse("inf") == ListeningTimeout.infinite)
         #expect(try parser.parse("0.25") == .milliseconds(250))
         #expect(try parser.parse("86400") == .seconds(86_400))
@@ -67,7 +67,7 @@ struct NotifyCommandTests {
         (["notify", "C0:FF:EE:00:00:04", "2a19", "--count", "2", "--count", "3"], "Option '--count' cannot be repeated"),
         (["notify", "C0:FF:EE:00:00:04", "2a19", "--reconnect", "--reconnect"], "Option '--reconnect' cannot be repeated"),
         (["notify", "C0:FF:EE:00:00:04", "2a19", "--timeout", "forever"],
-         "Invalid value 'forever' for '--timeout': expected a number of seconds (decimals allowed), 0 or more, or inf"),
+         "Invalid value 'forever' for '--timeout': expected a number of seconds (decimals allowed), more than 0, or inf"),
         (["notify", "C0:FF:EE:00:00:04", "2a19", "--service", "x"],
          "Invalid UUID 'x' for '--service': expected 16-bit (180f, 0x180F), 32-bit (0000180f) or 128-bit (0000180f-0000-1000-8000-00805f9b34fb) form"),
     ])

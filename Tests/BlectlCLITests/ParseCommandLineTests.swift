@@ -49,7 +49,8 @@ struct ParseCommandLineTests {
         (["--rssi-min=-127"], -127),
         (["--rssi-min", "20"], 20),
         (["--rssi-min", "0"], 0),
-        (["--rssi-min", "-0"], 0),
+        (["--rssi-min", "007"], 7),
+        (["--rssi-min", "-070"], -70),
     ]
 
     @Test("--rssi-min accepts -127...20, negative values as a separate word", arguments: rssiCases)

@@ -4,6 +4,8 @@ import Testing
 @Suite("parseCommandLine: usage errors")
 struct UsageErrorTests {
     static let timeoutExpectation = "expected a number of seconds (decimals allowed), 0 or more"
+    /// For the commands that need a connection, which refuse 0.
+    static let connectionTimeoutExpectation = "expected a number of seconds (decimals allowed), more than 0"
     /// The commands that listen (scan, notify) also take `inf`.
     static let listeningTimeoutExpectation = "expected a number of seconds (decimals allowed), 0 or more, or inf"
     static let uuidExpectation =
@@ -83,8 +85,8 @@ struct UsageErrorTests {
         Case(arguments: ["scan", "--timeout", "NaN"], message: "Invalid value 'NaN' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
         Case(arguments: ["scan", "--timeout", "nan"], message: "Invalid value 'nan' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
         // inf only where a command listens (scan, notify): elsewhere a limit is a limit.
-        Case(arguments: ["connect", sampleAddress, "--timeout", "inf"], message: "Invalid value 'inf' for '--timeout': \(timeoutExpectation)", subcommand: "connect"),
-        Case(arguments: ["get-battery", sampleAddress, "--timeout=inf"], message: "Invalid value 'inf' for '--timeout': \(timeoutExpectation)", subcommand: "get-battery"),
+        Case(arguments: ["connect", sampleAddress, "--timeout", "inf"], message: "Invalid value 'inf' for '--timeout': \(connectionTimeoutExpectation)", subcommand: "connect"),
+        Case(arguments: ["get-battery", sampleAddress, "--timeout=inf"], message: "Invalid value 'inf' for '--timeout': \(connectionTimeoutExpectation)", subcommand: "get-battery"),
         Case(arguments: ["scan", "--timeout", "INF"], message: "Invalid value 'INF' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),
         Case(arguments: ["scan", "--timeout", "-inf"], message: "Missing value for '--timeout'", subcommand: "scan"),
         Case(arguments: ["scan", "--timeout", "infinity"], message: "Invalid value 'infinity' for '--timeout': \(listeningTimeoutExpectation)", subcommand: "scan"),

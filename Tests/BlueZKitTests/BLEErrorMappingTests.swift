@@ -46,8 +46,10 @@ struct BLEErrorMappingTests {
     @Test("NotReady is unavailable and keeps its D-Bus name")
     func notReady() {
         let error = Self.map(BlueZ.Error.notReady, "Resource Not Ready")
-        #expect(error == .unavailable(.notReady))
+        let connect = BLEOperation(.connect, address: Self.address)
+        #expect(error == .unavailable(.notReady, during: connect, dbusError: BlueZ.Error.notReady))
         #expect(error?.dbusError == BlueZ.Error.notReady)
+        #expect(error?.operation == connect)
     }
 
     @Test("NotSupported names the operation")
@@ -65,9 +67,11 @@ struct BLEErrorMappingTests {
 
     @Test("bus-level names: access denied, bluetoothd absent or gone, unknown device on connect")
     func busLevelNames() {
-        #expect(Self.map(DBusErrorName.accessDenied, "denied") == .permissionDenied("denied"))
-        #expect(Self.map(DBusErrorName.serviceUnknown, "") == .unavailable(.bluezNotRunning))
-        #expect(Self.map(DBusErrorName.noReply, "") == .unavailable(.bluezLeft))
+        let connect = BLEOperation(.connect, address: Self.address)
+        #expect(Self.map(DBusErrorName.accessDenied, "denied") == .permissionDenied("denied", during: connect))
+        #expect(Self.map(DBusErrorName.serviceUnknown, "") == .unavailable(.bluezNotRunning, during: connect, dbusError: DBusErrorName.serviceUnknown))
+        #expect(Self.map(DBusErrorName.noReply, "") == .unavailable(.bluezLeft, during: connect, dbusError: DBusErrorName.noReply))
+        #expect(Self.map(DBusErrorName.noReply, "")?.description == "bluetoothd left the system bus during connect on C0:FF:EE:00:00:01")
         #expect(Self.map(DBusErrorName.unknownObject, "") == .deviceNotFound(Self.address))
         #expect(Self.map(BlueZ.Error.doesNotExist, "Does Not Exist") == .deviceNotFound(Self.address))
         let read = BLEOperation(.read, address: Self.address)

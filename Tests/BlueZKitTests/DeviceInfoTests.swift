@@ -196,9 +196,9 @@ import Testing
         defer { session.close() }
         #expect(try Adapter.present(in: session, named: nil).name == "hci1")
         #expect(try Adapter.present(in: session, named: "hci2").name == "hci2")   // powered off, still chosen
-        #expect(throws: BLEError.unavailable(.noAdapter("hci3"))) { try Adapter.present(in: session, named: "hci3") }
+        #expect(throws: BLEError.unavailable(.noAdapter("hci3"), during: BLEOperation(.adapter))) { try Adapter.present(in: session, named: "hci3") }
         // The powered choice refuses what the present one accepts.
-        #expect(throws: BLEError.unavailable(.poweredOff("hci2"))) { try Adapter.ready(in: session, named: "hci2") }
+        #expect(throws: BLEError.unavailable(.poweredOff("hci2"), during: BLEOperation(.adapter))) { try Adapter.ready(in: session, named: "hci2") }
         #expect(Adapter.all(in: session).compactMap(\.info).map(\.name) == ["hci0", "hci1", "hci2"])
     }
 
@@ -208,13 +208,13 @@ import Testing
         let session = try await fake.session()
         defer { session.close() }
         #expect(try Adapter.present(in: session, named: nil).name == "hci0")
-        #expect(throws: BLEError.unavailable(.poweredOff("hci0"))) { try Adapter.ready(in: session, named: nil) }
+        #expect(throws: BLEError.unavailable(.poweredOff("hci0"), during: BLEOperation(.adapter))) { try Adapter.ready(in: session, named: nil) }
 
         let empty = try await FakeBlueZ.start(objects: [:])
         defer { empty.close() }
         let bare = try await empty.session()
         defer { bare.close() }
-        #expect(throws: BLEError.unavailable(.noAdapter(nil))) { try Adapter.present(in: bare, named: nil) }
+        #expect(throws: BLEError.unavailable(.noAdapter(nil), during: BLEOperation(.adapter))) { try Adapter.present(in: bare, named: nil) }
         #expect(Adapter.all(in: bare).isEmpty)
     }
 

@@ -268,7 +268,7 @@ import SimulatorHarness
                     if let end = recorder.end { throw end }
                 }
                 Issue.record("the subscription ended without an error")
-            } catch BLEError.unavailable(let why) {
+            } catch BLEError.unavailable(let why, _, _) {
                 // Powered off as the adapter says, or BlueZ's NotReady to the reconnection's Connect.
                 #expect([.poweredOff("hci0"), .notReady].contains(why), "\(why)")
             }

@@ -27,11 +27,11 @@ import SimulatorHarness
         }
     }
 
-    /// Records an issue unless `result` is a failure with ``Unavailability/busUnreachable(_:)``.
+    /// Records an issue unless `result` is a failure with ``Unavailability/busLost``.
     static func expectLostBus<T>(_ result: Result<T, any Error>?, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
         switch result {
         case nil: Issue.record("\(what): still waiting \(hangLimit) after the bus died", sourceLocation: sourceLocation)
-        case .failure(BLEError.unavailable(.busUnreachable))?: break
+        case .failure(BLEError.unavailable(.busLost, _, _))?: break
         case .failure(let error)?: Issue.record("\(what): \(error) (\(type(of: error))), not a lost bus", sourceLocation: sourceLocation)
         case .success(let value)?: Issue.record("\(what): succeeded with \(value) on a dead bus", sourceLocation: sourceLocation)
         }

@@ -198,7 +198,7 @@ struct DevicesTests {
             #expect(missing.stdout == "")
             #expect(missing.jsonError() == [
                 "code": "unavailable", "exit_status": 69, "message": "Bluetooth adapter hci4 not found",
-                "operation": .null, "address": .null, "service": .null, "characteristic": .null, "dbus_error": .null,
+                "operation": "adapter", "address": .null, "service": .null, "characteristic": .null, "dbus_error": .null,
             ])
         }
     }
@@ -309,7 +309,7 @@ struct AdaptersTests {
             #expect(run.stdout == "")
             #expect(run.jsonError() == [
                 "code": "unavailable", "exit_status": 69, "message": "Bluetooth adapter hci3 not found",
-                "operation": .null, "address": .null, "service": .null, "characteristic": .null, "dbus_error": .null,
+                "operation": "adapter", "address": .null, "service": .null, "characteristic": .null, "dbus_error": .null,
             ])
         }
     }

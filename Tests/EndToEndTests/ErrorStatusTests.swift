@@ -50,6 +50,20 @@ struct ErrorStatusTests {
              arguments: ["connect", "C0:FF:EE:00:00:A1"], status: 1, code: "bluez_failed",
              message: .exactly("connect on C0:FF:EE:00:00:A1 failed: org.bluez.Error.Failed: le-connection-abort-by-local"),
              operation: "connect", address: "C0:FF:EE:00:00:A1", dbusError: "org.bluez.Error.Failed"),
+        // A Connect that never brought the link up is a connect failure (BlueZ's error name
+        // kept) or, when BlueZ dropped the device object, not found: never "disconnected".
+        Case(label: "Connect answered 'Not connected' (connect_fail)", faults: ["connect_fail": "Not connected"],
+             arguments: ["connect", World.probe], status: 1, code: "bluez_failed",
+             message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: Not connected"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "every Connect aborts (connect_abort_times -1)", faults: ["connect_abort_times": "-1"],
+             arguments: ["get-battery", World.probe], status: 1, code: "bluez_failed",
+             message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: le-connection-abort-by-local"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "the device object goes away under every Connect (remove_device_during_connect_times -1)",
+             faults: ["remove_device_during_connect_times": "-1"],
+             arguments: ["connect", World.probe], status: 2, code: "device_not_found",
+             message: .exactly("device C0:FF:EE:00:00:01 not found"), operation: "device_lookup", address: probe),
         Case(label: "no such device", arguments: ["get-battery", World.missing, "--timeout", "1.5"], status: 2,
              code: "device_not_found", message: .exactly("device C0:FF:EE:00:00:99 not found"),
              operation: "device_lookup", address: "C0:FF:EE:00:00:99"),
@@ -87,36 +101,94 @@ struct ErrorStatusTests {
              message: .exactly("busy: discovery: adapter busy: discovery could not start (Operation already in progress)"),
              operation: "discovery", dbusError: "org.bluez.Error.InProgress"),
         Case(label: "no adapter (no_adapter)", faults: ["no_adapter": "1"], arguments: ["scan", "--timeout", "1"],
-             status: 69, code: "unavailable", message: .exactly("no Bluetooth adapter")),
+             status: 69, code: "unavailable", message: .exactly("no Bluetooth adapter"), operation: "adapter"),
         Case(label: "no adapter for a device command", faults: ["no_adapter": "1"], arguments: ["get-battery", World.probe],
-             status: 69, code: "unavailable", message: .exactly("no Bluetooth adapter"), address: probe),
+             status: 69, code: "unavailable", message: .exactly("no Bluetooth adapter"), operation: "adapter", address: probe),
         Case(label: "adapter powered off (adapter_powered_off)", faults: ["adapter_powered_off": "1"],
              arguments: ["connect", World.probe], status: 69, code: "unavailable",
-             message: .exactly("Bluetooth adapter hci0 is powered off"), address: probe),
+             message: .exactly("Bluetooth adapter hci0 is powered off"), operation: "adapter", address: probe),
         Case(label: "adapter powered off, scan", faults: ["adapter_powered_off": "1"], arguments: ["scan", "--timeout", "1"],
-             status: 69, code: "unavailable", message: .exactly("Bluetooth adapter hci0 is powered off")),
+             status: 69, code: "unavailable", message: .exactly("Bluetooth adapter hci0 is powered off"), operation: "adapter"),
         Case(label: "--adapter names an adapter that does not exist", arguments: ["--adapter", "hci1", "scan", "--timeout", "1"],
-             status: 69, code: "unavailable", message: .exactly("Bluetooth adapter hci1 not found")),
+             status: 69, code: "unavailable", message: .exactly("Bluetooth adapter hci1 not found"), operation: "adapter"),
+        // rfkill: off at once, with a hint (PowerState "off-blocked", bluetoothd --experimental or >= 5.64).
+        Case(label: "adapter blocked by rfkill (adapter_rfkill_blocked)", faults: ["adapter_rfkill_blocked": "1", "experimental": "1"],
+             arguments: ["get-battery", World.probe, "--timeout", "5"], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 is blocked by rfkill (try 'rfkill unblock bluetooth')"),
+             operation: "adapter", address: probe),
+        Case(label: "adapter off with PowerState 'off' (experimental)", faults: ["adapter_powered_off": "1", "experimental": "1"],
+             arguments: ["connect", World.probe, "--timeout", "5"], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 is powered off"), operation: "adapter", address: probe),
         Case(label: "bluetoothd leaves the bus (bluez_exit_on Connect)", faults: ["bluez_exit_on": "Connect"],
              arguments: ["connect", World.probe], status: 69, code: "unavailable",
-             message: .exactly("bluetoothd left the system bus"), address: probe),
+             message: .exactly("bluetoothd left the system bus during connect on C0:FF:EE:00:00:01"), operation: "connect", address: probe),
         // bluetoothd drops the links before it leaves the bus (or reports Powered false):
         // that is Bluetooth going away, not the device (found on the real bluetoothd).
         Case(label: "bluetoothd stops during a read (bluez_stop_on ReadValue)", faults: ["bluez_stop_on": "ReadValue"],
              arguments: ["get-battery", World.gattBattery], status: 69, code: "unavailable",
-             message: .exactly("bluetoothd left the system bus"), address: "C0:FF:EE:00:00:04"),
+             message: .exactly("bluetoothd left the system bus during read of characteristic 2a19 in service 180f on C0:FF:EE:00:00:04"),
+             operation: "read", address: "C0:FF:EE:00:00:04", service: "180f", characteristic: "2a19"),
         Case(label: "bluetoothd stops during connect (bluez_stop_on Connect)", faults: ["bluez_stop_on": "Connect"],
              arguments: ["get-version", World.probe], status: 69, code: "unavailable",
-             message: .exactly("bluetoothd left the system bus"), address: probe),
+             message: .exactly("bluetoothd left the system bus during connect on C0:FF:EE:00:00:01"), operation: "connect", address: probe),
+        Case(label: "bluetoothd stops during discovery (bluez_stop_on StartDiscovery)", faults: ["bluez_stop_on": "StartDiscovery"],
+             arguments: ["scan", "--timeout", "5"], status: 69, code: "unavailable",
+             message: .exactly("bluetoothd left the system bus during discovery"), operation: "discovery"),
+        // Powered off, blocked by rfkill or removed while a stage runs: 69 with the reason and
+        // the stage, whatever BlueZ answered the call in flight (org.bluez.Error.Failed, kept).
         Case(label: "adapter powered off during a read (power_off_on ReadValue)", faults: ["power_off_on": "ReadValue"],
              arguments: ["get-battery", World.gattBattery], status: 69, code: "unavailable",
-             message: .exactly("Bluetooth adapter hci0 is powered off"), address: "C0:FF:EE:00:00:04"),
+             message: .exactly("Bluetooth adapter hci0 was powered off during read of characteristic 2a19 in service 180f on C0:FF:EE:00:00:04"),
+             operation: "read", address: "C0:FF:EE:00:00:04", service: "180f", characteristic: "2a19"),
+        Case(label: "adapter powered off during Connect (power_off_on Connect)", faults: ["power_off_on": "Connect"],
+             arguments: ["connect", World.probe], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 was powered off during connect on C0:FF:EE:00:00:01"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "adapter powered off during StartDiscovery (power_off_on StartDiscovery)", faults: ["power_off_on": "StartDiscovery"],
+             arguments: ["scan", "--timeout", "5"], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 was powered off during discovery"),
+             operation: "discovery", dbusError: "org.bluez.Error.Failed"),
+        Case(label: "adapter powered off during SetDiscoveryFilter, looking for a device (power_off_on SetDiscoveryFilter)",
+             faults: ["power_off_on": "SetDiscoveryFilter"], arguments: ["get-battery", World.probe], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 was powered off during discovery"),
+             operation: "discovery", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "adapter powered off during a write (power_off_on WriteValue)", faults: ["power_off_on": "WriteValue", "toolbox_device": "1"],
+             arguments: ["write", World.toolbox, World.toolboxText, "01"], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 was powered off during write of characteristic \(World.toolboxText) in service \(World.toolboxService) on C0:FF:EE:00:00:06"),
+             operation: "write", address: .string(World.toolbox), service: .string(World.toolboxService), characteristic: .string(World.toolboxText)),
+        Case(label: "adapter powered off during StartNotify (power_off_on StartNotify)", faults: ["power_off_on": "StartNotify"],
+             arguments: ["notify", World.probe, "2a19"], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 was powered off during notification setup of characteristic 2a19 in service 180f on C0:FF:EE:00:00:01"),
+             operation: "notification_setup", address: probe, service: "180f", characteristic: "2a19"),
+        Case(label: "adapter powered off during Pair (power_off_on Pair)", faults: ["power_off_on": "Pair"],
+             arguments: ["pair", World.probe], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 was powered off during pairing on C0:FF:EE:00:00:01"),
+             operation: "pair", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "rfkill blocks the adapter during Connect (rfkill_block_on Connect)", faults: ["rfkill_block_on": "Connect", "experimental": "1"],
+             arguments: ["connect", World.probe], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 was blocked by rfkill during connect on C0:FF:EE:00:00:01 (try 'rfkill unblock bluetooth')"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "adapter removed during Connect (remove_adapter_on Connect)", faults: ["remove_adapter_on": "Connect"],
+             arguments: ["connect", World.probe], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 was removed during connect on C0:FF:EE:00:00:01"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "adapter removed during a read (remove_adapter_on ReadValue)", faults: ["remove_adapter_on": "ReadValue"],
+             arguments: ["read", World.probe, "2a19"], status: 69, code: "unavailable",
+             message: .exactly("Bluetooth adapter hci0 was removed during read of characteristic 2a19 in service 180f on C0:FF:EE:00:00:01"),
+             operation: "read", address: probe, service: "180f", characteristic: "2a19"),
         Case(label: "access denied, scan (access_denied)", faults: ["access_denied": "1"], arguments: ["scan", "--timeout", "1"],
              status: 77, code: "permission_denied", message: .prefix("permission denied by the D-Bus policy: "),
-             dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
+             operation: "bus", dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
         Case(label: "access denied, get-version", faults: ["access_denied": "1"], arguments: ["get-version", World.probe],
              status: 77, code: "permission_denied", message: .prefix("permission denied by the D-Bus policy: "),
-             address: probe, dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
+             operation: "bus", address: probe, dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
+        // The bus set-up is a stage like any other: a sub-second --timeout bounds it.
+        Case(label: "GetManagedObjects never answered, --timeout 0.3 (get_managed_objects_held)",
+             faults: ["get_managed_objects_held": "1"], arguments: ["devices", "--timeout", "0.3"], status: 124, code: "timed_out",
+             message: .exactly("timed out during bus set-up"), operation: "bus"),
+        Case(label: "GetManagedObjects never answered, connect (get_managed_objects_held)",
+             faults: ["get_managed_objects_held": "1"], arguments: ["connect", World.probe, "--timeout", "0.5"], status: 124, code: "timed_out",
+             message: .exactly("timed out during bus set-up"), operation: "bus", address: probe),
         Case(label: "Connect never answered (connect_never_answers)", faults: ["connect_never_answers": "1"],
              arguments: ["connect", World.probe, "--timeout", "1"], status: 124, code: "timed_out",
              message: .exactly("timed out during connect on C0:FF:EE:00:00:01"), operation: "connect", address: probe),
@@ -154,7 +226,7 @@ struct ErrorStatusTests {
             case .prefix(let text): #expect(message.hasPrefix(text), "\(message)")
             }
             // Whatever failed, nothing blectl started is left (bluez_exit_on took BlueZ away).
-            if c.faults["bluez_exit_on"] == nil && c.faults["bluez_stop_on"] == nil {
+            if c.faults["bluez_exit_on"] == nil && c.faults["bluez_stop_on"] == nil && c.faults["remove_adapter_on"] == nil {
                 try #expect(await sim.leftovers() == [])
             }
         }
@@ -197,6 +269,8 @@ struct ErrorStatusTests {
             #expect(error["code"] == "unavailable")
             #expect(error["exit_status"] == 69)
             #expect(error["message"] == "bluetoothd is not running (org.bluez is not on the system bus)")
+            #expect(error["operation"] == "bus")
+            #expect(error["dbus_error"] == "org.freedesktop.DBus.Error.NameHasNoOwner")
             // The simulator, on another bus, heard nothing.
             try #expect(await sim.calls() == [])
         }
@@ -205,13 +279,17 @@ struct ErrorStatusTests {
     struct BusCase: Sendable, CustomTestStringConvertible {
         var address: String
         var messagePrefix: String
+        /// libdbus's error name for the failed connection.
+        var dbusError: String
         var testDescription: String { address }
     }
 
-    @Test("no system bus at the address: 69", arguments: [
+    @Test("no system bus at the address: 69, stage bus, libdbus's error name kept", arguments: [
         BusCase(address: "unix:path=/nonexistent/blectl-e2e-socket",
-                messagePrefix: "cannot connect to the system bus: Failed to connect to socket /nonexistent/blectl-e2e-socket"),
-        BusCase(address: "bogus", messagePrefix: "cannot connect to the system bus: "),
+                messagePrefix: "cannot connect to the system bus: Failed to connect to socket /nonexistent/blectl-e2e-socket",
+                dbusError: "org.freedesktop.DBus.Error.FileNotFound"),
+        BusCase(address: "bogus", messagePrefix: "cannot connect to the system bus: Address does not contain a colon",
+                dbusError: "org.freedesktop.DBus.Error.BadAddress"),
     ])
     func noBus(_ c: BusCase) async throws {
         try await Sim.with { sim in
@@ -220,7 +298,8 @@ struct ErrorStatusTests {
             #expect(run.stdout == "")
             let error = try #require(run.jsonError())
             #expect(error["code"] == "unavailable")
-            #expect(error["operation"] == .null)
+            #expect(error["operation"] == "bus")
+            #expect(error["dbus_error"] == .string(c.dbusError))
             #expect(error["message"]?.string?.hasPrefix(c.messagePrefix) == true, "\(error)")
         }
     }
@@ -234,7 +313,8 @@ struct ErrorStatusTests {
             #expect(addresses == Set(World.known + World.fillers))
             let error = try #require(run.jsonError())
             #expect(error["code"] == "unavailable")
-            #expect(error["message"] == "Bluetooth adapter hci0 is powered off")
+            #expect(error["message"] == "Bluetooth adapter hci0 was powered off during discovery")
+            #expect(error["operation"] == "discovery")
             try #expect(await sim.leftovers() == [])
         }
     }

@@ -174,7 +174,7 @@ struct InfoTests {
             #expect(unknown.stdout == "")
             #expect(unknown.jsonError() == [
                 "code": "unavailable", "exit_status": 69, "message": "Bluetooth adapter hci0 is powered off",
-                "operation": .null, "address": "C0:FF:EE:00:00:01", "service": .null, "characteristic": .null, "dbus_error": .null,
+                "operation": "adapter", "address": "C0:FF:EE:00:00:01", "service": .null, "characteristic": .null, "dbus_error": .null,
             ])
             try #expect(await Self.adapterCalls(sim) == [])
         }

@@ -204,13 +204,23 @@ import Testing
         let method: String
         let arguments: [String]
         let address: String?
+        /// The stage named: the operation under way when bluetoothd left.
+        let operation: String
+        let service: String?
+        let characteristic: String?
+        /// "during …" in the message.
+        let during: String
         var testDescription: String { "exit on \(method)" }
     }
 
     static let bluezExits: [BluezExit] = [
-        BluezExit(method: "ReadValue", arguments: ["get-battery", World.gattBattery], address: World.gattBattery),
-        BluezExit(method: "Connect", arguments: ["get-battery", World.gattBattery], address: World.gattBattery),
-        BluezExit(method: "StartDiscovery", arguments: ["scan"], address: nil),
+        BluezExit(method: "ReadValue", arguments: ["get-battery", World.gattBattery], address: World.gattBattery,
+                  operation: "read", service: "180f", characteristic: "2a19",
+                  during: "read of characteristic 2a19 in service 180f on C0:FF:EE:00:00:04"),
+        BluezExit(method: "Connect", arguments: ["get-battery", World.gattBattery], address: World.gattBattery,
+                  operation: "connect", service: nil, characteristic: nil, during: "connect on C0:FF:EE:00:00:04"),
+        BluezExit(method: "StartDiscovery", arguments: ["scan"], address: nil,
+                  operation: "discovery", service: nil, characteristic: nil, during: "discovery"),
     ]
 
     /// 16. bluetoothd leaves the bus without answering: exit 69 "unavailable" at once, not
@@ -221,8 +231,9 @@ import Testing
             let r = await sim.scenarioRun(exit.arguments + ["--timeout", "15"])
             #expect(r.run.status == 69, "\(r.run)")
             #expect(r.run.stdout == "")
-            scenarioExpectError(r.run, scenarioError("unavailable", 69, address: exit.address),
-                                message: "bluetoothd left the system bus")
+            scenarioExpectError(r.run, scenarioError("unavailable", 69, operation: exit.operation, address: exit.address,
+                                                     service: exit.service, characteristic: exit.characteristic),
+                                message: "bluetoothd left the system bus during \(exit.during)")
             r.expectEndedBefore(.seconds(15))
             let state = try await sim.state()
             #expect(!state.bluezRunning)
@@ -237,7 +248,7 @@ import Testing
             let r = await sim.scenarioRun(["get-battery", World.probe, "--timeout", "5"])
             #expect(r.run.status == 77, "\(r.run)")
             #expect(r.run.stdout == "")
-            scenarioExpectError(r.run, scenarioError("permission_denied", 77, address: World.probe,
+            scenarioExpectError(r.run, scenarioError("permission_denied", 77, operation: "bus", address: World.probe,
                                                      dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
                                 mentions: ["permission denied by the D-Bus policy", "/etc/dbus-1/system.d/bluetooth.conf", "'bluetooth' group"])
             let calls = try await sim.calls()

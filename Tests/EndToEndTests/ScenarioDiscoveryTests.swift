@@ -173,7 +173,8 @@ import Glibc
             #expect(Set(addresses) == Set(World.known + World.fillers))
             #expect(addresses.count == Set(addresses).count)
             for line in r.run.lines { #expect(topLevelKeys(line) == World.scanKeys) }
-            scenarioExpectError(r.run, scenarioError("unavailable", 69), message: "Bluetooth adapter hci0 is powered off")
+            scenarioExpectError(r.run, scenarioError("unavailable", 69, operation: "discovery"),
+                                message: "Bluetooth adapter hci0 was powered off during discovery")
             r.expectEndedBefore(.seconds(5))
             try #expect(await sim.calls().scenarioOutcomes("StopDiscovery") == ["error:org.bluez.Error.NotReady"])
             let state = try await sim.state()

@@ -1,5 +1,6 @@
-// SIGINT and SIGTERM while blectl works: it cleans up what it started in BlueZ, then ends
-// by the signal (130 / 143) with nothing on stderr and only whole JSON lines on stdout;
+// SIGINT, SIGTERM and the other signals that end a process (SIGHUP, SIGUSR1, SIGUSR2,
+// SIGALRM) while blectl works: it cleans up what it started in BlueZ, then ends by the
+// signal (130 / 143 / 129 ...) with nothing on stderr and only whole JSON lines on stdout;
 // a second signal ends it at once.
 
 import SimulatorHarness
@@ -22,7 +23,7 @@ struct SignalTests {
         try #expect(await sim.leftovers() == [], sourceLocation: sourceLocation)
     }
 
-    @Test("mid-scan: discovery stopped, the lines printed so far intact", arguments: [SIGINT, SIGTERM])
+    @Test("mid-scan: discovery stopped, the lines printed so far intact", arguments: [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGALRM])
     func midScan(_ signal: Int32) async throws {
         try await Sim.with { sim in
             let process = try await sim.launch(["scan", "--timeout", "10"])
@@ -37,7 +38,7 @@ struct SignalTests {
         }
     }
 
-    @Test("while Connect is pending: the Connect cancelled by Disconnect", arguments: [SIGINT, SIGTERM])
+    @Test("while Connect is pending: the Connect cancelled by Disconnect", arguments: [SIGINT, SIGTERM, SIGHUP, SIGUSR2])
     func midConnect(_ signal: Int32) async throws {
         try await Sim.with(faults: ["connect_never_answers": "1"]) { sim in
             let process = try await sim.launch(["connect", World.probe, "--timeout", "20"])

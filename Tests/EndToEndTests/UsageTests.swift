@@ -19,6 +19,9 @@ enum QuietSimulator {
 @Suite("help, version and usage errors")
 struct UsageTests {
     static let timeoutExpected = "expected a number of seconds (decimals allowed), 0 or more"
+    /// The commands that need a connection refuse a zero timeout.
+    static let connectionTimeoutExpected = "expected a number of seconds (decimals allowed), more than 0"
+    static let connectionCommands: Set<String> = ["connect", "get-version", "get-battery", "read", "write", "request", "pair", "notify"]
     static let tooLong = "expected at most 86400 seconds (one day)"
     static let addressExpected = "expected six hex pairs like C0:FF:EE:00:00:01"
     static let uuidExpected = "expected 16-bit (180f, 0x180F), 32-bit (0000180f) or 128-bit (0000180f-0000-1000-8000-00805f9b34fb) form"
@@ -39,9 +42,12 @@ struct UsageTests {
         }
 
         /// The commands that listen (scan, notify) also take `inf`, and say so.
-        static func timeout(_ value: String, _ expected: String = UsageTests.timeoutExpected, command: String = "connect") -> Case {
+        static func timeout(_ value: String, _ expected: String? = nil, command: String = "connect") -> Case {
+            let expected = expected ?? (UsageTests.connectionCommands.contains(command) ? UsageTests.connectionTimeoutExpected : UsageTests.timeoutExpected)
             let arguments = command == "scan" ? ["scan", "--timeout", value]
-                : command == "notify" ? ["notify", World.probe, "2a19", "--timeout", value]
+                : command == "notify" || command == "read" ? [command, World.probe, "2a19", "--timeout", value]
+                : command == "write" ? [command, World.probe, "2a19", "01", "--timeout", value]
+                : command == "devices" || command == "adapters" ? [command, "--timeout", value]
                 : [command, World.probe, "--timeout", value]
             let listening = ["scan", "notify"].contains(command) ? ", or inf" : ""
             return Case(arguments, "Invalid value '\(value)' for '--timeout': \(expected)\(listening)", see: "blectl \(command)")
@@ -101,6 +107,36 @@ struct UsageTests {
         Case.timeout("inf", command: "get-version"),
         Case.timeout("infinity", command: "notify"),
         Case.timeout("86401", tooLong, command: "notify"),
+        // A zero limit on a command that needs a connection: refused before the bus is opened.
+        Case.timeout("0"),
+        Case.timeout("0.0", command: "get-version"),
+        Case.timeout("000", command: "get-battery"),
+        Case.timeout(".0", command: "read"),
+        Case.timeout("0", command: "write"),
+        Case.timeout("0", command: "pair"),
+        Case.timeout("0", command: "notify"),
+        // One grammar for every number: no '+', no '-0', no fraction where whole numbers are
+        // wanted, no spaces; '-' only where negative values are (dBm).
+        Case.timeout("-0", command: "info"),
+        Case.timeout("-0", command: "scan"),
+        Case.timeout("+1", command: "scan"),
+        Case.timeout("+0.5", command: "devices"),
+        Case.timeout("1 ", command: "adapters"),
+        Case(["scan", "--rssi-min", "+5"], "Invalid value '+5' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
+        Case(["scan", "--rssi-min", "-0"], "Invalid value '-0' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
+        Case(["scan", "--rssi-min=-00"], "Invalid value '-00' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
+        Case(["scan", "--rssi-min", "-0x10"], "Invalid value '-0x10' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
+        Case(["scan", "--rssi-min=-5 "], "Invalid value '-5 ' for '--rssi-min': \(dBmExpected)", see: "blectl scan"),
+        Case(["notify", World.gattBattery, "2a19", "--count", "+3"],
+             "Invalid value '+3' for '--count': expected a whole number from 1 to 1000000000", see: "blectl notify"),
+        Case(["notify", World.gattBattery, "2a19", "--count", "-0"],
+             "Invalid value '-0' for '--count': expected a whole number from 1 to 1000000000", see: "blectl notify"),
+        Case(["read", World.probe, "2a19", "--offset", "+1"],
+             "Invalid value '+1' for '--offset': expected a whole number of bytes from 0 to 65535", see: "blectl read"),
+        Case(["read", World.probe, "2a19", "--offset", "-0"],
+             "Invalid value '-0' for '--offset': expected a whole number of bytes from 0 to 65535", see: "blectl read"),
+        Case(["read", World.probe, "2a19", "--offset", "1.0"],
+             "Invalid value '1.0' for '--offset': expected a whole number of bytes from 0 to 65535", see: "blectl read"),
         // notify's arguments and --count
         Case(["notify", World.gattBattery], "Missing expected argument '<characteristic>'", see: "blectl notify"),
         Case(["notify"], "Missing expected argument '<address>'", see: "blectl notify"),

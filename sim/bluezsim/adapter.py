@@ -85,13 +85,22 @@ class Adapter:
         self.sim.bus.set_props(self.obj, "org.bluez.Adapter1", kw)
 
     def _power_state(self, powered):
+        if self.sim.faults.get("adapter_powering_on_ms") and not powered:
+            return "off-enabling"
         if not self.sim.faults.get("experimental"):
             return None
+        if not powered and self.sim.faults.get("adapter_rfkill_blocked"):
+            return "off-blocked"
         return "on" if powered else "off"
 
     # ------------------------------------------------------------ power
-    def set_powered(self, on):
+    def set_powered(self, on, blocked=False):
+        """Powers the adapter on or off; `blocked`: off by rfkill (PowerState off-blocked)."""
+        if blocked:
+            self.sim.faults.set("adapter_rfkill_blocked", True)
         if on == self.powered:
+            if not on:
+                self.set(**self._power_state_change(False))
             return
         self.powered = on
         if not on:
@@ -102,11 +111,19 @@ class Adapter:
         else:
             self.set(Powered=True, Class=0x6C010C, **self._power_state_change(True))
 
+    def finish_powering_on(self):
+        """The AutoEnable power-on that `adapter_powering_on_ms` started completes."""
+        self.sim.faults.set("adapter_powering_on_ms", 0)
+        self.set_powered(True)
+        return False
+
     def _power_state_change(self, powered):
         state = self._power_state(powered)
         return {} if state is None else {"PowerState": state}
 
     def _set_powered(self, call, value):
+        if value and self.sim.faults.get("adapter_rfkill_blocked"):
+            raise DBusError(ERR + "Blocked", "Blocked through rfkill")
         call.reply()
         self.set_powered(bool(value))
 

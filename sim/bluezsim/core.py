@@ -122,8 +122,12 @@ class Sim:
             self.create_second_adapter()
 
     def create_adapter(self):
-        self.adapter = Adapter(self, powered=not self.faults.get("adapter_powered_off"))
+        powering_on = self.faults.get("adapter_powering_on_ms")
+        self.adapter = Adapter(self, powered=not (self.faults.get("adapter_powered_off") or powering_on
+                                                  or self.faults.get("adapter_rfkill_blocked")))
         self.bus.export(self.adapter.obj)
+        if powering_on:
+            GLib.timeout_add(powering_on, self.adapter.finish_powering_on)
         if self.faults.get("cached_devices"):
             self.add_cached_devices()
         if self.faults.get("bonded_devices"):
@@ -390,6 +394,8 @@ class Sim:
                     ch.release_held()
         elif name == "adapter_powered_off" and self.adapter is not None and old != value:
             self.adapter.set_powered(not value)
+        elif name == "adapter_rfkill_blocked" and self.adapter is not None and old != value:
+            self.adapter.set_powered(False)
         elif name == "no_adapter" and old != value:
             if value:
                 self.remove_adapter()
@@ -423,6 +429,8 @@ class Sim:
                        'requested_reply="0" destination="org.bluez" (uid=0 pid=0 comm="/usr/libexec/bluetooth/bluetoothd ")'
                        % (call.sender, call.interface, call.member))
             return True
+        if self.faults.get("get_managed_objects_held") and call.member == "GetManagedObjects":
+            return True     # left unanswered
         target = self.faults.get("bluez_exit_on")
         if target and call.member == target:
             self.exit_bluez()
@@ -438,6 +446,18 @@ class Sim:
         if target and call.member == target and self.adapter is not None:
             self.adapter.set_powered(False)
             call.error(ERR + "Failed", "Operation failed")
+            return True
+        target = self.faults.get("rfkill_block_on")
+        if target and call.member == target and self.adapter is not None:
+            self.adapter.set_powered(False, blocked=True)
+            call.error(ERR + "Failed", "Operation failed")
+            return True
+        target = self.faults.get("remove_adapter_on")
+        if target and call.member == target and self.adapter is not None:
+            for dev in list(self.devices.values()):
+                dev.link_lost(reason="power")   # links dropped, calls in flight failed
+            call.error(ERR + "Failed", "Operation failed")
+            self.remove_adapter()
             return True
         return False
 

@@ -175,7 +175,7 @@ class Device:
 
     def _proceed_connect(self):
         f = self.sim.faults
-        if f.consume_once("remove_device_during_connect_once"):
+        if f.consume_once("remove_device_during_connect_once") or f.consume_count("remove_device_during_connect_times"):
             self._later(self.connect_timers, 300, self._vanish_during_connect)
             return
         msg = f.get("connect_fail")
@@ -186,7 +186,7 @@ class Device:
             self._later(self.connect_timers, f.get("connect_timeout_ms"), self._connect_failed,
                         "le-connection-abort-by-local")
             return
-        if f.consume_once("connect_abort_once"):
+        if f.consume_once("connect_abort_once") or f.consume_count("connect_abort_times"):
             self._later(self.connect_timers, CONNECT_MS, self._abort_up)
             return
         self._later(self.connect_timers, CONNECT_MS, self._link_up)

@@ -14,6 +14,8 @@ FAULTS = {
     "uuids_in_scan_response": (bool, False, "advertisers first appear without their service UUIDs, which follow 100 ms later as a UUIDs change (advertisement and scan response reported separately: Linux merges them only when the scan response comes right after its advertisement)"),
     "uuids_lost_after_failed_resolution": (bool, False, "a link that goes down before ServicesResolved leaves Device1.UUIDs empty, and advertised UUIDs are ignored, until a connection resolves the services (seen on a real bluetoothd 5.66: device_svc_resolved marks the LE services resolved even when GATT discovery fails, and UUIDs then lists the empty resolved set)"),
     "remove_device_during_connect_once": (bool, False, "the first Connect is never answered; 300 ms later BlueZ removes the device object (as 5.66 does when a cancelled LE connection attempt times out: connect_failed_callback on a temporary device); it reappears when discovered again"),
+    "remove_device_during_connect_times": (int, 0, "as remove_device_during_connect_once, for the next N Connects (-1 = every one)"),
+    "connect_abort_times": (int, 0, "as connect_abort_once, for the next N Connects (-1 = every one): Connected=true for 60 ms, then false, Connect fails le-connection-abort-by-local"),
     "remove_device_during_resolve": (bool, False, "after the Connect reply the device is removed (InterfacesRemoved), no Connected change"),
     "read_never_answers": (bool, False, "ReadValue is never answered"),
     "disconnect_mid_read": (bool, False, "ReadValue stays pending, then the link drops; the read fails Failed 'Operation failed'"),
@@ -41,10 +43,15 @@ FAULTS = {
     "start_discovery_held": (bool, False, "StartDiscovery is held unanswered (no session yet, StopDiscovery answers InProgress) until this fault is cleared, then answered and the session started; the client leaving drops it"),
     "start_discovery_unanswered": (bool, False, "StartDiscovery starts the client's discovery (Discovering true, devices reported) but is never answered; StopDiscovery answers InProgress; the session ends when the client leaves the bus. BlueZ 5.66 keeps one pending start per adapter (adapter.c start_discovery: adapter->client), so of two clients starting at once the first is never answered (seen on a real bluetoothd)"),
     "access_denied": (bool, False, "every org.bluez call answers org.freedesktop.DBus.Error.AccessDenied"),
+    "get_managed_objects_held": (bool, False, "GetManagedObjects (on /) is never answered: a client opening its session waits"),
     "bluez_exit_on": (str, "", "when this method is called, the org.bluez connection closes without replying"),
     "bluez_blink_on": (str, "", "when this method is called, bluetoothd blinks first (org.bluez released and taken again at once, then InterfacesAdded for every object, all back to back), then handles the call as usual"),
     "bluez_stop_on": (str, "", "when this method is called, bluetoothd stops as on SIGTERM: every link dropped first (Connected false, pending GATT calls failed), then it leaves the bus 100 ms later; the call is not answered (seen on a real bluetoothd: a restart during service resolution)"),
     "power_off_on": (str, "", "when this method is called, the adapter powers off: links dropped (Connected false), then Powered false; the call fails org.bluez.Error.Failed 'Operation failed'"),
+    "rfkill_block_on": (str, "", "when this method is called, rfkill blocks the adapter: links dropped (Connected false), then Powered false (PowerState 'off-blocked' with experimental); the call fails org.bluez.Error.Failed 'Operation failed'"),
+    "remove_adapter_on": (str, "", "when this method is called, the adapter goes away (USB unplugged): links dropped, the call fails org.bluez.Error.Failed 'Operation failed', then the adapter's objects are removed"),
+    "adapter_rfkill_blocked": (bool, False, "the adapter is powered off and blocked by rfkill (PowerState 'off-blocked' with experimental); at run time: blocked / unblocked (still off)"),
+    "adapter_powering_on_ms": (int, 0, "at start-up the adapter is still powering on (bluetoothd just started with AutoEnable): Powered false, PowerState 'off-enabling' (shown even without experimental), and Powered true (PowerState 'on') that many ms later (0 = off)"),
     "cached_devices": (bool, False, "the tree holds stale devices from an earlier scan (no RSSI, not advertising)"),
     "bonded_devices": (bool, False, "the tree holds devices paired earlier, loaded from bluetoothd's storage: :B1 'blesim Keys' (LE keyboard: paired, bonded, trusted; Appearance 0x03C1, Icon input-keyboard, Modalias; Battery1 73 when connected) and :B2 'blesim Headset' (BR/EDR: Class 0x240404, Icon audio-headset; paired, bonded, blocked); neither advertises"),
     "second_adapter": (bool, False, "a second adapter /org/bluez/hci1 (00:1A:7D:DA:71:14, 'blesim-host #2', Roles central), powered off and blocked by rfkill: powering it on fails org.bluez.Error.Blocked, discovery answers NotReady"),
@@ -118,6 +125,15 @@ class Faults:
             self.values.pop(name, None)
         else:
             self.values[name] = value
+
+    def consume_count(self, name):
+        """A counted fault: True (and one fewer left) while N > 0; always True for -1."""
+        left = self.get(name)
+        if left == 0:
+            return False
+        if left > 0:
+            self.set(name, left - 1)
+        return True
 
     def consume_once(self, name):
         if self.get(name):

@@ -58,8 +58,8 @@ enum BlectlCommands {
     static let exitStatus = HelpSection(
         title: "EXIT STATUS",
         rows: ExitStatus.allCases.map { (String($0.rawValue), $0.summary) }
-            + [("130", "Interrupted by SIGINT."), ("141", "Standard output's reader went away (SIGPIPE)."),
-               ("143", "Interrupted by SIGTERM.")],
+            + [("129", "Interrupted by SIGHUP."), ("130", "Interrupted by SIGINT."),
+               ("141", "Standard output's reader went away (SIGPIPE)."), ("143", "Interrupted by SIGTERM.")],
         textColumn: 8
     )
 

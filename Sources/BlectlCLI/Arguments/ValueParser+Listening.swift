@@ -8,11 +8,12 @@ public enum ListeningTimeout {
 }
 
 extension ValueParser where Value == Duration {
-    /// How long a command listens: seconds as ``seconds`` (0 to 86400, decimals allowed),
+    /// How long a command listens: seconds as ``seconds(allowingZero:)`` (up to 86400, decimals allowed),
     /// or `inf` (exactly so, lower case) for ``ListeningTimeout/infinite``: until interrupted.
     /// Only the commands that listen take it; for the others a limit is a limit.
-    static var listeningSeconds: ValueParser<Duration> {
-        let seconds = ValueParser.seconds
+    /// - Parameter allowingZero: false for `notify`, which needs a connection to listen on.
+    static func listeningSeconds(allowingZero: Bool = true) -> ValueParser<Duration> {
+        let seconds = ValueParser.seconds(allowingZero: allowingZero)
         return ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> Duration in
             if text == "inf" { return ListeningTimeout.infinite }
             do throws(ExpectedValue) {
@@ -25,16 +26,7 @@ extension ValueParser where Value == Duration {
 }
 
 extension ValueParser where Value == Int {
-    /// A count of things: a whole decimal number from 1 to 1,000,000,000 (no sign, no
-    /// spaces; leading zeros allowed).
-    static var count: ValueParser<Int> {
-        ValueParser(noun: "value", parse: { (text: String) throws(ExpectedValue) -> Int in
-            let digits = text.utf8
-            guard !digits.isEmpty, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
-                  let value = Int(text),
-                  (1...1_000_000_000).contains(value)
-            else { throw ExpectedValue("a whole number from 1 to 1000000000") }
-            return value
-        }, describe: { "\($0)" })
-    }
+    /// A count of things: a whole number from 1 to 1,000,000,000 in the number grammar
+    /// (``NumberText``: digits only, leading zeros allowed).
+    static var count: ValueParser<Int> { .wholeNumber(in: 1...1_000_000_000) }
 }

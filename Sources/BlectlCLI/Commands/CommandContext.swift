@@ -10,32 +10,39 @@ struct CommandContext: Sendable {
     let adapterName: String?
     /// The adapter chosen by the subcommand's ``AdapterRequirement``; nil for `.none`.
     private let chosenAdapter: Adapter?
+    /// What the command asked of the adapter.
+    private let requirement: AdapterRequirement
 
     var remaining: Duration { max(.zero, deadline - .now) }
 
     /// The adapter the command works on, chosen as its ``BlectlSubcommand/adapterRequirement``
     /// says (powered for `.powered`, present for `.present`).
-    /// - Throws: ``BLEError/unavailable(_:)`` `.noAdapter` for a command whose requirement is
-    ///   `.none` (no adapter was chosen for it).
+    /// - Throws: ``BLEError/unavailable(_:during:dbusError:)`` `.noAdapter` for a command whose
+    ///   requirement is `.none` (no adapter was chosen for it).
     var adapter: Adapter {
         get throws(BLEError) {
-            guard let chosenAdapter else { throw BLEError.unavailable(.noAdapter(adapterName)) }
+            guard let chosenAdapter else { throw BLEError.unavailable(.noAdapter(adapterName), during: BLEOperation(.adapter)) }
             return chosenAdapter
         }
     }
 
+    /// How long opening the bus may take when `--timeout` is 0 (`scan`, `info`, `devices`,
+    /// `adapters`: 0 means "wait for nothing, look at what BlueZ has"; every other command
+    /// refuses 0). A positive `--timeout` bounds the bus set-up like every other stage.
+    static let zeroTimeoutBusLimit: Duration = .seconds(1)
+
     /// Opens the session and picks the adapter `requirement` asks for, before `deadline`.
-    /// - Throws: the errors of `Session.open` (69 no bluetoothd, 77, 124) and, for the
-    ///   adapter, ``BLEError/unavailable(_:)`` `.noAdapter` or `.poweredOff`.
+    /// - Throws: the errors of `Session.open` (69 no bus, no bluetoothd; 77; 124, stage `bus`)
+    ///   and, for the adapter, ``BLEError/unavailable(_:during:dbusError:)`` `.noAdapter`,
+    ///   `.poweredOff` or `.blocked`, or 124 for one still powering on at the deadline
+    ///   (stage `adapter`).
     static func open(_ global: GlobalOptions, deadline: ContinuousClock.Instant, requirement: AdapterRequirement = .powered) async throws -> CommandContext {
-        let timeout = deadline - .now
-        // Opening the bus gets at least a second even with a tiny --timeout, so that
-        // `scan --timeout 0` still lists what BlueZ knows.
-        let session = try await Session.open(timeout: max(timeout, .seconds(1)))
+        let remaining = max(.zero, deadline - .now)
+        let session = try await Session.open(timeout: remaining == .zero ? zeroTimeoutBusLimit : remaining)
         let adapter: Adapter?
         do {
             switch requirement {
-            case .powered: adapter = try Adapter.ready(in: session, named: global.adapter)
+            case .powered: adapter = try await Adapter.ready(in: session, named: global.adapter, timeout: max(.zero, deadline - .now))
             case .present: adapter = try Adapter.present(in: session, named: global.adapter)
             case .none: adapter = nil
             }
@@ -44,7 +51,32 @@ struct CommandContext: Sendable {
             throw error
         }
         return CommandContext(session: session, printer: Printer(format: global.format), deadline: deadline,
-                              adapterName: global.adapter, chosenAdapter: adapter)
+                              adapterName: global.adapter, chosenAdapter: adapter, requirement: requirement)
+    }
+
+    /// `error` as blectl reports it: a failure that coincides with Bluetooth going away
+    /// (bluetoothd leaving, the adapter powered off, blocked by rfkill or removed; bluetoothd
+    /// drops links and fails the calls in flight before it says so) is that unavailability
+    /// (69), naming the stage that failed and keeping BlueZ's error name, wherever it
+    /// happened: discovery, connect, a read, a write, notifications, pairing.
+    ///
+    /// Failures that such an event causes (`org.bluez.Error.Failed`, a lost link, busy) wait
+    /// up to ``Adapter/linkLossGrace`` for it, within the deadline; the others only look at
+    /// the adapter as it is. Only for commands that needed a powered adapter.
+    func refined(_ error: any Error) async -> any Error {
+        guard let chosenAdapter, requirement == .powered, !Task.isCancelled,
+              let bleError = error as? BLEError else { return error }
+        let grace: Duration
+        switch bleError {
+        case .unavailable, .permissionDenied: return error
+        // Within the deadline: the grace never makes the command overrun its --timeout.
+        case .failed, .disconnected, .busy, .protocolError: grace = min(Adapter.linkLossGrace, remaining)
+        // A scan that ended without the device already failed with the adapter going away.
+        case .deviceNotFound, .timedOut, .notSupported, .notPermitted, .authenticationFailed, .deviceProtocolError: grace = .zero
+        }
+        guard case .unavailable(let why, _, let name)? = await chosenAdapter.unavailabilityAfterLinkLoss(within: grace) else { return error }
+        let stage = bleError.operation ?? bleError.deviceNotFoundAddress.map { BLEOperation(.deviceLookup, address: $0) }
+        return BLEError.unavailable(why, during: stage, dbusError: name ?? bleError.dbusError)
     }
 
     /// Finds the device at `address` (known to BlueZ, or by scanning), connects and resolves

@@ -11,14 +11,14 @@ public struct DeviceOptions: Sendable, Equatable {
     )
     static let timeoutOption = Option<Duration>(
         "timeout", short: "t", valueName: "seconds",
-        help: "Give up after this many seconds, connecting included; decimals allowed.",
-        parser: .seconds, default: DeviceOptions.defaultTimeout
+        help: "Give up after this many seconds, connecting included; decimals allowed, more than 0.",
+        parser: .seconds(allowingZero: false), default: DeviceOptions.defaultTimeout
     )
 
     /// `<address>`: the device.
     public var address: BluetoothAddress
     /// `--timeout`: how long the whole operation may take, connecting included,
-    /// 0 to 86400 s.
+    /// more than 0, up to 86400 s (0 is a usage error: nothing could be done in it).
     public var timeout: Duration
 
     public init(address: BluetoothAddress, timeout: Duration = DeviceOptions.defaultTimeout) {

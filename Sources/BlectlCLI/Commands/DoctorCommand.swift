@@ -78,14 +78,14 @@ struct DoctorCommand: SessionOpeningSubcommand {
         let bus = BusConnection.systemBusAddress
         var checks: [Check]
         switch error {
-        case BLEError.unavailable(.busUnreachable(let why)):
+        case BLEError.unavailable(.busUnreachable(let why), _, _):
             checks = [.fail("bus", "cannot connect to \(bus): \(why)",
                             hint: "Start the system bus (systemctl status dbus), or point DBUS_SYSTEM_BUS_ADDRESS at it.", error)]
-        case BLEError.unavailable(.bluezNotRunning):
+        case BLEError.unavailable(.bluezNotRunning, _, _):
             checks = [.pass("bus", bus),
                       .fail("bluetoothd", "org.bluez has no owner on the system bus: bluetoothd is not running",
                             hint: "Start it: sudo systemctl start bluetooth (and enable it to start at boot).", error)]
-        case BLEError.permissionDenied(let message):
+        case BLEError.permissionDenied(let message, _):
             checks = [.pass("bus", bus), .pass("bluetoothd", "org.bluez is on the system bus"),
                       .fail("permission", "the bus policy refused GetManagedObjects: \(message)",
                             hint: "Join the group the policy admits (often: sudo usermod -aG bluetooth $USER, then log in again); see /usr/share/dbus-1/system.d/bluetooth.conf.", error)]
@@ -133,7 +133,7 @@ struct DoctorCommand: SessionOpeningSubcommand {
         } else {
             checks.append(.fail("powered", "\(adapter.name) is powered off\(state)",
                                 hint: rfkillCheck.ok == false ? "Unblock it first (see rfkill)." : "Power it on: bluetoothctl power on (or AutoEnable=true in /etc/bluetooth/main.conf).",
-                                BLEError.unavailable(.poweredOff(adapter.name))))
+                                BLEError.unavailable(.poweredOff(adapter.name), during: BLEOperation(.adapter))))
         }
 
         switch info?.roles {

@@ -48,7 +48,7 @@ struct InfoCommand: BlectlSubcommand {
             // No time to scan (--timeout 0): not found, whatever the adapter's power.
             guard context.remaining > .zero else { throw BLEError.deviceNotFound(device) }
             // Scanning needs the radio: as for every command that scans, 69 when it is off.
-            guard adapter.isPowered else { throw BLEError.unavailable(.poweredOff(adapter.name)) }
+            if let why = adapter.unavailability { throw BLEError.unavailable(why, during: BLEOperation(.adapter)) }
             info = try await DeviceInfo.find(device, on: adapter, timeout: context.remaining)
         }
         switch context.printer.format {

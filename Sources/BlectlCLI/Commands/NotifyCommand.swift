@@ -11,8 +11,8 @@ struct NotifyCommand: BlectlSubcommand {
 
     static let timeoutOption = Option<Duration>(
         "timeout", short: "t", valueName: "seconds",
-        help: "Stop after this many seconds, connecting included; decimals allowed, inf for no limit.",
-        parser: .listeningSeconds, default: NotifyOptions.defaultTimeout
+        help: "Stop after this many seconds, connecting included; decimals allowed, more than 0, inf for no limit.",
+        parser: .listeningSeconds(allowingZero: false), default: NotifyOptions.defaultTimeout
     )
     static let count = Option<Int>(
         "count", valueName: "n",

@@ -5,7 +5,7 @@ struct ScanCommand: BlectlSubcommand {
     static let timeoutOption = Option<Duration>(
         "timeout", short: "t", valueName: "seconds",
         help: "Stop scanning after this many seconds; decimals allowed, inf to scan until interrupted.",
-        parser: .listeningSeconds, default: ScanOptions.defaultTimeout
+        parser: .listeningSeconds(), default: ScanOptions.defaultTimeout
     )
     static let name = Option<String>(
         "name", short: "n", valueName: "substring",

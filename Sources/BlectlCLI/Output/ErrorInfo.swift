@@ -6,6 +6,12 @@ extension BLEError {
         if case .deviceNotFound(let address) = self { return ("device_lookup", address.description, nil, nil) }
         return operation?.info
     }
+
+    /// The address of ``BLEError/deviceNotFound(_:)``, else nil.
+    var deviceNotFoundAddress: BluetoothAddress? {
+        if case .deviceNotFound(let address) = self { return address }
+        return nil
+    }
 }
 
 extension BLEOperation {

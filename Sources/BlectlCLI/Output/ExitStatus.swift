@@ -10,13 +10,15 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case deviceNotFound = 2
     /// The device lacks the service, characteristic or battery asked for.
     case notSupported = 3
-    /// The link dropped during the operation.
+    /// A link that was up dropped during the operation (a Connect that never brought it up
+    /// is a failure, 1, or not found, 2).
     case disconnected = 4
     /// An operation already in progress (`org.bluez.Error.InProgress`), adapter busy.
     case busy = 5
     /// EX_USAGE
     case usage = 64
-    /// EX_UNAVAILABLE: no bus, no bluetoothd, no adapter, adapter powered off.
+    /// EX_UNAVAILABLE: no bus, no bluetoothd, no adapter, adapter powered off or blocked by
+    /// rfkill, at start or while the command runs.
     case unavailable = 69
     /// EX_SOFTWARE: an answer blectl does not understand.
     case `internal` = 70
@@ -52,7 +54,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .disconnected: "Disconnected."
         case .busy: "Busy: an operation already in progress, adapter busy."
         case .usage: "Usage error."
-        case .unavailable: "Bluetooth unavailable: no bluetoothd, no adapter, powered off."
+        case .unavailable: "Bluetooth unavailable: no bluetoothd, no adapter, powered off, rfkill."
         case .internal: "Internal error."
         case .permissionDenied: "Permission denied by the D-Bus policy, or pairing wanted by the device."
         case .timedOut: "Timed out."

@@ -1,0 +1,67 @@
+// An adapter still powering on (bluetoothd just started with AutoEnable: Powered false,
+// PowerState "off-enabling", BlueZ >= 5.64) is waited for within --timeout; one that is off
+// ("off", or "off-blocked" by rfkill: ErrorStatusTests) fails at once.
+
+import SimulatorHarness
+import Testing
+
+@Suite("adapter powering on")
+struct AdapterPowerTests {
+    @Test("get-battery waits for an adapter powering on, then answers")
+    func waitsForPowerOn() async throws {
+        try await Sim.with(faults: ["adapter_powering_on_ms": "700"]) { sim in
+            let run = await sim.blectl(["get-battery", World.probe, "--timeout", "20"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout == #"{"address":"C0:FF:EE:00:00:01","percentage":87,"source":"battery1"}"# + "\n")
+            #expect(run.stderr == "")
+            try #expect(await sim.state().powered == true)
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
+    @Test("scan waits for an adapter powering on, then lists the advertisers")
+    func scanWaitsForPowerOn() async throws {
+        try await Sim.with(faults: ["adapter_powering_on_ms": "500"]) { sim in
+            let run = await sim.blectl(["scan", "--timeout", "4"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            let addresses = Set(run.jsonLines().compactMap { $0["address"]?.string })
+            #expect(addresses == Set(World.known + World.fillers))
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
+    @Test("still powering on at the timeout: 124 in the adapter stage, nothing sent to the adapter")
+    func poweringOnPastTheTimeout() async throws {
+        try await Sim.with(faults: ["adapter_powering_on_ms": "600000"]) { sim in
+            let run = await sim.blectl(["connect", World.probe, "--timeout", "1"])
+            #expect(run.status == 124, "\(run)")
+            #expect(run.stdout == "")
+            let error = try #require(run.jsonError())
+            #expect(error == J.object([
+                "code": "timed_out", "exit_status": 124,
+                "message": "timed out during adapter set-up (waiting for the adapter to power on)",
+                "operation": "adapter", "address": .string(World.probe), "service": .null, "characteristic": .null,
+                "dbus_error": .null,
+            ]))
+            let members = try await sim.calls().map(\.member)
+            #expect(!members.contains("Connect") && !members.contains("StartDiscovery") && !members.contains("SetDiscoveryFilter"),
+                    "\(members)")
+        }
+    }
+}
+
+@Suite("a Connect that never brought the link up")
+struct NeverConnectedTests {
+    @Test("the device object removed under two Connects: found again, the third connects")
+    func removedTwiceThenConnects() async throws {
+        try await Sim.with(faults: ["remove_device_during_connect_times": "2"]) { sim in
+            let run = await sim.blectl(["get-battery", World.probe])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout == #"{"address":"C0:FF:EE:00:00:01","percentage":87,"source":"battery1"}"# + "\n")
+            #expect(run.stderr == "")
+            try #expect(await sim.calls().filter { $0.member == "Connect" }.count == 3)
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+}
