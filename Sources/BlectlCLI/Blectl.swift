@@ -21,11 +21,9 @@ public enum Blectl {
         }
         switch invocation {
         case .help(let text):
-            Printer.write(text, to: .stdout)
-            exit(0)
+            printOrExit(text)
         case .version:
-            Printer.write("blectl \(version)\n", to: .stdout)
-            exit(0)
+            printOrExit("blectl \(version)\n")
         case .run(let global, let subcommand):
             // A closed stdout must come back from write(2) as EPIPE (OutputClosed: clean up,
             // then end by SIGPIPE), not kill blectl on the spot with its connection still up.
@@ -51,6 +49,17 @@ public enum Blectl {
                 exit(status.rawValue)
             }
         }
+    }
+
+    /// Writes help or the version to stdout and exits 0, or 74 with the reason on stderr
+    /// when the write fails (a closed pipe ends blectl by SIGPIPE, still the default here).
+    private static func printOrExit(_ text: String) -> Never {
+        if let error = Printer.writeAll(Array(text.utf8), to: Printer.Stream.stdout.rawValue) {
+            let failure = OutputFailed(errno: error)
+            Printer.write("blectl: error: \(failure)\n", to: .stderr)
+            exit(failure.status.rawValue)
+        }
+        exit(0)
     }
 
     static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
