@@ -9,6 +9,18 @@ import Musl
 public enum Blectl {
     public static let version = "0.1.0"
 
+    /// Runs blectl with the process's arguments, taken as bytes: one that is not valid UTF-8
+    /// is a usage error (64) rather than repaired to U+FFFD. Exits.
+    public static func main() async -> Never {
+        switch RawArguments.decode(RawArguments.fromProcess()) {
+        case .failure(let error):
+            Printer.write(renderUsageError(error), to: .stderr)
+            exit(ExitStatus.usage.rawValue)
+        case .success(let arguments):
+            await main(arguments)
+        }
+    }
+
     /// Runs blectl with `arguments` (without argv[0]) and exits.
     public static func main(_ arguments: [String]) async -> Never {
         let invocation: Invocation
