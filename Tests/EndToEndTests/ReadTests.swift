@@ -89,17 +89,17 @@ struct ReadTests {
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             #expect(run.lines == [
-                "address: C0:FF:EE:00:00:06",
-                "service: \(World.toolboxService)",
+                "address:        C0:FF:EE:00:00:06",
+                "service:        \(World.toolboxService)",
                 "characteristic: \(World.toolboxText)",
-                "descriptor: -",
-                "value: 746f6f6c626f78",
-                "text: \"toolbox\"",
+                "descriptor:     -",
+                "value:          746f6f6c626f78",
+                "text:           \"toolbox\"",
             ])
             let battery = await sim.blectl(["read", World.toolbox, "2a19", "--service", "180f", "--descriptor", "2902", "--format", "text"])
             #expect(battery.lines == [
-                "address: C0:FF:EE:00:00:06", "service: 180f (Battery Service)", "characteristic: 2a19 (Battery Level)",
-                "descriptor: 2902 (Client Characteristic Configuration)", "value: 0000", "text: -",
+                "address:        C0:FF:EE:00:00:06", "service:        180f (Battery Service)", "characteristic: 2a19 (Battery Level)",
+                "descriptor:     2902 (Client Characteristic Configuration)", "value:          0000", "text:           -",
             ])
         }
     }

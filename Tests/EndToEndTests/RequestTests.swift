@@ -77,7 +77,7 @@ struct RequestTests {
             let run = await sim.blectl(Self.vendor("01", "--count", "2", "--format", "text"))
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
-            #expect(run.lines == ["address: C0:FF:EE:00:00:02", "request: 01", "response: 81020007  -", "response: 9000  -"])
+            #expect(run.lines == ["address:   C0:FF:EE:00:00:02", "request:   01", "responses: 2", "  1: 81020007  -", "  2: 9000  -"])
         }
     }
 

@@ -63,8 +63,8 @@ struct WriteTests {
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             #expect(run.lines == [
-                "address: C0:FF:EE:00:00:06", "service: \(World.toolboxService)", "characteristic: \(World.toolboxCommand)",
-                "length: 1", "type: command",
+                "address:        C0:FF:EE:00:00:06", "service:        \(World.toolboxService)",
+                "characteristic: \(World.toolboxCommand)", "length:         1", "type:           command",
             ])
         }
     }

@@ -85,6 +85,18 @@ enum Records {
         }
     }
 
+    /// A row of a table printed line by line (scan, notify), whose widths cannot wait for the
+    /// data: every cell but the last padded to its width, two spaces between cells, no
+    /// trailing spaces. A longer cell pushes the rest of its row to the right.
+    static func fixedWidthRow(_ cells: [String], widths: [Int]) -> String {
+        var line = ""
+        for (i, cell) in cells.enumerated() {
+            line += i == cells.count - 1 ? cell : pad(cell, widths[i]) + "  "
+        }
+        while line.hasSuffix(" ") { line.removeLast() }
+        return line
+    }
+
     /// `key: value` lines with the values aligned one column after the longest key.
     static func keyValueLines(_ pairs: [(String, String)]) -> [String] {
         let width = (pairs.map(\.0.count).max() ?? 0) + 2
