@@ -121,3 +121,51 @@ struct SimToolsTests {
         }
     }
 }
+
+/// `make deps` on a machine where another apt holds the lock (unattended-upgrades at boot):
+/// scripts/apt-get-waiting tries again while apt-get says "Could not get lock", and passes
+/// other failures through at once. A fake apt-get on PATH stands in for the real one.
+@Suite("make deps: waiting for another apt's lock")
+struct AptLockTests {
+    static func run(failures: Int, message: String) async throws -> Run {
+        try await SimToolsTests.withScratch { scratch in
+            try await Sim.with { sim in
+                let fake = """
+                    #!/bin/bash
+                    n=$(($(cat "\(scratch)/calls" 2>/dev/null || echo 0) + 1)); echo $n >"\(scratch)/calls"
+                    if ((n <= \(failures))); then echo "\(message)" >&2; exit 100; fi
+                    echo "apt-get $*"
+                    """
+                // Written by the shell, not this (threaded) process: an exec while another
+                // thread's fork holds the file open for writing fails with ETXTBSY.
+                let script = """
+                    cat >"\(scratch)/apt-get" <<'FAKE'
+                    \(fake)
+                    FAKE
+                    chmod +x "\(scratch)/apt-get"
+                    PATH="\(scratch):$PATH" APT_LOCK_TIMEOUT=60 APT_LOCK_RETRY=0.1 scripts/apt-get-waiting install -y pkg-config
+                    status=$?; echo "calls $(cat "\(scratch)/calls")"; exit $status
+                    """
+                return await SimToolsTests.bash(sim, script, runtime: scratch)
+            }
+        }
+    }
+
+    @Test("the lock held for two tries: waits, then installs with DPkg::Lock::Timeout")
+    func lockHeld() async throws {
+        let lock = "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)"
+        let run = try await Self.run(failures: 2, message: lock)
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout == "apt-get -o DPkg::Lock::Timeout=60 install -y pkg-config\ncalls 3\n", "\(run)")
+        let notice = "apt-get-waiting: another apt holds the lock; trying again in 0.1 s (for up to 60 s)"
+        #expect(run.stderr == "\(lock)\n\(notice)\n\(lock)\n\(notice)\n", "\(run)")
+    }
+
+    @Test("another failure: its status at once, no retry")
+    func otherFailure() async throws {
+        let run = try await Self.run(failures: 5, message: "E: Unable to locate package pkg-config")
+        #expect(run.status == 100, "\(run)")
+        #expect(run.stdout == "calls 1\n", "\(run)")
+        #expect(run.stderr == "E: Unable to locate package pkg-config\n", "\(run)")
+    }
+}
