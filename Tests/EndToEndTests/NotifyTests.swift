@@ -149,7 +149,7 @@ struct NotifyTests {
             #expect(error.removing("message") == ["code": "timed_out", "exit_status": 124, "operation": "notifications",
                                                   "address": "C0:FF:EE:00:00:04", "service": "180f", "characteristic": "2a19",
                                                   "dbus_error": .null])
-            #expect(error["message"] == "timed out during notifications of characteristic 2a19 in service 180f on C0:FF:EE:00:00:04")
+            #expect(error["message"] == "timed out waiting for notifications of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:04")
             try #expect(await sim.calls().contains { $0.member == "StopNotify" && $0.outcome == "reply" })
             try #expect(await sim.leftovers() == [])
         }

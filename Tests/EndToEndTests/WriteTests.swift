@@ -102,7 +102,7 @@ struct WriteTests {
         // bluetoothd would pass this on (the rig's peripheral took such a write): the Battery Level.
         Refusal(label: "a read/notify characteristic", arguments: ["write", World.probe, "2a19", "00"], address: World.probe,
                 service: "180f", characteristic: "2a19",
-                message: "not supported by the device: characteristic 2a19 in service 180f on C0:FF:EE:00:00:01 cannot be written with response (flags: read notify)"),
+                message: "not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01 cannot be written with response (flags: read notify)"),
     ])
     func refused(_ c: Refusal) async throws {
         try await Sim.with(faults: World.toolboxFaults) { sim in

@@ -23,7 +23,7 @@ enum Records {
     /// A UUID as messages name it: its JSON form, with the SIG name after it where there is
     /// one (`180f (Battery Service)`).
     static func named(_ uuid: BluetoothUUID) -> String {
-        uuid.shortString + label(uuid)
+        uuid.named
     }
 
     /// The bytes as a string when they are valid UTF-8 without control characters.
