@@ -8,7 +8,9 @@
 #   SCRATCH     SwiftPM's build directory               (.build)
 #   VENV        Python venv with bleak, for sim-smoke and bench (.venv)
 #   BLEAK       what pip installs into it               (bleak==3.1.0, the version sim/ was tested with)
+#   APT_LOCK_TIMEOUT  seconds deps waits for another apt's lock (600)
 #   PREFIX      install prefix                          (/usr/local)
+#   STRIP, OBJCOPY  binutils for install's stripping and its debug file (strip, objcopy)
 #   DESTDIR     staging root for packagers              ()
 #   REALBLUEZ_SCRATCH  SwiftPM build dir for test-real's blectl   (.build/realbluez)
 #   BLECTL_BIN         test-real: test this binary instead of building one  ()
@@ -30,13 +32,19 @@ MANDIR     ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+STRIP      ?= strip
+OBJCOPY    ?= objcopy
 
 # Debian 12 packages: libdbus headers (CDBus, via pkg-config), the dbus-daemon and
 # Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke).
 APT_PACKAGES := libdbus-1-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish
 
-# `apt-get` as root, through sudo otherwise.
+# `apt-get` as root, through sudo otherwise. It waits up to APT_LOCK_TIMEOUT seconds for
+# the dpkg and package-list locks (another apt, such as unattended-upgrades at boot,
+# holding them) instead of failing at once (scripts/apt-get-waiting).
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+APT_LOCK_TIMEOUT ?= 600
+APT_GET := $(SUDO) env APT_LOCK_TIMEOUT=$(APT_LOCK_TIMEOUT) scripts/apt-get-waiting
 
 # Link the Swift runtime statically into the release binary when the toolchain
 # ships it (swift_static beside the compiler); otherwise build a dynamic one.
@@ -56,25 +64,25 @@ RELEASE_FLAGS := -c release $(STATIC_STDLIB)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
-.PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts soak demo sim-smoke bench \
-        install uninstall clean distclean
+.PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts test-install soak demo sim-smoke bench \
+        install install-debug uninstall clean distclean
 
 help: ## Show this list.
 	@echo "blectl make targets (see README.md):"
 	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | \
-	    awk 'BEGIN { FS = ":.*## " } { printf "  %-11s %s\n", $$1, $$2 }'
+	    awk 'BEGIN { FS = ":.*## " } { printf "  %-14s %s\n", $$1, $$2 }'
 	@echo "Variables: SWIFT SWIFTFLAGS TESTFLAGS SCRATCH VENV BLEAK PREFIX DESTDIR STATIC_STDLIB"
 
 deps: ## Install the Debian packages needed to build, test and demo (apt-get).
 	export DEBIAN_FRONTEND=noninteractive; \
-	$(SUDO) apt-get update || { sleep 10; $(SUDO) apt-get update; }; \
-	$(SUDO) apt-get install -y $(APT_PACKAGES)
+	$(APT_GET) update || { sleep 10; $(APT_GET) update; }; \
+	$(APT_GET) install -y $(APT_PACKAGES)
 
 venv: $(VENV)/.bleak-installed ## Make the Python venv (VENV, default .venv) with bleak, for sim-smoke and bench.
 
 $(VENV)/.bleak-installed:
 	if ! /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y python3-venv; \
+	    DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y python3-venv; \
 	fi
 	/usr/bin/python3 -m venv --system-site-packages $(VENV)
 	$(VENV)/bin/pip install --disable-pip-version-check '$(BLEAK)'
@@ -142,25 +150,40 @@ realbluez-deps: ## Install what test-real needs on the host (apt-get: qemu, debo
 	           awk '$$NF != "installed" { print $$1 }'; \
 	           for p in $(REALBLUEZ_APT_PACKAGES); do dpkg-query -W $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [[ -n "$$missing" ]]; then \
-	    $(SUDO) apt-get update || { sleep 10; $(SUDO) apt-get update; }; \
-	    $(SUDO) apt-get install -y --no-install-recommends $$missing; \
+	    $(APT_GET) update || { sleep 10; $(APT_GET) update; }; \
+	    $(APT_GET) install -y --no-install-recommends $$missing; \
 	fi
 
 test-real: realbluez-deps ## Acceptance tests against a real bluetoothd in a qemu VM (realbluez/).
 	BLECTL_BIN='$(BLECTL_BIN)' REALBLUEZ_SCRATCH='$(REALBLUEZ_SCRATCH)' realbluez/run
 
-install: build ## Install bin/blectl, man1/blectl.1 and the bash/zsh/fish completions under DESTDIR+PREFIX (/usr/local).
+# install puts a stripped blectl in BINDIR (its debug info and symbols, about 45% of the
+# release binary, go to $(SCRATCH)/blectl.debug, which the binary names in its
+# .gnu_debuglink); install-debug adds that file as BINDIR/.debug/blectl.debug, where gdb
+# and eu-stack look for it.
+install: build ## Install bin/blectl (stripped), man1/blectl.1 and the bash/zsh/fish completions under DESTDIR+PREFIX (/usr/local).
+	$(OBJCOPY) --only-keep-debug "$(RELEASE_BIN)" '$(SCRATCH)/blectl.debug'
+	$(STRIP) --strip-all -o '$(SCRATCH)/blectl.stripped' "$(RELEASE_BIN)"
+	cd '$(SCRATCH)' && $(OBJCOPY) --add-gnu-debuglink=blectl.debug blectl.stripped
 	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(BASHCOMPDIR)' '$(DESTDIR)$(ZSHCOMPDIR)' '$(DESTDIR)$(FISHCOMPDIR)'
-	install -m 0755 "$(RELEASE_BIN)" '$(DESTDIR)$(BINDIR)/blectl'
+	install -m 0755 '$(SCRATCH)/blectl.stripped' '$(DESTDIR)$(BINDIR)/blectl'
 	install -m 0644 man/blectl.1 '$(DESTDIR)$(MANDIR)/man1/blectl.1'
 	"$(RELEASE_BIN)" completions bash > '$(DESTDIR)$(BASHCOMPDIR)/blectl'
 	"$(RELEASE_BIN)" completions zsh > '$(DESTDIR)$(ZSHCOMPDIR)/_blectl'
 	"$(RELEASE_BIN)" completions fish > '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
 	chmod 0644 '$(DESTDIR)$(BASHCOMPDIR)/blectl' '$(DESTDIR)$(ZSHCOMPDIR)/_blectl' '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
 
-uninstall: ## Remove what install put there.
-	rm -f '$(DESTDIR)$(BINDIR)/blectl' '$(DESTDIR)$(MANDIR)/man1/blectl.1' \
+install-debug: install ## Also install blectl's debug info as bin/.debug/blectl.debug (for gdb, backtraces).
+	install -d '$(DESTDIR)$(BINDIR)/.debug'
+	install -m 0644 '$(SCRATCH)/blectl.debug' '$(DESTDIR)$(BINDIR)/.debug/blectl.debug'
+
+uninstall: ## Remove what install and install-debug put there.
+	rm -f '$(DESTDIR)$(BINDIR)/blectl' '$(DESTDIR)$(BINDIR)/.debug/blectl.debug' '$(DESTDIR)$(MANDIR)/man1/blectl.1' \
 	    '$(DESTDIR)$(BASHCOMPDIR)/blectl' '$(DESTDIR)$(ZSHCOMPDIR)/_blectl' '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
+	rmdir '$(DESTDIR)$(BINDIR)/.debug' 2>/dev/null || true
+
+test-install: build ## install + install-debug into a scratch DESTDIR: stripped, debuglink, debug file, man page; uninstall clean (scripts/check-install).
+	scripts/check-install '$(MAKE)'
 
 clean: ## Remove build products (.build, sanitizer builds included, and bench/out).
 	rm -rf '$(SCRATCH)' bench/out

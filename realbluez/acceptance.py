@@ -833,13 +833,13 @@ def test_read_offset():
     bluetoothd 5.66 passes on as org.bluez.Error.Failed: exit 1."""
     past = blectl("read", PERIPHERAL, "2a26", "--offset", "100", "--timeout", "30")
     expect_error(past, 1, "bluez_failed",
-                 f"read of characteristic 2a26 in service 180a on {PERIPHERAL} failed: "
+                 f"read of characteristic 2a26 (Firmware Revision String) in service 180a (Device Information) on {PERIPHERAL} failed: "
                  "org.bluez.Error.InvalidArguments: Invalid offset",
                  operation="read", service="180a", characteristic="2a26", dbus_error="org.bluez.Error.InvalidArguments")
     assert_idle("read --offset 100")
     inside = blectl("read", PERIPHERAL, "2a26", "--offset", "2", "--timeout", "30")
     expect_error(inside, 1, "bluez_failed",
-                 f"read of characteristic 2a26 in service 180a on {PERIPHERAL} failed: "
+                 f"read of characteristic 2a26 (Firmware Revision String) in service 180a (Device Information) on {PERIPHERAL} failed: "
                  "org.bluez.Error.Failed: Operation failed with ATT error: 0x0b",
                  operation="read", service="180a", characteristic="2a26", dbus_error="org.bluez.Error.Failed")
     assert_idle("read --offset 2")
@@ -929,7 +929,7 @@ def test_write_refused():
     before = peripheral_counters()
     r = blectl("write", PERIPHERAL, "2a19", "00", "--timeout", "30")
     expect_error(r, 3, "not_supported",
-                 f"not supported by the device: characteristic 2a19 in service 180f on {PERIPHERAL} cannot be written "
+                 f"not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery Service) on {PERIPHERAL} cannot be written "
                  "with response (flags: read notify)",
                  operation="write", service="180f", characteristic="2a19")
     assert_idle("write to 2a19")
@@ -972,7 +972,7 @@ def test_request_timeout():
     r = blectl("request", PERIPHERAL, "01", "--write", VENDOR_WRITE, "--notify", VENDOR_NOTIFY, "--count", "2",
                "--timeout", "6")
     expect_error(r, 124, "timed_out",
-                 f"timed out during waiting for the response notification of characteristic {VENDOR_NOTIFY} in service "
+                 f"timed out waiting for the response notification of characteristic {VENDOR_NOTIFY} in service "
                  f"{VENDOR_SERVICE} on {PERIPHERAL}",
                  operation="response", service=VENDOR_SERVICE, characteristic=VENDOR_NOTIFY)
     check(5.8 <= r.elapsed <= 8.0, f"ends at its 6 s deadline (took {r.elapsed:.2f} s)")

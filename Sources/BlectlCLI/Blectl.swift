@@ -9,6 +9,18 @@ import Musl
 public enum Blectl {
     public static let version = "0.1.0"
 
+    /// Runs blectl with the process's arguments, taken as bytes: one that is not valid UTF-8
+    /// is a usage error (64) rather than repaired to U+FFFD. Exits.
+    public static func main() async -> Never {
+        switch RawArguments.decode(RawArguments.fromProcess()) {
+        case .failure(let error):
+            Printer.write(renderUsageError(error), to: .stderr)
+            exit(ExitStatus.usage.rawValue)
+        case .success(let arguments):
+            await main(arguments)
+        }
+    }
+
     /// Runs blectl with `arguments` (without argv[0]) and exits.
     public static func main(_ arguments: [String]) async -> Never {
         let invocation: Invocation
@@ -21,19 +33,15 @@ public enum Blectl {
         }
         switch invocation {
         case .help(let text):
-            Printer.write(text, to: .stdout)
-            exit(0)
+            printOrExit(text)
         case .version:
-            Printer.write("blectl \(version)\n", to: .stdout)
-            exit(0)
+            printOrExit("blectl \(version)\n")
         case .completionScript(let script):
-            Printer.write(script, to: .stdout)
-            exit(0)
+            printOrExit(script)
         case .completionValues(let kind):
             signal(SIGPIPE, SIG_IGN)
             let lines = await CompletionValues.lines(kind)
-            Printer.write(lines.map { $0 + "\n" }.joined(), to: .stdout)
-            exit(0)
+            printOrExit(lines.map { $0 + "\n" }.joined())
         case .run(let global, let subcommand):
             // A closed stdout must come back from write(2) as EPIPE (OutputClosed: clean up,
             // then end by SIGPIPE), not kill blectl on the spot with its connection still up.
@@ -59,6 +67,17 @@ public enum Blectl {
                 exit(status.rawValue)
             }
         }
+    }
+
+    /// Writes help or the version to stdout and exits 0, or 74 with the reason on stderr
+    /// when the write fails (a closed pipe ends blectl by SIGPIPE, still the default here).
+    private static func printOrExit(_ text: String) -> Never {
+        if let error = Printer.writeAll(Array(text.utf8), to: Printer.Stream.stdout.rawValue) {
+            let failure = OutputFailed(errno: error)
+            Printer.write("blectl: error: \(failure)\n", to: .stderr)
+            exit(failure.status.rawValue)
+        }
+        exit(0)
     }
 
     static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {

@@ -1,6 +1,8 @@
 import DBusKit
 
-/// A stage of a BlueZ operation, named in errors ("timed out during connect to C0:FF:EE:00:00:01").
+/// A stage of a BlueZ operation, named in errors: "timed out during connect on
+/// C0:FF:EE:00:00:01", "timed out waiting for the response notification of characteristic
+/// 5a1e0003-… on C0:FF:EE:00:00:02"; UUIDs as ``BluetoothUUID/named`` spells them.
 public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable {
         case bus, adapter, discovery, deviceLookup = "device_lookup", connect
@@ -30,30 +32,49 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         var text: String
         switch kind {
-        case .bus: text = "bus set-up"
+        case .bus: text = "the connection to the system bus"
         case .adapter: text = "adapter set-up (waiting for the adapter to power on)"
         case .discovery: text = "discovery"
-        case .deviceLookup: text = "looking for the device"
+        case .deviceLookup: text = "the search for the device"
         case .connect: text = "connect"
         case .serviceResolution: text = "service resolution"
         case .serviceLookup: text = "GATT service lookup"
         case .read: text = "read"
         case .write: text = "write"
         case .notificationSetup: text = "notification setup"
-        case .response: text = "waiting for the response notification"
+        case .response: text = "the wait for the response notification"
         case .battery: text = "battery lookup"
         case .disconnect: text = "disconnect"
         case .agent: text = "pairing agent registration"
         case .pair: text = "pairing"
-        case .trust: text = "setting Trusted"
+        case .trust: text = "the write of Trusted"
         case .unpair: text = "unpairing"
         case .notifications: text = "notifications"
         }
-        if let descriptor { text += " of descriptor \(descriptor.shortString)" }
-        if let characteristic { text += " of characteristic \(characteristic.shortString)" }
-        if let service { text += " in service \(service.shortString)" }
+        return text + place
+    }
+
+    /// What the operation concerns, as a phrase to follow its name: ` of descriptor 2902
+    /// (Client Characteristic Configuration) of characteristic 2a19 (Battery Level) in
+    /// service 180f (Battery Service) on C0:FF:EE:00:00:01`; empty for nothing.
+    public var place: String {
+        var text = ""
+        if let descriptor { text += " of descriptor \(descriptor.named)" }
+        if let characteristic { text += " of characteristic \(characteristic.named)" }
+        if let service { text += " in service \(service.named)" }
         if let address { text += " on \(address)" }
         return text
+    }
+
+    /// The sentence for running out of time in this operation: "timed out during connect
+    /// on …", and for the stages that are waits, "timed out waiting for the response
+    /// notification …" / "timed out waiting for notifications …".
+    var timedOutSentence: String {
+        switch kind {
+        case .response: "timed out waiting for the response notification" + place
+        case .notifications: "timed out waiting for notifications" + place
+        default: "timed out during \(self)"
+        }
     }
 }
 
@@ -130,7 +151,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notSupported(_, let what): "not supported by the device: \(what)"
         case .disconnected(let operation): "disconnected during \(operation)"
         case .busy(let operation, _, let message): "busy: \(operation): \(message)"
-        case .timedOut(let operation): "timed out during \(operation)"
+        case .timedOut(let operation): operation.timedOutSentence
         case .failed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .protocolError(let operation, let what): "unexpected answer from BlueZ during \(operation): \(what)"
         case .notPermitted(let operation, let name, let message):

@@ -51,7 +51,7 @@ extension ConnectedDevice {
         if min(graceEnd, deadline) <= .now, graceOver {
             // The GATT lookup took the whole grace: one look at the cache decides.
             if let percentage = battery1Percentage { return try Self.checked(percentage, on: device) }
-            throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
+            throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT service \(BluetoothUUID.batteryService.named)")
         }
         do {
             let percentage = try await session.wait(for: operation, timeout: max(.zero, min(graceEnd, deadline) - .now)) { cache, event -> WaitStep<Int> in
@@ -60,7 +60,7 @@ extension ConnectedDevice {
             }
             return try Self.checked(percentage, on: device)
         } catch BLEError.timedOut where graceOver {
-            throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT Battery Service 0x180F")
+            throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT service \(BluetoothUUID.batteryService.named)")
         }
     }
 

@@ -69,6 +69,13 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
         return String(repeating: "0", count: 4 - hex.utf8.count) + hex
     }
 
+    /// The UUID as messages name it, in one form everywhere: ``shortString`` (its JSON
+    /// form), then its Bluetooth SIG name in parentheses where ``AssignedNumbers`` knows
+    /// one: `180f (Battery Service)`; `5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b` alone.
+    public var named: String {
+        AssignedNumbers.name(for: self).map { "\(shortString) (\($0))" } ?? shortString
+    }
+
     // MARK: - Well-known UUIDs (Bluetooth SIG Assigned Numbers, "16-bit UUIDs")
 
     /// Battery Service, 0x180F.

@@ -104,7 +104,7 @@ extension ConnectedDevice {
         let has = characteristic.flags.isEmpty ? "none" : characteristic.flags.joined(separator: " ")
         throw BLEError.notSupported(
             device.operation(kind, service: characteristic.service, characteristic: characteristic.uuid),
-            "characteristic \(characteristic.uuid.shortString) in service \(characteristic.service.shortString) on "
+            "characteristic \(characteristic.uuid.named) in service \(characteristic.service.named) on "
                 + "\(device.address) cannot \(ability) (flags: \(has))")
     }
 

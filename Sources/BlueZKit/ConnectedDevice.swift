@@ -77,7 +77,7 @@ public struct ConnectedDevice: Sendable {
             case .grew(let count):
                 objects = count
             case nil where settling:
-                throw BLEError.notSupported(operation, "no GATT service \(uuid.shortString) on \(device.address)")
+                throw BLEError.notSupported(operation, "no GATT service \(uuid.named) on \(device.address)")
             case nil:
                 throw BLEError.timedOut(operation)
             }
@@ -151,7 +151,7 @@ public struct ConnectedDevice: Sendable {
     public func characteristic(_ uuid: BluetoothUUID, in service: GATTService) throws -> GATTCharacteristic {
         guard let found = service.characteristic(uuid) else {
             throw BLEError.notSupported(device.operation(.serviceLookup, service: service.uuid, characteristic: uuid),
-                                        "no characteristic \(uuid.shortString) in service \(service.uuid.shortString) on \(device.address)")
+                                        "no characteristic \(uuid.named) in service \(service.uuid.named) on \(device.address)")
         }
         return found
     }

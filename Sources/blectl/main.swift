@@ -1,3 +1,3 @@
 import BlectlCLI
 
-await Blectl.main(Array(CommandLine.arguments.dropFirst()))
+await Blectl.main()

@@ -494,6 +494,7 @@ struct HelpTextTests {
         ("64", "Usage error."),
         ("69", "Bluetooth unavailable: no bluetoothd, no adapter, powered off."),
         ("70", "Internal error."),
+        ("74", "Writing standard output failed (a full disk, an I/O error)."),
         ("77", "Permission denied by the D-Bus policy, or pairing wanted by the device."),
         ("124", "Timed out."),
         ("130", "Interrupted by SIGINT."),

@@ -90,10 +90,9 @@ struct NotifyCommandTests {
 
     @Test func textLine() {
         let value = NotifiedValue(bytes: Array("hi".utf8), connection: 2, receivedAt: .seconds(951_782_400) + .milliseconds(5))
-        #expect(NotifyCommand.text(value, seq: 7, showConnection: false) == #"2000-02-29T00:00:00.005Z  7  6869  "hi""#)
-        #expect(NotifyCommand.text(value, seq: 7, showConnection: true) == #"2000-02-29T00:00:00.005Z  7  6869  "hi"  (connection 2)"#)
+        #expect(NotifyCommand.text(value, seq: 7) == #"2000-02-29T00:00:00.005Z  7      2           6869              "hi""#)
         let binary = NotifiedValue(bytes: [0x90, 0x00], connection: 1, receivedAt: .seconds(86_399) + .milliseconds(999))
-        #expect(NotifyCommand.text(binary, seq: 1, showConnection: false) == "1970-01-01T23:59:59.999Z  1  9000")
+        #expect(NotifyCommand.text(binary, seq: 1) == "1970-01-01T23:59:59.999Z  1      1           9000              -")
     }
 
     @Test("RFC 3339 in UTC with milliseconds", arguments: [

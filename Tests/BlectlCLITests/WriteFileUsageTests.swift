@@ -79,6 +79,15 @@ struct WriteFileUsageTests {
                                       transfer: .init(bytes: 262_144, packets: 1_075, duration: .milliseconds(2_051) + .microseconds(400)),
                                       mtu: 247, acquired: true)
         #expect(record.json.serialized() == #"{"address":"C0:FF:EE:00:00:08","service":"ec400001-6c2d-4b8e-9f3a-0c1d2e3f4a5b","characteristic":"ec400002-6c2d-4b8e-9f3a-0c1d2e3f4a5b","bytes":262144,"packets":1075,"mtu":247,"acquired":true,"seconds":2.051}"#)
-        #expect(record.text == "C0:FF:EE:00:00:08  ec400002-6c2d-4b8e-9f3a-0c1d2e3f4a5b  262144 bytes in 1075 packets (MTU 247, AcquireWrite)  2.051 s")
+        #expect(record.text == [
+            "address:        C0:FF:EE:00:00:08",
+            "service:        ec400001-6c2d-4b8e-9f3a-0c1d2e3f4a5b",
+            "characteristic: ec400002-6c2d-4b8e-9f3a-0c1d2e3f4a5b",
+            "bytes:          262144",
+            "packets:        1075",
+            "mtu:            247",
+            "acquired:       yes (AcquireWrite)",
+            "seconds:        2.051",
+        ])
     }
 }

@@ -58,8 +58,13 @@ struct ConnectTests {
             // The device serves Generic Access 0x1800 too, but bluetoothd claims it and
             // exports no object for it (as a real bluetoothd 5.66 does, make test-real).
             #expect(run.lines == [
-                "C0:FF:EE:00:00:05  blesim Plain",
-                "  service 1801 (Generic Attribute)",
+                "address:       C0:FF:EE:00:00:05",
+                "name:          blesim Plain",
+                "address_type:  public",
+                "adapter:       hci0",
+                "was_connected: no",
+                "services:      1",
+                "  service 1801 (Generic Attribute)  primary",
                 "    characteristic 2a05 (Service Changed)  [indicate]",
                 "      descriptor 2902 (Client Characteristic Configuration)",
             ])

@@ -33,10 +33,10 @@ struct DisconnectTests {
         try await Sim.with(faults: ["preconnected": World.probe]) { sim in
             let first = await sim.blectl(["disconnect", World.probe, "--format", "text"])
             #expect(first.status == 0, "\(first)")
-            #expect(first.stdout == "C0:FF:EE:00:00:01  disconnected\n")
+            #expect(first.stdout == "address:       C0:FF:EE:00:00:01\nwas_connected: yes\n")
             let second = await sim.blectl(["--format", "text", "disconnect", World.probe])
             #expect(second.status == 0, "\(second)")
-            #expect(second.stdout == "C0:FF:EE:00:00:01  was not connected\n")
+            #expect(second.stdout == "address:       C0:FF:EE:00:00:01\nwas_connected: no\n")
         }
     }
 

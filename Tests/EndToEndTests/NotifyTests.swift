@@ -149,7 +149,7 @@ struct NotifyTests {
             #expect(error.removing("message") == ["code": "timed_out", "exit_status": 124, "operation": "notifications",
                                                   "address": "C0:FF:EE:00:00:04", "service": "180f", "characteristic": "2a19",
                                                   "dbus_error": .null])
-            #expect(error["message"] == "timed out during notifications of characteristic 2a19 in service 180f on C0:FF:EE:00:00:04")
+            #expect(error["message"] == "timed out waiting for notifications of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:04")
             try #expect(await sim.calls().contains { $0.member == "StopNotify" && $0.outcome == "reply" })
             try #expect(await sim.leftovers() == [])
         }
@@ -282,26 +282,30 @@ struct NotifyTests {
         }
     }
 
-    @Test("--format text: time, seq and hex per line; with --reconnect the link, and the reports in words")
+    static let textContext = "address: C0:FF:EE:00:00:04  service: 180f (Battery Service)  characteristic: 2a19 (Battery Level)"
+    static let textHeader = "TIME                      SEQ    CONNECTION  VALUE             TEXT"
+
+    @Test("--format text: the device and characteristic, a header, then time, seq, link, hex and text per value; reports in words")
     func textFormat() async throws {
         try await Sim.with { sim in
             let process = try await sim.launch(["notify", World.gattBattery, "2a19", "--reconnect", "--count", "6",
                                                 "--timeout", "60", "--format", "text"])
             #expect(try await sim.waitForState { !$0.notifySessions.isEmpty }, "notifications never started")
             try await sim.burst(World.gattBattery, "2a19", count: 3)
-            #expect(await process.stdoutContains("  3  00000003"))
+            #expect(await process.stdoutContains("00000003"))
             try await sim.dropLink(World.gattBattery)
             #expect(await process.stderrContains("notifications restored"), "\(process.currentStderr)")
             try await sim.burst(World.gattBattery, "2a19", count: 3)
             let result = try await process.finish()
             #expect(result.status == 0, "\(result.stderr)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
-            #expect(lines.count == 6, "\(result.stdout)")
-            for (index, line) in lines.enumerated() {
-                let fields = line.components(separatedBy: "  ")
+            #expect(lines.count == 8, "\(result.stdout)")
+            #expect(Array(lines.prefix(2)) == [Self.textContext, Self.textHeader])
+            for (index, line) in lines.dropFirst(2).enumerated() {
+                let fields = line.split(separator: " ").map(String.init)
                 let link = index < 3 ? 1 : 2
-                #expect(fields.count == 4 && Self.isRFC3339Milliseconds(fields[0]), "\(line)")
-                #expect(Array(fields.dropFirst()) == ["\(index + 1)", Self.hex(index % 3 + 1), "(connection \(link))"], "\(line)")
+                #expect(fields.count == 5 && Self.isRFC3339Milliseconds(fields[0]), "\(line)")
+                #expect(Array(fields.dropFirst()) == ["\(index + 1)", "\(link)", Self.hex(index % 3 + 1), "-"], "\(line)")
             }
             #expect(result.stderr == """
                 blectl: C0:FF:EE:00:00:04: link lost (connection 1); reconnecting
@@ -311,17 +315,18 @@ struct NotifyTests {
         }
     }
 
-    @Test("--format text without --reconnect: no link number; values from a steady notifier")
+    @Test("--format text without --reconnect: link 1 throughout; values from a steady notifier")
     func textFormatListening() async throws {
         try await Sim.with(faults: ["notify_every_ms": "50", "notify_every_char": "2a19"]) { sim in
             let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--count", "4", "--format", "text"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
-            #expect(run.lines.count == 4, "\(run)")
-            for (index, line) in run.lines.enumerated() {
-                let fields = line.components(separatedBy: "  ")
-                #expect(fields.count == 3 && Self.isRFC3339Milliseconds(fields[0]), "\(line)")
-                #expect(Array(fields.dropFirst()) == ["\(index + 1)", Self.hex(index + 1)], "\(line)")
+            #expect(run.lines.count == 6, "\(run)")
+            #expect(Array(run.lines.prefix(2)) == [Self.textContext, Self.textHeader])
+            for (index, line) in run.lines.dropFirst(2).enumerated() {
+                let fields = line.split(separator: " ").map(String.init)
+                #expect(fields.count == 5 && Self.isRFC3339Milliseconds(fields[0]), "\(line)")
+                #expect(Array(fields.dropFirst()) == ["\(index + 1)", "1", Self.hex(index + 1), "-"], "\(line)")
             }
             try #expect(await sim.leftovers() == [])
         }

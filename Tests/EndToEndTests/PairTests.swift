@@ -162,7 +162,7 @@ struct PairTests {
         try await Sim.with(faults: World.secureFaults) { sim in
             let run = await sim.blectl(["pair", World.secure, "--format", "text"])
             #expect(run.status == 0, "\(run)")
-            #expect(run.stdout == "address: C0:FF:EE:00:00:07\npaired: yes\nbonded: yes\ntrusted: no\n")
+            #expect(run.stdout == "address: C0:FF:EE:00:00:07\npaired:  yes\nbonded:  yes\ntrusted: no\n")
         }
     }
 
@@ -197,7 +197,7 @@ struct PairTests {
         try await Sim.with(faults: ["preconnected": World.probe]) { sim in
             let run = await sim.blectl(["unpair", World.probe, "--format", "text"])
             #expect(run.status == 0, "\(run)")
-            #expect(run.stdout == "address: C0:FF:EE:00:00:01\nremoved: yes\nwas_paired: no\nwas_connected: yes\n")
+            #expect(run.stdout == "address:       C0:FF:EE:00:00:01\nremoved:       yes\nwas_paired:    no\nwas_connected: yes\n")
             let state = try await sim.state()
             #expect(state.connections.isEmpty)
             #expect(!state.devices.contains(World.probe))

@@ -89,17 +89,17 @@ struct ReadTests {
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             #expect(run.lines == [
-                "address: C0:FF:EE:00:00:06",
-                "service: \(World.toolboxService)",
+                "address:        C0:FF:EE:00:00:06",
+                "service:        \(World.toolboxService)",
                 "characteristic: \(World.toolboxText)",
-                "descriptor: -",
-                "value: 746f6f6c626f78",
-                "text: \"toolbox\"",
+                "descriptor:     -",
+                "value:          746f6f6c626f78",
+                "text:           \"toolbox\"",
             ])
             let battery = await sim.blectl(["read", World.toolbox, "2a19", "--service", "180f", "--descriptor", "2902", "--format", "text"])
             #expect(battery.lines == [
-                "address: C0:FF:EE:00:00:06", "service: 180f (Battery Service)", "characteristic: 2a19 (Battery Level)",
-                "descriptor: 2902 (Client Characteristic Configuration)", "value: 0000", "text: -",
+                "address:        C0:FF:EE:00:00:06", "service:        180f (Battery Service)", "characteristic: 2a19 (Battery Level)",
+                "descriptor:     2902 (Client Characteristic Configuration)", "value:          0000", "text:           -",
             ])
         }
     }
@@ -185,10 +185,10 @@ struct ReadTests {
                 message: "read of characteristic \(World.toolboxSecure) in service \(World.toolboxService) on C0:FF:EE:00:00:06 not permitted: org.bluez.Error.NotPermitted: Not paired (the device wants pairing or encryption: try 'blectl pair C0:FF:EE:00:00:06')"),
         Failure(label: "read never answered", faults: ["read_never_answers": "1"], arguments: ["read", World.probe, "2a19", "--timeout", "1.5"],
                 status: 124, error: scenarioError("timed_out", 124, operation: "read", address: World.probe, service: "180f", characteristic: "2a19"),
-                message: "timed out during read of characteristic 2a19 in service 180f on C0:FF:EE:00:00:01"),
+                message: "timed out during read of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01"),
         Failure(label: "link lost during the read", faults: ["disconnect_mid_read": "1"], arguments: ["read", World.probe, "2a19"],
                 status: 4, error: scenarioError("disconnected", 4, operation: "read", address: World.probe, service: "180f", characteristic: "2a19"),
-                message: "disconnected during read of characteristic 2a19 in service 180f on C0:FF:EE:00:00:01"),
+                message: "disconnected during read of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01"),
     ])
     func failure(_ c: Failure) async throws {
         try await Sim.with(faults: c.faults) { sim in

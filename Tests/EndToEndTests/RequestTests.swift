@@ -77,7 +77,7 @@ struct RequestTests {
             let run = await sim.blectl(Self.vendor("01", "--count", "2", "--format", "text"))
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
-            #expect(run.lines == ["address: C0:FF:EE:00:00:02", "request: 01", "response: 81020007  -", "response: 9000  -"])
+            #expect(run.lines == ["address:   C0:FF:EE:00:00:02", "request:   01", "responses: 2", "  1: 81020007  -", "  2: 9000  -"])
         }
     }
 
@@ -107,7 +107,7 @@ struct RequestTests {
     @Test("failures: the error object, nothing on stdout, nothing left", arguments: [
         Failure(label: "write characteristic not writable", arguments: ["request", World.probe, "--write", "2a19", "--notify", World.vendorNotify, "01"],
                 status: 3, error: scenarioError("not_supported", 3, operation: "write", address: World.probe, service: "180f", characteristic: "2a19"),
-                message: "not supported by the device: characteristic 2a19 in service 180f on C0:FF:EE:00:00:01 cannot be written (flags: read notify)"),
+                message: "not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01 cannot be written (flags: read notify)"),
         Failure(label: "notify characteristic cannot notify", arguments: vendor("01").map { $0 == World.vendorNotify ? World.vendorWrite : $0 },
                 status: 3, error: scenarioError("not_supported", 3, operation: "notification_setup", address: World.vendor,
                                                 service: World.vendorService, characteristic: World.vendorWrite),
@@ -126,7 +126,7 @@ struct RequestTests {
         Failure(label: "no matching answer", faults: ["no_notification": "1"], arguments: vendor("02", "--response-prefix", "82", "--timeout", "2.5"),
                 status: 124, error: scenarioError("timed_out", 124, operation: "response", address: World.vendor, service: World.vendorService,
                                                   characteristic: World.vendorNotify),
-                message: "timed out during waiting for the response notification of characteristic \(World.vendorNotify) in service \(World.vendorService) on C0:FF:EE:00:00:02"),
+                message: "timed out waiting for the response notification of characteristic \(World.vendorNotify) in service \(World.vendorService) on C0:FF:EE:00:00:02"),
     ])
     func failure(_ c: Failure) async throws {
         try await Sim.with(faults: c.faults) { sim in

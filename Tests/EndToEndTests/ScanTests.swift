@@ -1,6 +1,7 @@
 // `blectl scan` against the simulator's world: JSON Lines with exact values, the text
 // table, every filter keeping what it must and dropping what it must.
 
+import Foundation
 import SimulatorHarness
 import Testing
 
@@ -63,23 +64,47 @@ struct ScanTests {
         }
     }
 
-    @Test("--format text: one table row per device, no JSON")
+    @Test("--format text: a header, then one row per device with every field in its column")
     func textTable() async throws {
         try await Sim.with { sim in
             let run = await sim.blectl(["scan", "--timeout", "1.5", "--format", "text"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
-            #expect(run.lines.count == 10, "\(run)")
+            #expect(run.lines.count == 11, "\(run)")
             #expect(run.lines.allSatisfy { J.parse($0) == nil })
-            let probe = try #require(run.lines.first { $0.hasPrefix("C0:FF:EE:00:00:01  ") }, "\(run)")
-            #expect(probe.hasPrefix("C0:FF:EE:00:00:01  public  -5"), "\(probe)")
-            #expect(probe.hasSuffix(" dBm   blesim Probe  [180f, 180a, \(World.vendorService)]"), "\(probe)")
-            let unnamed = try #require(run.lines.first { $0.hasPrefix("6F:12:8B:DE:02:9A  ") })
-            #expect(unnamed.hasPrefix("6F:12:8B:DE:02:9A  random  -8"), "\(unnamed)")
-            #expect(unnamed.hasSuffix(" dBm   (no name)"), "\(unnamed)")
-            let plain = try #require(run.lines.first { $0.hasPrefix("C0:FF:EE:00:00:05  ") })
-            #expect(plain.hasSuffix(" dBm   blesim Plain"), "\(plain)")
+            let header = try #require(run.lines.first)
+            #expect(header == "ADDRESS            TYPE    RSSI      TX_POWER  CONNECTED  ADAPTER  NAME                  "
+                + "MANUFACTURER_DATA  SERVICE_DATA  UUIDS")
+            func row(_ address: String) throws -> [String: String] {
+                let line = try #require(run.lines.first { $0.hasPrefix(address + "  ") }, "\(run)")
+                return Self.cells(header: header, row: line)
+            }
+            var probe = try row(World.probe)
+            #expect(probe.removeValue(forKey: "RSSI")?.hasSuffix(" dBm") == true, "\(probe)")
+            #expect(probe == ["ADDRESS": World.probe, "TYPE": "public", "TX_POWER": "4 dBm", "CONNECTED": "no", "ADAPTER": "hci0",
+                              "NAME": "blesim Probe", "MANUFACTURER_DATA": "05f1=0102", "SERVICE_DATA": "-",
+                              "UUIDS": "180f,180a,\(World.vendorService)"])
+            var unnamed = try row("6F:12:8B:DE:02:9A")
+            #expect(unnamed.removeValue(forKey: "RSSI")?.hasSuffix(" dBm") == true, "\(unnamed)")
+            #expect(unnamed == ["ADDRESS": "6F:12:8B:DE:02:9A", "TYPE": "random", "TX_POWER": "-", "CONNECTED": "no", "ADAPTER": "hci0",
+                                "NAME": "-", "MANUFACTURER_DATA": "-", "SERVICE_DATA": "-", "UUIDS": "-"])
+            #expect(try row("4A:C2:7D:11:93:E0")["SERVICE_DATA"] == "feed=020031")
+            #expect(try row(World.plain)["NAME"] == "blesim Plain")
         }
+    }
+
+    /// The cells of `row` under each column of `header` (a column starts where its header
+    /// word does), trimmed.
+    static func cells(header: String, row: String) -> [String: String] {
+        let h = Array(header), r = Array(row)
+        let starts = h.indices.filter { h[$0] != " " && ($0 == 0 || h[$0 - 1] == " ") }
+        var result: [String: String] = [:]
+        for (n, start) in starts.enumerated() {
+            let end = n + 1 < starts.count ? starts[n + 1] : max(h.count, r.count)
+            let name = String(h[start ..< min(end, h.count)]).trimmingCharacters(in: .whitespaces)
+            result[name] = start < r.count ? String(r[start ..< min(end, r.count)]).trimmingCharacters(in: .whitespaces) : ""
+        }
+        return result
     }
 
     struct FilterCase: Sendable, CustomTestStringConvertible {
@@ -198,8 +223,8 @@ struct ScanTests {
 
             let text = await sim.blectl(["scan", "--timeout", "1.5", "--format", "text", "--name", "bad"])
             #expect(text.status == 0, "\(text)")
-            #expect(text.lines.count == 1, "\(text)")
-            #expect(text.lines.first?.hasSuffix(" dBm   bad??[31mname?") == true, "\(text)")
+            #expect(text.lines.count == 2, "\(text)")
+            #expect(text.lines.last.map { Self.cells(header: text.lines[0], row: $0)["NAME"] } == "bad??[31mname?", "\(text)")
             #expect(!text.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
         }
     }

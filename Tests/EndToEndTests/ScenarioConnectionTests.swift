@@ -137,7 +137,7 @@ import Testing
             #expect(r.run.stdout == "")
             scenarioExpectError(r.run, scenarioError("disconnected", 4, operation: "read", address: World.gattBattery,
                                                      service: "180f", characteristic: "2a19"),
-                                message: "disconnected during read of characteristic 2a19 in service 180f on \(World.gattBattery)")
+                                message: "disconnected during read of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on \(World.gattBattery)")
             r.expectEndedBefore(.seconds(15))
             try #expect(await sim.calls().scenarioOutcomes("ReadValue") == [ScenarioWorld.failed])
             try await sim.scenarioExpectClean()

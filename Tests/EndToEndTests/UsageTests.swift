@@ -261,4 +261,26 @@ struct UsageTests {
         }
         try #expect(await sim.calls() == [])
     }
+
+    /// Arguments that are not valid UTF-8 (bash's `$'\xe9'`): refused, never repaired to
+    /// U+FFFD and sent (`write --text` would write bytes nobody typed).
+    @Test("an argument that is not valid UTF-8: 64 naming the byte, no org.bluez call", arguments: [
+        (#""$0" write C0:FF:EE:00:00:01 2a19 --text $'caf\xe9'"#, "Invalid argument 'caf\\xe9': not valid UTF-8 (byte 0xe9 at offset 3)", "blectl write"),
+        (#""$0" request C0:FF:EE:00:00:01 --write 2a19 --notify 2a19 --text $'\xff\xfe'"#,
+         "Invalid argument '\\xff\\xfe': not valid UTF-8 (byte 0xff at offset 0)", "blectl request"),
+        (#""$0" scan --name $'ok\xc3'"#, "Invalid argument 'ok\\xc3': not valid UTF-8 (byte 0xc3 at offset 2)", "blectl scan"),
+    ])
+    func invalidUTF8(script: String, message: String, helpCommand: String) async throws {
+        let sim = try await QuietSimulator.get()
+        let simulator = sim.simulator
+        let r = try await offThread { simulator.run("/bin/bash", ["-c", script, BlectlBinary.path]) }
+        let run = Run(arguments: [script], status: r.status, stdout: r.stdout, stderr: r.stderr)
+        #expect(run.status == 64, "\(run)")
+        #expect(run.stdout == "", "\(run)")
+        let lines = run.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "Error: \(message)", "\(run.stderr)")
+        #expect(lines.dropFirst().first?.hasPrefix("Usage: blectl") == true, "\(run.stderr)")
+        #expect(lines.suffix(2) == ["  See '\(helpCommand) --help' for more information.", ""], "\(run.stderr)")
+        try #expect(await sim.calls() == [], "blectl called org.bluez")
+    }
 }

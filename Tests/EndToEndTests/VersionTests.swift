@@ -30,13 +30,13 @@ struct VersionTests {
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             #expect(run.lines == [
-                "address: C0:FF:EE:00:00:01",
-                "source: device_information",
+                "address:           C0:FF:EE:00:00:01",
+                "source:            device_information",
                 "firmware_revision: 1.4.2",
                 "hardware_revision: -",
                 "software_revision: -",
                 "manufacturer_name: Blesim Labs",
-                "model_number: Probe-1",
+                "model_number:      Probe-1",
             ])
         }
     }

@@ -63,8 +63,8 @@ struct WriteTests {
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             #expect(run.lines == [
-                "address: C0:FF:EE:00:00:06", "service: \(World.toolboxService)", "characteristic: \(World.toolboxCommand)",
-                "length: 1", "type: command",
+                "address:        C0:FF:EE:00:00:06", "service:        \(World.toolboxService)",
+                "characteristic: \(World.toolboxCommand)", "length:         1", "type:           command",
             ])
         }
     }
@@ -102,7 +102,7 @@ struct WriteTests {
         // bluetoothd would pass this on (the rig's peripheral took such a write): the Battery Level.
         Refusal(label: "a read/notify characteristic", arguments: ["write", World.probe, "2a19", "00"], address: World.probe,
                 service: "180f", characteristic: "2a19",
-                message: "not supported by the device: characteristic 2a19 in service 180f on C0:FF:EE:00:00:01 cannot be written with response (flags: read notify)"),
+                message: "not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01 cannot be written with response (flags: read notify)"),
     ])
     func refused(_ c: Refusal) async throws {
         try await Sim.with(faults: World.toolboxFaults) { sim in

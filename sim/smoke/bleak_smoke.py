@@ -5,7 +5,11 @@ connect, read 0x2A19 = 87, notify on the vendor response characteristic and see
 import asyncio
 import sys
 
-from bleak import BleakClient, BleakScanner
+if __name__ == "__main__" and sys.argv[1:] in (["-h"], ["--help"]):
+    print("Usage: DBUS_SYSTEM_BUS_ADDRESS=... <venv>/bin/python sim/smoke/bleak_smoke.py\n\n" + __doc__)
+    sys.exit(0)
+
+from bleak import BleakClient, BleakScanner  # noqa: E402
 
 NAME = "blesim Probe"
 BATTERY = "00002a19-0000-1000-8000-00805f9b34fb"

@@ -5,6 +5,16 @@
 # bluetoothctl prints value changes only for its selected attribute, so one instance
 # (A) holds the response characteristic with notify on, another (B) writes the command.
 set -uo pipefail
+case "${1:-}" in
+    "") ;;
+    -h|--help)
+        echo "Usage: DBUS_SYSTEM_BUS_ADDRESS=... sim/smoke/bluetoothctl-smoke.sh"
+        echo
+        echo "bluetoothctl against the simulator on that bus: scan finds \"blesim Probe\", connect,"
+        echo "read 0x2A19 = 87, notify on the vendor response after writing 0x01. Exits 0 when it passes."
+        exit 0 ;;
+    *) echo "bluetoothctl-smoke.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+esac
 : "${DBUS_SYSTEM_BUS_ADDRESS:?set DBUS_SYSTEM_BUS_ADDRESS (see sim/start)}"
 ADDR=C0:FF:EE:00:00:01
 RSP=5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b

@@ -31,24 +31,28 @@ struct ConnectCommand: BlectlSubcommand {
                 _ = try? await connected.service(.genericAccess, timeout: min(ConnectedDevice.serviceSettleTime, context.remaining))
             }
             let services = connected.services
+            let address = device.address, adapter = device.adapter.name, wasConnected = connected.origin == .alreadyConnected
             switch printer.format {
             case .json:
-                try await printer.result([Self.record(device, advertisement: device.current, origin: connected.origin, services: services).serialized()])
+                try await printer.result([Self.record(address, adapter: adapter, advertisement: device.current, wasConnected: wasConnected,
+                                                      services: services).serialized()])
             case .text:
-                try await printer.result(Self.text(device, advertisement: device.current, services: services))
+                try await printer.result(Self.text(address, adapter: adapter, advertisement: device.current, wasConnected: wasConnected,
+                                                   services: services))
             }
         }
     }
 
     // MARK: - Records
 
-    static func record(_ device: Device, advertisement: Advertisement?, origin: ConnectionOrigin, services: [GATTService]) -> JSONValue {
+    static func record(_ address: BluetoothAddress, adapter: String, advertisement: Advertisement?, wasConnected: Bool,
+                       services: [GATTService]) -> JSONValue {
         .object([
-            ("address", .string(device.address.description)),
+            ("address", .string(address.description)),
             ("name", .optional(advertisement?.name)),
             ("address_type", .optional(advertisement?.addressType)),
-            ("adapter", .string(device.adapter.name)),
-            ("was_connected", .bool(origin == .alreadyConnected)),
+            ("adapter", .string(adapter)),
+            ("was_connected", .bool(wasConnected)),
             ("services", .array(services.map { service in
                 .object([
                     ("uuid", .string(service.uuid.shortString)),
@@ -69,13 +73,24 @@ struct ConnectCommand: BlectlSubcommand {
         ])
     }
 
-    static func text(_ device: Device, advertisement: Advertisement?, services: [GATTService]) -> [String] {
-        var lines = ["\(device.address)  \(advertisement?.name.map { Records.printable($0) } ?? "(no name)")"]
+    /// `key: value` lines for the device (keys as in JSON), then `services: N` and the tree:
+    /// each service with `primary` or `secondary`, its characteristics with their flags, their
+    /// descriptors; UUIDs with their SIG names.
+    static func text(_ address: BluetoothAddress, adapter: String, advertisement: Advertisement?, wasConnected: Bool,
+                     services: [GATTService]) -> [String] {
+        var lines = Records.keyValueLines([
+            ("address", address.description),
+            ("name", advertisement?.name.map { Records.printable($0) } ?? "-"),
+            ("address_type", advertisement?.addressType.map(Records.printable) ?? "-"),
+            ("adapter", Records.printable(adapter)),
+            ("was_connected", Records.yesNo(wasConnected)),
+            ("services", String(services.count)),
+        ])
         for service in services {
-            lines.append("  service \(service.uuid.shortString)\(Records.label(service.uuid))")
+            lines.append("  service \(Records.named(service.uuid))  \(service.primary ? "primary" : "secondary")")
             for c in service.characteristics {
-                lines.append("    characteristic \(c.uuid.shortString)\(Records.label(c.uuid))  [\(c.flags.joined(separator: ", "))]")
-                for d in c.descriptors { lines.append("      descriptor \(d.uuid.shortString)\(Records.label(d.uuid))") }
+                lines.append("    characteristic \(Records.named(c.uuid))  [\(c.flags.map(Records.printable).joined(separator: ", "))]")
+                for d in c.descriptors { lines.append("      descriptor \(Records.named(d.uuid))") }
             }
         }
         return lines

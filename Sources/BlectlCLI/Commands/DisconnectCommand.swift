@@ -46,7 +46,7 @@ struct DisconnectCommand: BlectlSubcommand {
         }
         switch context.printer.format {
         case .json: try await context.printer.results([Self.record(options.address, wasConnected: wasConnected).serialized()])
-        case .text: try await context.printer.results([Self.text(options.address, wasConnected: wasConnected)])
+        case .text: try await context.printer.results(Self.text(options.address, wasConnected: wasConnected))
         }
     }
 
@@ -56,7 +56,8 @@ struct DisconnectCommand: BlectlSubcommand {
         .object([("address", .string(address.description)), ("was_connected", .bool(wasConnected))])
     }
 
-    static func text(_ address: BluetoothAddress, wasConnected: Bool) -> String {
-        "\(address)  \(wasConnected ? "disconnected" : "was not connected")"
+    /// `key: value` lines, keys as in JSON.
+    static func text(_ address: BluetoothAddress, wasConnected: Bool) -> [String] {
+        Records.keyValueLines([("address", address.description), ("was_connected", Records.yesNo(wasConnected))])
     }
 }

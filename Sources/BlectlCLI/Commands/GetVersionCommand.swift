@@ -37,9 +37,9 @@ struct GetVersionCommand: DeviceProbe {
     }
 
     static func text(_ info: DeviceInformation, address: BluetoothAddress) -> [String] {
-        [("address", address.description), ("source", info.source.rawValue),
+        Records.keyValueLines([("address", address.description), ("source", info.source.rawValue),
          ("firmware_revision", info.firmwareRevision), ("hardware_revision", info.hardwareRevision),
          ("software_revision", info.softwareRevision), ("manufacturer_name", info.manufacturerName),
-         ("model_number", info.modelNumber)].map { "\($0.0): \($0.1.map { Records.printable($0) } ?? "-")" }
+         ("model_number", info.modelNumber)].map { ($0.0, $0.1.map { Records.printable($0) } ?? "-") })
     }
 }

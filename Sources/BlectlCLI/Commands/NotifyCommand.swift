@@ -106,7 +106,9 @@ struct NotifyCommand: BlectlSubcommand {
                 switch printer.format {
                 case .json: try await printer.results([record(value, seq: seq, address: options.address, service: characteristic.service,
                                                                   characteristic: characteristic.uuid).serialized()])
-                case .text: try await printer.results([text(value, seq: seq, showConnection: options.reconnect)])
+                case .text:
+                    let row = text(value, seq: seq)
+                    try await printer.results(seq == 1 ? textHeader(address: options.address, characteristic: characteristic) + [row] : [row])
                 }
                 if let count = options.count, seq >= count { return }
             case .linkLost(let connection):
@@ -144,11 +146,29 @@ struct NotifyCommand: BlectlSubcommand {
         ])
     }
 
-    static func text(_ value: NotifiedValue, seq: Int, showConnection: Bool) -> String {
-        var line = "\(Records.rfc3339(sinceEpoch: value.receivedAt))  \(seq)  \(value.bytes.hexString)"
-        if let text = Records.text(of: value.bytes) { line += "  \"\(Records.printable(text))\"" }
-        if showConnection { line += "  (connection \(value.connection))" }
-        return line
+    /// The text columns under ``textHeader(address:characteristic:)``, each padded to its
+    /// width (values are printed as they come, so the widths are fixed; a longer value pushes
+    /// the rest of its line to the right). The last column is not padded.
+    static let textColumns: [(header: String, width: Int)] = [
+        ("TIME", 24), ("SEQ", 5), ("CONNECTION", 10), ("VALUE", 16), ("TEXT", 0),
+    ]
+
+    /// What the text format prints before the first value: the device, service and
+    /// characteristic (the same for every value), then the column header.
+    static func textHeader(address: BluetoothAddress, characteristic: GATTCharacteristic) -> [String] {
+        ["address: \(address)  service: \(Records.named(characteristic.service))  characteristic: \(Records.named(characteristic.uuid))",
+         textRow(textColumns.map(\.header))]
+    }
+
+    /// One value as a row: time, seq, connection, hex (`(empty)` for none), and the text in
+    /// quotes when the bytes are clean UTF-8, else `-`.
+    static func text(_ value: NotifiedValue, seq: Int) -> String {
+        textRow([Records.rfc3339(sinceEpoch: value.receivedAt), String(seq), String(value.connection),
+                 Records.hexForPeople(value.bytes), Records.textForPeople(value.bytes)])
+    }
+
+    static func textRow(_ cells: [String]) -> String {
+        Records.fixedWidthRow(cells, widths: textColumns.map(\.width))
     }
 }
 

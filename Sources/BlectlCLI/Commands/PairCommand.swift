@@ -70,10 +70,7 @@ struct PairCommand: BlectlSubcommand {
     }
 
     static func text(_ state: PairingState, address: BluetoothAddress) -> [String] {
-        [("address", address.description), ("paired", yesNo(state.paired)), ("bonded", state.bonded.map(yesNo)),
-         ("trusted", yesNo(state.trusted))].map { "\($0.0): \($0.1 ?? "-")" }
+        Records.keyValueLines([("address", address.description), ("paired", Records.yesNo(state.paired)),
+                               ("bonded", Records.yesNo(state.bonded)), ("trusted", Records.yesNo(state.trusted))])
     }
 }
-
-/// `yes` / `no`, for the text format.
-private func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }

@@ -79,13 +79,13 @@ struct ReadCommand: BlectlSubcommand {
 
     static func text(_ address: BluetoothAddress, _ characteristic: GATTCharacteristic, descriptor: BluetoothUUID?,
                      value: [UInt8]) -> [String] {
-        [
-            "address: \(address)",
-            "service: \(Records.named(characteristic.service))",
-            "characteristic: \(Records.named(characteristic.uuid))",
-            "descriptor: \(descriptor.map { Records.named($0) } ?? "-")",
-            "value: \(Records.hexForPeople(value))",
-            "text: \(Records.textForPeople(value))",
-        ]
+        Records.keyValueLines([
+            ("address", address.description),
+            ("service", Records.named(characteristic.service)),
+            ("characteristic", Records.named(characteristic.uuid)),
+            ("descriptor", descriptor.map { Records.named($0) } ?? "-"),
+            ("value", Records.hexForPeople(value)),
+            ("text", Records.textForPeople(value)),
+        ])
     }
 }

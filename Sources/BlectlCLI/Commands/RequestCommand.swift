@@ -102,7 +102,8 @@ struct RequestCommand: BlectlSubcommand {
     }
 
     static func text(_ address: BluetoothAddress, request: [UInt8], responses: [[UInt8]]) -> [String] {
-        ["address: \(address)", "request: \(request.hexString)"]
-            + responses.map { "response: \(Records.hexForPeople($0))  \(Records.textForPeople($0))" }
+        Records.keyValueLines([("address", address.description), ("request", request.hexString),
+                               ("responses", String(responses.count))])
+            + responses.enumerated().map { "  \($0.offset + 1): \(Records.hexForPeople($0.element))  \(Records.textForPeople($0.element))" }
     }
 }

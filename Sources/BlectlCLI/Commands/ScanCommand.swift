@@ -63,14 +63,20 @@ struct ScanCommand: BlectlSubcommand {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     var reported = Set<BluetoothAddress>()
+                    var headerPrinted = false
                     for try await batch in stream {
                         var lines = [String]()
-                        lines.reserveCapacity(batch.count)
+                        lines.reserveCapacity(batch.count + 1)
                         for advertisement in batch {
                             guard options.updates || reported.insert(advertisement.address).inserted else { continue }
                             switch printer.format {
                             case .json: lines.append(Self.record(advertisement, adapter: adapterName).serialized())
-                            case .text: lines.append(Self.text(advertisement))
+                            case .text:
+                                if !headerPrinted {
+                                    lines.append(Self.textHeader)
+                                    headerPrinted = true
+                                }
+                                lines.append(Self.text(advertisement, adapter: adapterName))
                             }
                         }
                         try await printer.results(lines)
@@ -105,11 +111,36 @@ struct ScanCommand: BlectlSubcommand {
         ])
     }
 
-    static func text(_ a: Advertisement) -> String {
-        let rssi = a.rssi.map { "\($0) dBm" } ?? "-"
-        let name = a.name.map { Records.printable($0) } ?? "(no name)"
-        let uuids = a.uuids.isEmpty ? "" : "  [" + a.uuids.map(\.shortString).joined(separator: ", ") + "]"
-        return "\(a.address)  \(Records.pad(a.addressType ?? "-", 6))  \(Records.pad(rssi, 8))  \(name)\(uuids)"
+    /// The text columns: a header, then a column per JSON field, each padded to its width
+    /// (lines are printed as devices are heard, so the widths are fixed; a longer value
+    /// pushes the rest of its line to the right). UUIDS, the longest, comes last, unpadded.
+    static let textColumns: [(header: String, width: Int)] = [
+        ("ADDRESS", 17), ("TYPE", 6), ("RSSI", 8), ("TX_POWER", 8), ("CONNECTED", 9), ("ADAPTER", 7),
+        ("NAME", 20), ("MANUFACTURER_DATA", 17), ("SERVICE_DATA", 12), ("UUIDS", 0),
+    ]
+
+    /// The header line of the text format, printed with the first device.
+    static var textHeader: String { textRow(textColumns.map(\.header)) }
+
+    /// One device as a text row under ``textHeader``: `-` where JSON has null or an empty
+    /// list, control characters in names shown as `?`.
+    static func text(_ a: Advertisement, adapter: String) -> String {
+        textRow([
+            a.address.description,
+            a.addressType.map(Records.printable) ?? "-",
+            InfoCommand.dBm(a.rssi),
+            InfoCommand.dBm(a.txPower),
+            Records.yesNo(a.connected),
+            Records.printable(adapter),
+            a.name.map { Records.printable($0) } ?? "-",
+            Records.manufacturerDataText(a.manufacturerData, separator: ","),
+            Records.serviceDataText(a.serviceData, separator: ","),
+            a.uuids.isEmpty ? "-" : a.uuids.map(\.shortString).joined(separator: ","),
+        ])
+    }
+
+    static func textRow(_ cells: [String]) -> String {
+        Records.fixedWidthRow(cells, widths: textColumns.map(\.width))
     }
 }
 

@@ -59,10 +59,7 @@ struct UnpairCommand: BlectlSubcommand {
     }
 
     static func text(_ removal: Removal, address: BluetoothAddress) -> [String] {
-        [("address", address.description), ("removed", "yes"), ("was_paired", yesNo(removal.wasPaired)),
-         ("was_connected", yesNo(removal.wasConnected))].map { "\($0.0): \($0.1)" }
+        Records.keyValueLines([("address", address.description), ("removed", "yes"), ("was_paired", Records.yesNo(removal.wasPaired)),
+                               ("was_connected", Records.yesNo(removal.wasConnected))])
     }
 }
-
-/// `yes` / `no`, for the text format.
-private func yesNo(_ value: Bool) -> String { value ? "yes" : "no" }

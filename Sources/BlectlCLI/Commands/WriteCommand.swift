@@ -102,12 +102,12 @@ struct WriteCommand: BlectlSubcommand {
 
     static func text(_ address: BluetoothAddress, _ characteristic: GATTCharacteristic, length: Int,
                      type: ConnectedDevice.WriteType) -> [String] {
-        [
-            "address: \(address)",
-            "service: \(Records.named(characteristic.service))",
-            "characteristic: \(Records.named(characteristic.uuid))",
-            "length: \(length)",
-            "type: \(type.rawValue)",
-        ]
+        Records.keyValueLines([
+            ("address", address.description),
+            ("service", Records.named(characteristic.service)),
+            ("characteristic", Records.named(characteristic.uuid)),
+            ("length", String(length)),
+            ("type", type.rawValue),
+        ])
     }
 }

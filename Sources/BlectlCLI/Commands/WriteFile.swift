@@ -69,7 +69,7 @@ struct WriteFile: Sendable, Equatable {
                                          mtu: writer.mtu, acquired: writer.isAcquired)
                 switch printer.format {
                 case .json: try await printer.results([record.json.serialized()])
-                case .text: try await printer.results([record.text])
+                case .text: try await printer.results(record.text)
                 }
             }
         }
@@ -144,9 +144,18 @@ struct WriteFile: Sendable, Equatable {
             ])
         }
 
-        var text: String {
-            "\(address)  \(Records.named(characteristic.uuid))  \(transfer.bytes) bytes in \(transfer.packets) packets "
-                + "(MTU \(mtu), \(acquired ? "AcquireWrite" : "WriteValue command"))  \(seconds) s"
+        /// `key: value` lines, keys as in JSON; `acquired` says how the packets went.
+        var text: [String] {
+            Records.keyValueLines([
+                ("address", address.description),
+                ("service", Records.named(characteristic.service)),
+                ("characteristic", Records.named(characteristic.uuid)),
+                ("bytes", String(transfer.bytes)),
+                ("packets", String(transfer.packets)),
+                ("mtu", String(mtu)),
+                ("acquired", acquired ? "yes (AcquireWrite)" : "no (WriteValue, type command)"),
+                ("seconds", String(seconds)),
+            ])
         }
     }
 }

@@ -22,6 +22,8 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case unavailable = 69
     /// EX_SOFTWARE: an answer blectl does not understand.
     case `internal` = 70
+    /// EX_IOERR: writing standard output failed (ENOSPC, EIO; not a reader that went away).
+    case ioError = 74
     /// EX_NOPERM: the D-Bus policy denied access, or the device wants pairing or encryption first.
     case permissionDenied = 77
     /// As timeout(1).
@@ -39,6 +41,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .usage: "usage"
         case .unavailable: "unavailable"
         case .internal: "internal"
+        case .ioError: "io_error"
         case .permissionDenied: "permission_denied"
         case .timedOut: "timed_out"
         }
@@ -56,6 +59,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .usage: "Usage error."
         case .unavailable: "Bluetooth unavailable: no bluetoothd, no adapter, powered off, rfkill."
         case .internal: "Internal error."
+        case .ioError: "Writing standard output failed (a full disk, an I/O error)."
         case .permissionDenied: "Permission denied by the D-Bus policy, or pairing wanted by the device."
         case .timedOut: "Timed out."
         }

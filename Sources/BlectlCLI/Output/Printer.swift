@@ -43,22 +43,50 @@ public struct Printer: Sendable {
         case stderr = 2
     }
 
-    /// Writes all of `text` (retrying short writes and EINTR).
+    /// Writes all of `text` (retrying short writes and EINTR, waiting for POLLOUT on EAGAIN).
     /// - Returns: false when the stream is closed (EPIPE: libdbus ignores SIGPIPE) or failing.
     @discardableResult
     public static func write(_ text: String, to stream: Stream) -> Bool {
-        var text = text
-        return text.withUTF8 { buffer in
+        writeAll(Array(text.utf8), to: stream.rawValue) == nil
+    }
+
+    /// Writes all of `bytes` to `fd` in pieces of at most `pieceSize` bytes, each ending at a
+    /// newline where it can (so that a pipe, which takes a write of up to PIPE_BUF whole or not
+    /// at all, holds only whole lines). Retries short writes and EINTR; on EAGAIN (a file
+    /// description left O_NONBLOCK) waits in poll(2) for POLLOUT, blocking the calling thread.
+    /// - Returns: nil when all was written, else the errno of the write that failed (EPIPE:
+    ///   the reader has gone; ENOSPC, EIO, ...: the output failed).
+    static func writeAll(_ bytes: [UInt8], to fd: Int32, piecesOf pieceSize: Int = Int.max) -> Int32? {
+        bytes.withUnsafeBufferPointer { buffer in
             var offset = 0
             while offset < buffer.count {
-                let n = Glibc.write(stream.rawValue, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
+                var end = buffer.count - offset > pieceSize ? offset + pieceSize : buffer.count
+                if end < buffer.count, let lastNewline = buffer[offset..<end].lastIndex(of: 0x0A) {
+                    end = lastNewline + 1
                 }
-                offset += n
+                var written = offset
+                while written < end {
+                    let n = Glibc.write(fd, buffer.baseAddress! + written, end - written)
+                    if n >= 0 {
+                        written += n
+                        continue
+                    }
+                    let error = errno
+                    switch error {
+                    case EINTR:
+                        continue
+                    case EAGAIN, EWOULDBLOCK:
+                        // Full, and non-blocking: wait until it takes more. A reader that goes
+                        // away meanwhile wakes poll too (POLLERR), and the write then says EPIPE.
+                        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                        while poll(&descriptor, 1, -1) < 0 && errno == EINTR {}
+                    default:
+                        return error
+                    }
+                }
+                offset = end
             }
-            return true
+            return nil
         }
     }
 
@@ -88,3 +116,27 @@ public struct Printer: Sendable {
 /// stdout's reader has gone: the command stops, cleans up, and blectl ends by SIGPIPE as
 /// Unix filters do.
 public struct OutputClosed: Error, Sendable {}
+
+/// A write to stdout failed for a reason other than a reader that has gone (EPIPE): a full
+/// disk (ENOSPC), an I/O error (EIO), ... The command stops, cleans up, and blectl exits 74
+/// (EX_IOERR) naming the errno.
+public struct OutputFailed: CommandError, Sendable, Equatable {
+    /// The errno write(2) failed with.
+    public var errno: Int32
+
+    var status: ExitStatus { .ioError }
+
+    public var description: String {
+        "cannot write to standard output: \(String(cString: strerror(errno))) (\(Self.name(of: errno)))"
+    }
+
+    /// The symbolic name of the errno values a write can fail with (`ENOSPC`), else `errno N`.
+    static func name(of errno: Int32) -> String {
+        let names: [Int32: String] = [
+            EIO: "EIO", ENOSPC: "ENOSPC", EDQUOT: "EDQUOT", EFBIG: "EFBIG", EBADF: "EBADF", EINVAL: "EINVAL",
+            EPERM: "EPERM", EACCES: "EACCES", ENXIO: "ENXIO", EROFS: "EROFS", ENODEV: "ENODEV", ECONNRESET: "ECONNRESET",
+            ENOTCONN: "ENOTCONN", ENOBUFS: "ENOBUFS", ENOMEM: "ENOMEM", EDESTADDRREQ: "EDESTADDRREQ", EPIPE: "EPIPE",
+        ]
+        return names[errno] ?? "errno \(errno)"
+    }
+}

@@ -23,7 +23,7 @@ enum Records {
     /// A UUID as messages name it: its JSON form, with the SIG name after it where there is
     /// one (`180f (Battery Service)`).
     static func named(_ uuid: BluetoothUUID) -> String {
-        uuid.shortString + label(uuid)
+        uuid.named
     }
 
     /// The bytes as a string when they are valid UTF-8 without control characters.
@@ -83,6 +83,18 @@ enum Records {
             while line.hasSuffix(" ") { line.removeLast() }
             return line
         }
+    }
+
+    /// A row of a table printed line by line (scan, notify), whose widths cannot wait for the
+    /// data: every cell but the last padded to its width, two spaces between cells, no
+    /// trailing spaces. A longer cell pushes the rest of its row to the right.
+    static func fixedWidthRow(_ cells: [String], widths: [Int]) -> String {
+        var line = ""
+        for (i, cell) in cells.enumerated() {
+            line += i == cells.count - 1 ? cell : pad(cell, widths[i]) + "  "
+        }
+        while line.hasSuffix(" ") { line.removeLast() }
+        return line
     }
 
     /// `key: value` lines with the values aligned one column after the longest key.

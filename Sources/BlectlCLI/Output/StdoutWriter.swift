@@ -14,6 +14,8 @@ import Musl
 /// while the reader is stalled leaves only complete lines behind (lines longer than
 /// `PIPE_BUF` excepted). Producers wait, without holding a thread, while more than
 /// ``highWater`` bytes are queued: memory stays bounded, and the wait ends on cancellation.
+/// A stdout left non-blocking (O_NONBLOCK, by whoever shares the open file) answers EAGAIN
+/// when full: the thread then waits in poll(2) for POLLOUT, as a blocking write would.
 /// The one instance lives as long as the process.
 final class StdoutWriter: @unchecked Sendable {
     static let shared = StdoutWriter(fd: 1)
@@ -26,7 +28,7 @@ final class StdoutWriter: @unchecked Sendable {
     private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var queue: [[UInt8]] = []       // chunks of whole lines, oldest first
     private var queued = 0                  // bytes in `queue` plus the chunk being written
-    private var closed = false              // EPIPE or another write error: the reader is gone
+    private var failure: (any Error)?       // OutputClosed (EPIPE: the reader is gone) or OutputFailed
     private var started = false
     private var waiters: [UInt64: Waiter] = [:]
     private var nextWaiter: UInt64 = 0
@@ -44,25 +46,25 @@ final class StdoutWriter: @unchecked Sendable {
 
     /// Queues `text` (whole lines) for stdout; waits while more than ``highWater`` bytes are
     /// queued.
-    /// - Throws: ``OutputClosed`` once a write found the reader gone; `CancellationError`
-    ///   when cancelled while waiting.
+    /// - Throws: ``OutputClosed`` once a write found the reader gone, ``OutputFailed`` once a
+    ///   write failed otherwise (ENOSPC, EIO); `CancellationError` when cancelled while waiting.
     func enqueue(_ text: String) async throws {
         let bytes = Array(text.utf8)
-        let accepted: Bool = withLock {
-            if closed { return false }
+        let refusal: (any Error)? = withLock {
+            if let failure { return failure }
             startIfNeeded()
             queue.append(bytes)
             queued += bytes.count
             pthread_cond_signal(wake)
-            return true
+            return nil
         }
-        guard accepted else { throw OutputClosed() }
+        if let refusal { throw refusal }
         try await wait(untilQueuedAtMost: Self.highWater)
     }
 
     /// Waits until everything queued is written.
-    /// - Throws: ``OutputClosed`` when the reader went away with lines still queued;
-    ///   `CancellationError` when cancelled first.
+    /// - Throws: ``OutputClosed`` when the reader went away with lines still queued,
+    ///   ``OutputFailed`` when a write failed otherwise; `CancellationError` when cancelled first.
     func drain() async throws {
         try await wait(untilQueuedAtMost: 0)
     }
@@ -83,7 +85,7 @@ final class StdoutWriter: @unchecked Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let resumeNow: Result<Void, any Error>? = withLock {
-                    if closed { return .failure(OutputClosed()) }
+                    if let failure { return .failure(failure) }
                     if queued <= limit { return .success(()) }
                     if Task.isCancelled { return .failure(CancellationError()) }
                     waiters[id] = Waiter(limit: limit, continuation: continuation)
@@ -117,46 +119,22 @@ final class StdoutWriter: @unchecked Sendable {
                 while queue.isEmpty { pthread_cond_wait(wake, mutex) }
                 return queue.removeFirst()
             }
-            let ok = writeWhole(chunk)
-            let ready: [CheckedContinuation<Void, any Error>] = withLock {
+            let error = Printer.writeAll(chunk, to: fd, piecesOf: 4096)   // PIPE_BUF on Linux
+            let (ready, failed): ([CheckedContinuation<Void, any Error>], (any Error)?) = withLock {
                 queued -= chunk.count
-                if !ok {
-                    closed = true
+                if let error {
+                    self.failure = error == EPIPE ? OutputClosed() : OutputFailed(errno: error)
                     queue.removeAll()
                     queued = 0
                 }
-                let due = waiters.filter { closed || queued <= $0.value.limit }
+                let failed = self.failure
+                let due = waiters.filter { failed != nil || queued <= $0.value.limit }
                 for id in due.keys { waiters.removeValue(forKey: id) }
-                return due.values.map(\.continuation)
+                return (due.values.map(\.continuation), failed)
             }
             for continuation in ready {
-                if ok { continuation.resume() } else { continuation.resume(throwing: OutputClosed()) }
+                if let failed { continuation.resume(throwing: failed) } else { continuation.resume() }
             }
-        }
-    }
-
-    /// Writes `chunk` in pieces of at most PIPE_BUF bytes ending at a newline where it can.
-    private func writeWhole(_ chunk: [UInt8]) -> Bool {
-        let pipeBuf = 4096   // PIPE_BUF on Linux
-        return chunk.withUnsafeBufferPointer { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                var end = min(offset + pipeBuf, buffer.count)
-                if end < buffer.count, let lastNewline = buffer[offset..<end].lastIndex(of: 0x0A) {
-                    end = lastNewline + 1
-                }
-                var written = offset
-                while written < end {
-                    let n = Glibc.write(fd, buffer.baseAddress! + written, end - written)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        return false
-                    }
-                    written += n
-                }
-                offset = end
-            }
-            return true
         }
     }
 
