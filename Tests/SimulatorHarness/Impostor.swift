@@ -36,10 +36,12 @@ public final class Impostor: Sendable {
         _ = process.wait(timeout: .seconds(2))
     }
 
-    /// Stops it (SIGTERM; SIGKILL after 5 s) and returns its report.
+    /// Stops it (SIGTERM) and returns its report. It ends at its next round; the 60 s
+    /// before SIGKILL only guard against a hang (5 s was not enough on a loaded 2-core
+    /// machine: a round's list_names and flush against a busy dbus-daemon).
     public func stop() throws -> Report {
         process.sendSignal(SIGTERM)
-        let result = process.wait(timeout: .seconds(5))
+        let result = process.wait(timeout: .seconds(60))
         guard let line = result.stdout.split(separator: "\n").last(where: { $0.hasPrefix("{") }) else {
             throw HarnessError.badJSON("impostor exited \(result.status) without a report: \(result.stdout) \(result.stderr)")
         }
