@@ -49,6 +49,7 @@ class Sim:
         self.holds = 0
         self.acquired = []         # acquire.AcquiredSocket held by clients, in the order acquired
         self.echo = EchoStats()    # what the echo device's sink received
+        self.connects = []         # every Connect attempt started: {"address", "bearer": "le"|"bredr"}
 
     # ------------------------------------------------------------ timers
     def later(self, ms, fn, *args):
@@ -128,6 +129,8 @@ class Sim:
             self.add_cached_devices()
         if self.faults.get("bonded_devices"):
             self.add_bonded_devices()
+        if self.dual_variant():
+            self.add_dual_device()
         pre = self.faults.get("preconnected")
         if pre:
             self.preconnect(pre)
@@ -162,6 +165,13 @@ class Sim:
             if spec.address not in self.devices:
                 self.ensure_device(spec)
 
+    def add_dual_device(self):
+        """dual_mode_device: the device a BR/EDR inquiry found (bredr_seen_ago_s ago)."""
+        spec = world.dual_devices(self.dual_variant())[0]
+        if spec.address not in self.devices:
+            dev = self.ensure_device(spec)
+            dev.bredr_seen = int(time.time()) - self.faults.get("bredr_seen_ago_s")
+
     def preconnect(self, address):
         address = address.upper()
         spec = self.find_spec(address)
@@ -176,6 +186,7 @@ class Sim:
         for sock in list(self.acquired):
             sock.close("bluez_gone")
         self.echo = EchoStats()
+        self.connects = []
         self.apply_startup_faults()
         if not self.bus.alive and self.conn_factory is not None:
             self.attach(self.conn_factory())
@@ -305,8 +316,15 @@ class Sim:
     def all_specs(self):
         specs = world.default_devices() + world.filler_devices() + world.cached_devices() + world.bonded_devices()
         specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices() + world.secure_devices()
-        specs += world.echo_devices()
+        specs += world.echo_devices() + world.dual_devices(self.dual_variant() or "inquiry")
         return specs
+
+    def dual_variant(self):
+        """The dual_mode_device variant, "" when off (an unknown value counts as "inquiry")."""
+        v = self.faults.get("dual_mode_device")
+        if not v or v.lower() in ("0", "false", "no", "off"):
+            return ""
+        return v if v in world.DUAL_VARIANTS else "inquiry"
 
     def find_spec(self, address):
         for s in self.all_specs():
@@ -330,6 +348,8 @@ class Sim:
             specs += world.toolbox_devices()
         if self.faults.get("secure_device"):
             specs += world.secure_devices()
+        if self.dual_variant():
+            specs += world.dual_devices(self.dual_variant())
         return specs
 
     def ensure_device(self, spec, rssi=None):
@@ -404,6 +424,8 @@ class Sim:
                 self.create_second_adapter()
             else:
                 self.remove_second_adapter()
+        elif name == "dual_mode_device" and value and self.adapter is not None:
+            self.add_dual_device()
         elif name == "preconnected" and value and self.adapter is not None:
             self.preconnect(value)
         elif name == "att_mtu" and old != value:
@@ -483,6 +505,7 @@ class Sim:
             "pairings": pairings,
             "agent_calls": list(self.agents.requests),
             "paired": sorted(a for a, d in self.devices.items() if d.paired),
+            "connects": list(self.connects),
         }
 
     def state_json(self):

@@ -50,6 +50,8 @@ FAULTS = {
     "experimental": (bool, False, "bluetoothd runs with --experimental: Adapter1.PowerState is there ('on'/'off' with Powered; 'off-blocked' for hci1). Set at start-up"),
     "foreign_filter": (bool, False, "discovery also reports devices another client's filter let through"),
     "preconnected": (str, "", "this address is connected and resolved at start-up by another client"),
+    "dual_mode_device": (str, "", "C0:FF:EE:00:00:09 'blesim Dual', a dual-mode device bluetoothd found by a BR/EDR inquiry, is in the tree and LE-advertises; Device1.Connect takes the bearer BlueZ 5.66 saw last (select_conn_bearer, whole seconds, a tie going to BR/EDR), and over BR/EDR it brings the ACL up (Connected true), finds no profile by SDP (ServicesResolved true, no GATT objects) and fails NotAvailable 'br-connection-profile-unavailable'; the idle ACL drops 2 s later. Variants: inquiry (Class 0x000704; LE flags 0x06), no-class (no Class exported), bredr-flag (LE flags 0x1a: every LE sighting refreshes BR/EDR too, so Connect always goes BR/EDR)"),
+    "bredr_seen_ago_s": (int, 0, "dual_mode_device: how many seconds before the fault took effect bluetoothd last saw the device over BR/EDR (0 = at that moment; over 300 = not recently, BlueZ's SEEN_TRESHHOLD)"),
     "toolbox_device": (bool, False, "C0:FF:EE:00:00:06 'blesim Toolbox' advertises too: the GATT toolbox's fixtures (sim/README.md)"),
     "weird_names": (bool, False, "extra advertisers with odd names (none, empty, control chars, U+FFFD)"),
     "disconnect_held": (bool, False, "Disconnect stops midway (still connected and resolved, no reply) until this fault is cleared, then completes"),
