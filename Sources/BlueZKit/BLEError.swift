@@ -125,6 +125,9 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .disconnected(let operation): "disconnected during \(operation)"
         case .busy(let operation, _, let message): "busy: \(operation): \(message)"
         case .timedOut(let operation): "timed out during \(operation)"
+        case .failed(let operation, let name, let message) where operation.kind == .connect && Device.isBREDRFailure(self):
+            "\(operation) failed: \(name): \(message) (BlueZ connected this dual-mode device over BR/EDR, not LE, even after "
+                + "an LE-only scan: its LE advertisements say it does BR/EDR too; BlueZ 5.80 and later let Device1.PreferredBearer be set to \"le\")"
         case .failed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .protocolError(let operation, let what): "unexpected answer from BlueZ during \(operation): \(what)"
         case .notPermitted(let operation, let name, let message):

@@ -1,0 +1,96 @@
+// Issue 11, the field's odd devices: a dual-mode device BlueZ last saw over BR/EDR (13).
+
+import Foundation
+import SimulatorHarness
+import Testing
+
+enum OddWorld {
+    static let dual = "C0:FF:EE:00:00:09"
+    static let dualPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_09"
+    static let dualVersion: J = ["address": .string(dual), "source": "device_information", "firmware_revision": "3.1.0",
+                                 "hardware_revision": .null, "software_revision": .null,
+                                 "manufacturer_name": "Blesim Wearables", "model_number": "Dual-1"]
+    static let le = SimState.ConnectAttempt(address: dual, bearer: "le")
+    static let bredr = SimState.ConnectAttempt(address: dual, bearer: "bredr")
+}
+
+extension [SimCall] {
+    /// Whether an LE-only discovery (SetDiscoveryFilter Transport "le", then StartDiscovery)
+    /// was started between the calls at `from` and `to` (indices, exclusive).
+    func oddLEDiscovery(between from: Int, and to: Int) -> Bool {
+        guard from + 1 < to else { return false }
+        let slice = self[(from + 1)..<to]
+        guard let filter = slice.firstIndex(where: { $0.member == "SetDiscoveryFilter" && $0.filter?["Transport"] == .string("le") })
+        else { return false }
+        return slice[filter...].contains { $0.member == "StartDiscovery" && $0.outcome == "reply" }
+    }
+
+    func oddIndices(_ member: String) -> [Int] { indices.filter { self[$0].member == member } }
+}
+
+@Suite struct DualModeDeviceTests {
+    /// A dual-mode device in the tree from a BR/EDR inquiry (it has a Class of Device):
+    /// Device1.Connect at once would go over BR/EDR. blectl first hears it in an LE-only
+    /// discovery, so BlueZ takes LE: one Connect, over LE, and the firmware read.
+    @Test func deviceSeenOverBREDRIsHeardOverLEBeforeConnect() async throws {
+        try await Sim.with(faults: ["dual_mode_device": "inquiry", "bredr_seen_ago_s": "30"]) { sim in
+            let r = await sim.blectl(["get-version", OddWorld.dual, "--timeout", "10"])
+            #expect(r.status == 0, "\(r)")
+            #expect(r.jsonObject() == OddWorld.dualVersion, "\(r.stdout)")
+            #expect(r.stderr == "")
+            #expect(try await sim.state().connects == [OddWorld.le])
+            let calls = try await sim.calls()
+            let connect = try #require(calls.oddIndices("Connect").first)
+            #expect(calls.oddIndices("Connect").count == 1)
+            #expect(calls.oddLEDiscovery(between: -1, and: connect), "\(calls.scenarioMembers)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// Nothing on D-Bus says the device does BR/EDR (no Class), so Connect goes straight to
+    /// BR/EDR and fails NotAvailable "br-connection-profile-unavailable" with the ACL up.
+    /// blectl disconnects that link, hears the device in an LE-only discovery (in a later
+    /// second than the failure: BlueZ compares whole seconds) and connects again, over LE.
+    @Test func bredrFailureIsRecoveredOverLE() async throws {
+        try await Sim.with(faults: ["dual_mode_device": "no-class"]) { sim in
+            let r = await sim.blectl(["get-version", OddWorld.dual, "--timeout", "10"])
+            #expect(r.status == 0, "\(r)")
+            #expect(r.jsonObject() == OddWorld.dualVersion, "\(r.stdout)")
+            #expect(r.stderr == "")
+            #expect(try await sim.state().connects == [OddWorld.bredr, OddWorld.le])
+            let calls = try await sim.calls()
+            let connects = calls.oddIndices("Connect")
+            try #require(connects.count == 2, "\(calls.scenarioMembers)")
+            #expect(calls[connects[0]].outcome == "error:org.bluez.Error.NotAvailable")
+            #expect(calls[connects[1]].outcome == "reply")
+            // The BR/EDR link was disconnected before the LE-only discovery and the retry.
+            let disconnect = try #require(calls.oddIndices("Disconnect").first { $0 > connects[0] })
+            #expect(disconnect < connects[1])
+            #expect(calls[disconnect].path == OddWorld.dualPath)
+            #expect(calls.oddLEDiscovery(between: disconnect, and: connects[1]), "\(calls.scenarioMembers)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// A device whose LE advertisements say it does BR/EDR too (flags 0x1a): BlueZ 5.66
+    /// counts each LE sighting as a BR/EDR one and, on a tie, takes BR/EDR; no LE-only
+    /// discovery helps. blectl tries once more, then fails 1 with BlueZ's error kept and a
+    /// message that says what happened, leaving no link up.
+    @Test func deviceAdvertisingBREDRFailsWithTheReason() async throws {
+        try await Sim.with(faults: ["dual_mode_device": "bredr-flag"]) { sim in
+            let r = await sim.scenarioRun(["get-version", OddWorld.dual, "--timeout", "10"])
+            #expect(r.run.status == 1, "\(r.run)")
+            #expect(r.run.stdout == "")
+            scenarioExpectError(r.run, scenarioError("bluez_failed", 1, operation: "connect", address: OddWorld.dual,
+                                                     dbusError: "org.bluez.Error.NotAvailable"),
+                                mentions: ["connect on \(OddWorld.dual) failed: org.bluez.Error.NotAvailable: br-connection-profile-unavailable",
+                                           "over BR/EDR, not LE", "PreferredBearer"])
+            r.expectEndedBefore(.seconds(10))
+            #expect(try await sim.state().connects == [OddWorld.bredr, OddWorld.bredr])
+            let calls = try await sim.calls()
+            // Each BR/EDR link blectl brought up, it disconnected.
+            #expect(calls.scenarioOutcomes("Disconnect") == ["reply", "reply"], "\(calls.scenarioMembers)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+}
