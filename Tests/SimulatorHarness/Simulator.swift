@@ -311,6 +311,12 @@ public final class Simulator: Sendable {
     public func dropLink(address: String, remove: Bool = false) throws {
         _ = try control("DropLink", typed: ["string:\(address)", "boolean:\(remove)"])
     }
+    /// The connected device `address` changes its GATT database (Service Changed): the
+    /// service `uuid` is removed and added again at new handles, new object paths
+    /// (sim/README.md, ServiceChanged).
+    public func serviceChanged(address: String, service uuid: String) throws {
+        _ = try control("ServiceChanged", typed: ["string:\(address)", "string:\(uuid)"])
+    }
     /// Back to the start-up world and faults, call log emptied.
     public func reset() throws { _ = try control("Reset") }
 

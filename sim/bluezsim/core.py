@@ -258,6 +258,19 @@ class Sim:
                 return
         raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no characteristic {uuid} on {address}")
 
+    def service_changed(self, address, uuid):
+        """Control: the device changes its GATT database: the service `uuid` is removed and
+        added again at new handles (see GattTree.service_changed)."""
+        dev = self.devices.get(address.upper())
+        if dev is None:
+            raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no device {address} in the tree")
+        index = dev.gatt.service_uuid_index(world.norm_uuid(uuid))
+        if index is None:
+            raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no service {uuid} on {address}")
+        if not dev.connected or not dev.gatt_exported:
+            raise DBusError("org.blectl.Simulator.Error.Failed", f"{address} is not connected with its services resolved")
+        dev.gatt.service_changed(index)
+
     def drop_link(self, address, remove=False):
         """Control: the device's link drops (see Device.drop_link)."""
         dev = self.devices.get(address.upper())
