@@ -109,6 +109,10 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The device sent a value that breaks its protocol (an empty Battery Level, a level
     /// above 100 %, a vendor answer too short): what was wrong.
     case deviceProtocolError(BLEOperation, String)
+    /// A write's outcome is unknown: the attribute's object left while the write was pending
+    /// (the device changed its GATT database), so BlueZ never answered, and blectl did not
+    /// write again (the device may have taken it). What happened.
+    case outcomeUnknown(BLEOperation, String)
 
     public var description: String {
         switch self {
@@ -134,6 +138,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(operation) not permitted: \(name): \(message) (the device wants pairing or encryption: try 'blectl pair \(operation.address?.description ?? "ADDRESS")')"
         case .authenticationFailed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .deviceProtocolError(let operation, let what): "the device broke its protocol during \(operation): \(what)"
+        case .outcomeUnknown(let operation, let what): "outcome of the \(operation) unknown: \(what)"
         }
     }
 
@@ -141,7 +146,8 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     public var operation: BLEOperation? {
         switch self {
         case .disconnected(let op), .busy(let op, _, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
-             .notSupported(let op, _), .notPermitted(let op, _, _), .authenticationFailed(let op, _, _), .deviceProtocolError(let op, _): op
+             .notSupported(let op, _), .notPermitted(let op, _, _), .authenticationFailed(let op, _, _), .deviceProtocolError(let op, _),
+             .outcomeUnknown(let op, _): op
         default: nil
         }
     }

@@ -94,3 +94,62 @@ extension [SimCall] {
         }
     }
 }
+
+/// Issue 11 item 14: the peripheral changes its GATT database while an operation is pending
+/// (Service Changed): BlueZ never answers that call, removes the service's objects and adds
+/// them again at new handles (new object paths). The kind: every operation whose object leaves.
+@Suite struct ServiceChangedTests {
+    static let dis180APath = "\(ScenarioWorld.probePath)/service0014"
+
+    /// get-version: the firmware read is pending when 0x180A leaves; blectl finds 0x2A26 at its
+    /// new path and reads again, well before its timeout; the old read was never answered.
+    @Test func readPendingWhenItsServiceLeavesIsReadAgain() async throws {
+        try await Sim.with(faults: ["service_changed_on": "ReadValue"]) { sim in
+            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "20"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.jsonObject() == ["address": .string(World.probe), "source": "device_information", "firmware_revision": "1.4.2",
+                                           "hardware_revision": .null, "software_revision": .null,
+                                           "manufacturer_name": "Blesim Labs", "model_number": "Probe-1"], "\(r.run.stdout)")
+            #expect(r.run.stderr == "")
+            let reads = try await sim.calls().filter { $0.member == "ReadValue" }
+            // The first read, on the old path, was never answered; the next ones went to the new paths.
+            try #require(reads.count >= 2, "\(reads)")
+            #expect(reads[0].outcome == "pending")
+            #expect(reads[0].path.hasPrefix(Self.dis180APath + "/"))
+            #expect(reads.dropFirst().allSatisfy { $0.outcome == "reply" && !$0.path.hasPrefix(Self.dis180APath + "/") }, "\(reads)")
+            r.expectEndedBefore(.seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// `read`: the same for the toolbox's text characteristic, and its value printed.
+    @Test func readCommandFollowsItsCharacteristic() async throws {
+        try await Sim.with(faults: World.toolboxFaults.merging(["service_changed_on": "ReadValue"]) { $1 }) { sim in
+            let r = await sim.scenarioRun(["read", World.toolbox, World.toolboxText, "--timeout", "20"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.jsonObject()?["text"] == "hello, toolbox", "\(r.run.stdout)")
+            let reads = try await sim.calls().filter { $0.member == "ReadValue" }
+            #expect(reads.map(\.outcome) == ["pending", "reply"], "\(reads)")
+            #expect(reads.count == 2 && reads[0].path != reads[1].path)
+            r.expectEndedBefore(.seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// `write` (with response) pending when its service leaves: whether the device took it is
+    /// unknown, so it is not sent again: exit 1 outcome_unknown naming the write, at once.
+    @Test func writePendingWhenItsServiceLeavesIsNotResent() async throws {
+        try await Sim.with(faults: World.toolboxFaults.merging(["service_changed_on": "WriteValue"]) { $1 }) { sim in
+            let r = await sim.scenarioRun(["write", World.toolbox, World.toolboxText, "again", "--text", "--timeout", "20"])
+            #expect(r.run.status == 1, "\(r.run)")
+            #expect(r.run.stdout == "")
+            scenarioExpectError(r.run, scenarioError("outcome_unknown", 1, operation: "write", address: World.toolbox,
+                                                     service: World.toolboxService, characteristic: World.toolboxText),
+                                mentions: ["left while the write was pending", "not written again"])
+            let writes = try await sim.calls().filter { $0.member == "WriteValue" }
+            #expect(writes.map(\.outcome) == ["pending"], "\(writes)")
+            r.expectEndedBefore(.seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
+}
