@@ -20,6 +20,9 @@ extension ConnectedDevice {
     /// The object of the attribute a call was pending on left the tree (the link still up).
     struct AttributeRemoved: Error {
         let path: ObjectPath
+        /// Whether the call had been sent: false when the object was gone already when the
+        /// call was to be sent (it then was not).
+        let sent: Bool
     }
 
     /// How often one operation follows its attribute to a new object before giving up.
@@ -32,7 +35,8 @@ extension ConnectedDevice {
         let lost = device.linkLost(during: operation)
         return { cache, event in
             if let error = lost(cache, event) { return error }
-            return cache[path, interface] == nil ? AttributeRemoved(path: path) : nil
+            // The first look (no event) comes before the call is sent (Session.call).
+            return cache[path, interface] == nil ? AttributeRemoved(path: path, sent: event != nil) : nil
         }
     }
 
@@ -104,7 +108,7 @@ extension ConnectedDevice {
             do {
                 return try await body(current)
             } catch let error where error is AttributeRemoved || Self.isUnknownObject(error) {
-                if error is AttributeRemoved && !mayRepeat {
+                if let removed = error as? AttributeRemoved, removed.sent, !mayRepeat {
                     throw BLEError.outcomeUnknown(operation, "\(what) on \(device.address) left while the write was pending (the "
                         + "device changed its GATT database): whether the device took the value is unknown, so it was not written again")
                 }

@@ -152,4 +152,25 @@ extension [SimCall] {
             try await sim.scenarioExpectClean()
         }
     }
+
+    /// get-version through the vendor protocol: StartNotify on the response characteristic is
+    /// pending when the vendor service leaves; StartNotify goes again to the new object, and
+    /// the request, whose old object was gone before it was sent, to the new command
+    /// characteristic (nothing was sent, so nothing is unknown): the firmware is printed.
+    @Test func startNotifyPendingWhenItsServiceLeavesIsSentAgain() async throws {
+        try await Sim.with(faults: ["service_changed_on": "StartNotify"]) { sim in
+            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "20"] + World.vendorOptions)
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.jsonObject() == ["address": .string(World.probe), "source": "vendor", "firmware_revision": "1.4.2",
+                                           "hardware_revision": .null, "software_revision": .null,
+                                           "manufacturer_name": .null, "model_number": .null], "\(r.run.stdout)")
+            let calls = try await sim.calls()
+            let starts = calls.filter { $0.member == "StartNotify" }
+            #expect(starts.map(\.outcome) == ["pending", "reply"], "\(starts)")
+            #expect(calls.filter { $0.member == "WriteValue" }.map(\.outcome) == ["reply"])
+            #expect(calls.filter { $0.member == "StopNotify" }.map(\.path) == [starts.last?.path], "\(calls.scenarioMembers)")
+            r.expectEndedBefore(.seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
 }
