@@ -142,6 +142,10 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The device sent a value that breaks its protocol (an empty Battery Level, a level
     /// above 100 %, a vendor answer too short): what was wrong.
     case deviceProtocolError(BLEOperation, String)
+    /// A write's outcome is unknown: the attribute's object left while the write was pending
+    /// (the device changed its GATT database), so BlueZ never answered, and blectl did not
+    /// write again (the device may have taken it). What happened.
+    case outcomeUnknown(BLEOperation, String)
 
     public var description: String {
         switch self {
@@ -152,12 +156,16 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .disconnected(let operation): "disconnected during \(operation)"
         case .busy(let operation, _, let message): "busy: \(operation): \(message)"
         case .timedOut(let operation): operation.timedOutSentence
+        case .failed(let operation, let name, let message) where operation.kind == .connect && Device.isBREDRFailure(self):
+            "\(operation) failed: \(name): \(message) (BlueZ connected this dual-mode device over BR/EDR, not LE, even after "
+                + "an LE-only scan: its LE advertisements say it does BR/EDR too; BlueZ 5.80 and later let Device1.PreferredBearer be set to \"le\")"
         case .failed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .protocolError(let operation, let what): "unexpected answer from BlueZ during \(operation): \(what)"
         case .notPermitted(let operation, let name, let message):
             "\(operation) not permitted: \(name): \(message) (the device wants pairing or encryption: try 'blectl pair \(operation.address?.description ?? "ADDRESS")')"
         case .authenticationFailed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .deviceProtocolError(let operation, let what): "the device broke its protocol during \(operation): \(what)"
+        case .outcomeUnknown(let operation, let what): "outcome of the \(operation) unknown: \(what)"
         }
     }
 
@@ -208,7 +216,8 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .unavailable(_, let op?, _), .permissionDenied(_, let op?): op
         case .disconnected(let op), .busy(let op, _, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
-             .notSupported(let op, _), .notPermitted(let op, _, _), .authenticationFailed(let op, _, _), .deviceProtocolError(let op, _): op
+             .notSupported(let op, _), .notPermitted(let op, _, _), .authenticationFailed(let op, _, _), .deviceProtocolError(let op, _),
+             .outcomeUnknown(let op, _): op
         default: nil
         }
     }

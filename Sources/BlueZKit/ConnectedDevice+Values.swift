@@ -26,7 +26,10 @@ extension ConnectedDevice {
     /// Reads a characteristic's value (GattCharacteristic1.ReadValue).
     ///
     /// The Value change BlueZ signals after the reply is not delivered as a notification
-    /// (see ``withNotifications(_:setupTimeout:onValue:_:)``).
+    /// (see ``withNotifications(_:setupTimeout:onValue:_:)``). When the characteristic's
+    /// object leaves while the read is pending (the device changed its GATT database: BlueZ
+    /// never answers it) or is gone already, the read is sent again to the characteristic's
+    /// new object, found by its UUIDs within `timeout` (ConnectedDevice+ServiceChanged.swift).
     /// - Parameters:
     ///   - offset: where the read starts in the value, in bytes (ReadValue option `offset`,
     ///     uint16); 0 (the default) reads from the start. BlueZ reads the rest of the value
@@ -44,10 +47,15 @@ extension ConnectedDevice {
         try require(characteristic, oneOf: ["read"], for: .read, "be read")
         let operation = device.operation(.read, service: characteristic.service, characteristic: characteristic.uuid)
         let session = session
-        let path = characteristic.path
-        return try await readValue(at: path, interface: BlueZ.gattCharacteristicInterface, offset: offset,
-                                   operation: operation, timeout: timeout) { value in
-            session.expectReadMirror(of: value, at: offset, on: path)
+        let deadline = ContinuousClock.now + timeout
+        let what = "characteristic \(characteristic.uuid.shortString) in service \(characteristic.service.shortString)"
+        return try await following(characteristic, what: what, deadline: deadline, operation: operation, mayRepeat: true,
+                                   find: finder(for: characteristic)) { current in
+            let path = current.path
+            return try await readValue(at: path, interface: BlueZ.gattCharacteristicInterface, offset: offset,
+                                       operation: operation, timeout: deadline - .now) { value in
+                session.expectReadMirror(of: value, at: offset, on: path)
+            }
         }
     }
 
@@ -65,12 +73,22 @@ extension ConnectedDevice {
     public func read(_ descriptor: GATTDescriptor, offset: UInt16 = 0, timeout: Duration) async throws -> [UInt8] {
         let operation = device.operation(.read, service: descriptor.service, characteristic: descriptor.characteristic,
                                          descriptor: descriptor.uuid)
-        return try await readValue(at: descriptor.path, interface: BlueZ.gattDescriptorInterface, offset: offset,
-                                   operation: operation, timeout: timeout) { _ in }
+        let deadline = ContinuousClock.now + timeout
+        let what = "descriptor \(descriptor.uuid.shortString) of characteristic \(descriptor.characteristic.shortString) in service "
+            + descriptor.service.shortString
+        return try await following(descriptor, what: what, deadline: deadline, operation: operation, mayRepeat: true,
+                                   find: finder(for: descriptor)) { current in
+            try await readValue(at: current.path, interface: BlueZ.gattDescriptorInterface, offset: offset,
+                                operation: operation, timeout: deadline - .now) { _ in }
+        }
     }
 
     /// Writes a characteristic's value (GattCharacteristic1.WriteValue with option `type`).
     /// For a Write Command BlueZ answers once the packet is queued, not when the device has it.
+    /// When the characteristic's object leaves while the write is pending (the device changed
+    /// its GATT database: BlueZ never answers it), the write is not sent again and fails with
+    /// ``BLEError/outcomeUnknown(_:_:)``; a write answered UnknownObject (its object already
+    /// gone, nothing sent) goes to the characteristic's new object, found by its UUIDs.
     /// - Parameters:
     ///   - value: the bytes (BlueZ uses a long write when they exceed the MTU less 3).
     ///   - type: ``WriteType/request`` (default) or ``WriteType/command``.
@@ -80,18 +98,24 @@ extension ConnectedDevice {
     ///   explicit type on whatever the flags say) or the device answered ATT Write Not
     ///   Permitted; ``BLEError/notPermitted(_:dbusError:message:)`` (pairing or encryption
     ///   wanted), ``BLEError/timedOut(_:)`` (write), ``BLEError/disconnected(_:)``,
-    ///   ``BLEError/failed(_:dbusError:message:)``, `CancellationError`.
+    ///   ``BLEError/failed(_:dbusError:message:)``, ``BLEError/outcomeUnknown(_:_:)``, `CancellationError`.
     public func write(_ characteristic: GATTCharacteristic, _ value: [UInt8], type: WriteType = .request, timeout: Duration) async throws {
         try require(characteristic, oneOf: [type.requiredFlag], for: .write,
                     type == .request ? "be written with response" : "be written without response")
         let operation = device.operation(.write, service: characteristic.service, characteristic: characteristic.uuid)
-        let call = BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "WriteValue",
-                              [.bytes(value), .stringVariantDictionary(["type": .string(type.rawValue)])])
         let deadline = ContinuousClock.now + timeout
         let session = session
-        _ = try await session.gate.run(characteristic.path, operation: operation, timeout: timeout) {
-            try await retryingInProgress(operation: operation, timeout: deadline - .now) { remaining in
-                try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation))
+        let what = "characteristic \(characteristic.uuid.shortString) in service \(characteristic.service.shortString)"
+        // A write pending when its object leaves is not sent again (see ConnectedDevice+ServiceChanged.swift).
+        try await following(characteristic, what: what, deadline: deadline, operation: operation, mayRepeat: false,
+                            find: finder(for: characteristic)) { current in
+            let call = BlueZ.call(current.path, BlueZ.gattCharacteristicInterface, "WriteValue",
+                                  [.bytes(value), .stringVariantDictionary(["type": .string(type.rawValue)])])
+            _ = try await session.gate.run(current.path, operation: operation, timeout: deadline - .now) {
+                try await retryingInProgress(operation: operation, timeout: deadline - .now) { remaining in
+                    try await session.call(call, operation: operation, timeout: remaining,
+                                           abortIf: linkLostOrRemoved(current.path, BlueZ.gattCharacteristicInterface, during: operation))
+                }
             }
         }
     }
@@ -119,7 +143,8 @@ extension ConnectedDevice {
         let session = session
         let reply = try await session.gate.run(path, operation: operation, timeout: timeout) {
             try await retryingInProgress(operation: operation, timeout: deadline - .now) { remaining in
-                try await session.call(call, operation: operation, timeout: remaining, abortIf: device.linkLost(during: operation)) { reply in
+                try await session.call(call, operation: operation, timeout: remaining,
+                                       abortIf: linkLostOrRemoved(path, interface, during: operation)) { reply in
                     if let value = reply.body.first?.bytes { onValue(value) }
                 }
             }

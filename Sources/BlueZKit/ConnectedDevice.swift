@@ -197,6 +197,10 @@ public struct ConnectedDevice: Sendable {
     /// (``read(_:offset:timeout:)``) is not a notification and is not delivered. `onValue` may call
     /// back into the session (a call, ``Session/close()``), but must not block.
     ///
+    /// When the characteristic's object leaves while StartNotify is pending (the device
+    /// changed its GATT database: BlueZ never answers it), StartNotify is sent again to its
+    /// new object, found by its UUIDs within `setupTimeout`, and values are taken from there.
+    ///
     /// Interrupted while the StartNotify reply is pending, it waits for that reply (at most
     /// ``CleanupPolicy/pendingStartTimeout``) and sends StopNotify if notifications did start:
     /// BlueZ answers StopNotify with InProgress until then.
@@ -208,8 +212,11 @@ public struct ConnectedDevice: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> T
     ) async throws -> T {
-        let path = characteristic.path
+        // The characteristic's object path: a new one when its object left during StartNotify
+        // (the device changed its GATT database; see ConnectedDevice+ServiceChanged.swift).
+        let current = Lock(characteristic.path)
         let watcher = session.addWatcher { _, event in
+            let path = current.withLock { $0 }
             guard let value = event?.value(of: "Value", on: BlueZ.gattCharacteristicInterface, at: path)?.bytes,
                   case .changed? = event else { return nil }
             return { onValue(value) }
@@ -217,13 +224,22 @@ public struct ConnectedDevice: Sendable {
         let operation = device.operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
         let result: Result<T, any Error>
         let connected = self
+        let deadline = ContinuousClock.now + setupTimeout
+        let what = "characteristic \(characteristic.uuid.shortString) in service \(characteristic.service.shortString)"
+        let find = finder(for: characteristic)
         // Not a child of this task: its reply must be seen even when we are cancelled, so that
         // StopNotify follows a StartNotify that succeeded.
         let start = Task<Void, any Error> {
-            _ = try await connected.retryingInProgress(operation: operation, timeout: setupTimeout) { remaining in
-                try await connected.session.call(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StartNotify"),
-                                                 operation: operation, timeout: remaining,
-                                                 abortIf: connected.device.linkLost(during: operation))
+            // StartNotify may be sent again: the session went with the object.
+            try await connected.following(characteristic, what: what, deadline: deadline, operation: operation, mayRepeat: true,
+                                          find: find) { target in
+                current.withLock { $0 = target.path }
+                _ = try await connected.retryingInProgress(operation: operation, timeout: deadline - .now) { remaining in
+                    try await connected.session.call(BlueZ.call(target.path, BlueZ.gattCharacteristicInterface, "StartNotify"),
+                                                     operation: operation, timeout: remaining,
+                                                     abortIf: connected.linkLostOrRemoved(target.path, BlueZ.gattCharacteristicInterface,
+                                                                                          during: operation))
+                }
             }
         }
         do {
@@ -238,6 +254,7 @@ public struct ConnectedDevice: Sendable {
             // At least ``CleanupPolicy/wireTime``, so that a start already answered is seen as such.
             let startWait = max(CleanupPolicy.budget(CleanupPolicy.pendingStartTimeout), CleanupPolicy.wireTime)
             guard (try? await awaitCancellable(start, timeout: startWait)) != nil else { return }
+            let path = current.withLock { $0 }
             await session.sendAsCleanup(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), waitingUpTo: CleanupPolicy.interruptedTimeout)
         }
         return try result.get()

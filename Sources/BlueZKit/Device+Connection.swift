@@ -1,4 +1,5 @@
 import DBusKit
+import Glibc
 
 /// How a connection came about: decides whether blectl disconnects at the end.
 public enum ConnectionOrigin: Sendable, Equatable {
@@ -9,7 +10,20 @@ public enum ConnectionOrigin: Sendable, Equatable {
 }
 
 extension Device {
-    /// Connects (BlueZ Device1.Connect) unless already connected.
+    /// Connects (BlueZ Device1.Connect) unless already connected, over LE.
+    ///
+    /// BlueZ 5.66 connects a dual-mode device (one public address, BR/EDR and LE) over the
+    /// bearer it saw most recently (src/device.c select_conn_bearer: whole seconds, a tie goes
+    /// to BR/EDR). Over BR/EDR the ACL comes up, SDP finds no profile to connect, and Connect
+    /// fails (`org.bluez.Error.NotAvailable` "br-connection-profile-unavailable", or another
+    /// `br-connection-*` reason; `org.bluez.Error.BREDR.*` on newer BlueZ) with Connected and
+    /// ServicesResolved true but no GATT objects. So: a device with a Class of Device (seen
+    /// over BR/EDR) and a public address is first heard by an LE-only discovery (at most
+    /// ``leSightingWait``); and on a BR/EDR failure the BR/EDR link is disconnected, an
+    /// LE-only discovery run in a later wall-clock second than the failure, and Connect tried
+    /// once more, all within `timeout`. A second BR/EDR failure is thrown (after Disconnect):
+    /// it happens when the device's LE advertisements say it does BR/EDR too (flags without
+    /// "BR/EDR Not Supported"), which makes BlueZ 5.66 count every LE sighting as a BR/EDR one.
     ///
     /// On `org.bluez.Error.Failed` "le-connection-abort-by-local" it waits for Connected=false
     /// and tries again within the same `timeout`; when BlueZ removes the device object while
@@ -33,6 +47,10 @@ extension Device {
         let operation = operation(.connect)
         let deadline = ContinuousClock.now + timeout
         var attempt = 0
+        var bredrFailures = 0
+        if mayConnectOverBREDR {
+            try await hearOverLE(within: min(Self.leSightingWait, deadline - .now))
+        }
         while true {
             attempt += 1
             do {
@@ -43,6 +61,16 @@ extension Device {
                 return .connectedByUs
             } catch BLEError.failed(_, BlueZ.Error.failed, BlueZ.FailureMessage.leConnectionAbortByLocal) where attempt < 3 {
                 try await waitUntilDisconnected(timeout: deadline - .now, operation: operation)
+                continue
+            } catch let error as BLEError where Self.isBREDRFailure(error) {
+                // BlueZ took BR/EDR (see above): drop that link, make LE the bearer seen
+                // last, and try once more; a second time, the device leaves no way to LE.
+                bredrFailures += 1
+                let failedAt = time(nil)
+                try await dropBREDRLink(deadline: deadline, operation: operation)
+                guard bredrFailures < 2 else { throw error }
+                try await Self.waitForWallClockSecond(after: failedAt, deadline: deadline, operation: operation)
+                try await hearOverLE(within: min(Self.leSightingWait, deadline - .now))
                 continue
             } catch BLEError.failed(_, BlueZ.Error.alreadyConnected, _) {
                 return .alreadyConnected
@@ -61,6 +89,71 @@ extension Device {
                 await abandonConnect()
                 throw CancellationError()
             }
+        }
+    }
+
+    /// How long an LE-only discovery run before Connect waits to hear the device (one
+    /// advertisement refreshes BlueZ's LE sighting): 2 s. Not heard by then (it advertises
+    /// rarely, or another client's scan already reported it unchanged), Connect goes ahead.
+    public static let leSightingWait: Duration = .seconds(2)
+
+    /// Whether BlueZ may take BR/EDR for Connect: a public address and a Class of Device
+    /// (which only a BR/EDR inquiry or connection gives).
+    var mayConnectOverBREDR: Bool {
+        let path = path
+        return session.withCache { cache in
+            guard let properties = cache[path, BlueZ.deviceInterface] else { return false }
+            return properties["Class"] != nil && properties["AddressType"]?.string != "random"
+        }
+    }
+
+    /// Whether Connect failed on the BR/EDR bearer: a `br-connection-*` reason (bluez
+    /// src/error.h ERR_BREDR_CONN_*), or an `org.bluez.Error.BREDR.*` name (BlueZ 5.80 on).
+    static func isBREDRFailure(_ error: BLEError) -> Bool {
+        switch error {
+        case .failed(_, let name, let message), .busy(_, let name, let message):
+            message.hasPrefix("br-connection-") || name.hasPrefix("org.bluez.Error.BREDR.")
+        default: false
+        }
+    }
+
+    /// Runs an LE-only discovery until the device is heard or `wait` passes, so that BlueZ's
+    /// bearer choice sees LE last. Not heard is not an error: Connect decides.
+    /// - Throws: the errors of ``Adapter/withDiscovery(filter:setupTimeout:_:)`` that end
+    ///   Bluetooth (``BLEError/unavailable(_:)``), `CancellationError`.
+    private func hearOverLE(within wait: Duration) async throws {
+        guard wait > .zero else { return }
+        do {
+            _ = try await adapter.scan(untilHeard: address, timeout: wait) { true }
+        } catch let error as BLEError {
+            if case .unavailable = error { throw error }
+            if case .permissionDenied = error { throw error }
+        }
+    }
+
+    /// After Connect failed over BR/EDR with the ACL left up (Connected true): Disconnect it
+    /// and wait until it is down (BlueZ's disconnect timer), within `deadline`.
+    private func dropBREDRLink(deadline: ContinuousClock.Instant, operation: BLEOperation) async throws {
+        let path = path
+        guard session.withCache({ $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool }) == true else { return }
+        do {
+            try await disconnect(timeout: deadline - .now)
+        } catch BLEError.timedOut {
+            throw BLEError.timedOut(operation)
+        }
+        try await waitUntilDisconnected(timeout: deadline - .now, operation: operation)
+    }
+
+    /// Sleeps until the wall clock (`time(2)`, BlueZ's last-seen clock) has passed `second`
+    /// (at most 1 s), or throws ``BLEError/timedOut(_:)`` (connect) when `deadline` comes first.
+    private static func waitForWallClockSecond(after second: time_t, deadline: ContinuousClock.Instant,
+                                               operation: BLEOperation) async throws {
+        while time(nil) <= second {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let left = Duration.nanoseconds(1_000_000_000 - Int64(now.tv_nsec)) + .milliseconds(5)
+            guard deadline - .now > left else { throw BLEError.timedOut(operation) }
+            try await Task.sleep(for: left)
         }
     }
 

@@ -98,6 +98,18 @@ public struct SimState: Sendable, Decodable {
     public let agentCalls: [AgentCall]?
     /// Addresses of the paired devices in the tree.
     public let paired: [String]?
+    /// A Device1.Connect attempt the simulated bluetoothd started, and the bearer it took.
+    public struct ConnectAttempt: Sendable, Decodable, Equatable {
+        public let address: String
+        /// "le" or "bredr" (a dual-mode device, fault dual_mode_device).
+        public let bearer: String
+        public init(address: String, bearer: String) {
+            self.address = address
+            self.bearer = bearer
+        }
+    }
+    /// Every Connect attempt started since start-up (or Reset), in order.
+    public let connects: [ConnectAttempt]?
 
     enum CodingKeys: String, CodingKey {
         case adapter, powered, discovering, connections, devices, faults
@@ -108,7 +120,7 @@ public struct SimState: Sendable, Decodable {
         case pendingGATT = "pending_gatt"
         case notifySessions = "notify_sessions"
         case busPID = "bus_pid"
-        case blinks, holds, agents, pairings, paired
+        case blinks, holds, agents, pairings, paired, connects
         case agentCalls = "agent_calls"
     }
 
@@ -298,6 +310,12 @@ public final class Simulator: Sendable {
     /// device object is removed too (sim/README.md, DropLink).
     public func dropLink(address: String, remove: Bool = false) throws {
         _ = try control("DropLink", typed: ["string:\(address)", "boolean:\(remove)"])
+    }
+    /// The connected device `address` changes its GATT database (Service Changed): the
+    /// service `uuid` is removed and added again at new handles, new object paths
+    /// (sim/README.md, ServiceChanged).
+    public func serviceChanged(address: String, service uuid: String) throws {
+        _ = try control("ServiceChanged", typed: ["string:\(address)", "string:\(uuid)"])
     }
     /// Back to the start-up world and faults, call log emptied.
     public func reset() throws { _ = try control("Reset") }

@@ -82,6 +82,15 @@ class Control(dbus.service.Object):
         except DBusError as e:
             raise ControlError(e.name.rsplit(".", 1)[-1], e.text) from None
 
+    @dbus.service.method(IFACE, in_signature="ss", out_signature="")
+    def ServiceChanged(self, address, uuid):
+        """The connected device changes its GATT database: the service is removed and added
+        again at new handles (new object paths), as BlueZ does on Service Changed."""
+        try:
+            self.sim.service_changed(str(address), str(uuid))
+        except DBusError as e:
+            raise ControlError(e.name.rsplit(".", 1)[-1], e.text) from None
+
     @dbus.service.method(IFACE, in_signature="", out_signature="s")
     def Faults(self):
         return json.dumps({k: {"default": d, "help": h, "type": t.__name__} for k, (t, d, h) in FAULTS.items()})

@@ -49,6 +49,7 @@ class Sim:
         self.holds = 0
         self.acquired = []         # acquire.AcquiredSocket held by clients, in the order acquired
         self.echo = EchoStats()    # what the echo device's sink received
+        self.connects = []         # every Connect attempt started: {"address", "bearer": "le"|"bredr"}
 
     # ------------------------------------------------------------ timers
     def later(self, ms, fn, *args):
@@ -132,6 +133,8 @@ class Sim:
             self.add_cached_devices()
         if self.faults.get("bonded_devices"):
             self.add_bonded_devices()
+        if self.dual_variant():
+            self.add_dual_device()
         pre = self.faults.get("preconnected")
         if pre:
             self.preconnect(pre)
@@ -166,6 +169,13 @@ class Sim:
             if spec.address not in self.devices:
                 self.ensure_device(spec)
 
+    def add_dual_device(self):
+        """dual_mode_device: the device a BR/EDR inquiry found (bredr_seen_ago_s ago)."""
+        spec = world.dual_devices(self.dual_variant())[0]
+        if spec.address not in self.devices:
+            dev = self.ensure_device(spec)
+            dev.bredr_seen = int(time.time()) - self.faults.get("bredr_seen_ago_s")
+
     def preconnect(self, address):
         address = address.upper()
         spec = self.find_spec(address)
@@ -180,6 +190,7 @@ class Sim:
         for sock in list(self.acquired):
             sock.close("bluez_gone")
         self.echo = EchoStats()
+        self.connects = []
         self.apply_startup_faults()
         if not self.bus.alive and self.conn_factory is not None:
             self.attach(self.conn_factory())
@@ -251,6 +262,19 @@ class Sim:
                 return
         raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no characteristic {uuid} on {address}")
 
+    def service_changed(self, address, uuid):
+        """Control: the device changes its GATT database: the service `uuid` is removed and
+        added again at new handles (see GattTree.service_changed)."""
+        dev = self.devices.get(address.upper())
+        if dev is None:
+            raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no device {address} in the tree")
+        index = dev.gatt.service_uuid_index(world.norm_uuid(uuid))
+        if index is None:
+            raise DBusError("org.blectl.Simulator.Error.InvalidArguments", f"no service {uuid} on {address}")
+        if not dev.connected or not dev.gatt_exported:
+            raise DBusError("org.blectl.Simulator.Error.Failed", f"{address} is not connected with its services resolved")
+        dev.gatt.service_changed(index)
+
     def drop_link(self, address, remove=False):
         """Control: the device's link drops (see Device.drop_link)."""
         dev = self.devices.get(address.upper())
@@ -309,8 +333,15 @@ class Sim:
     def all_specs(self):
         specs = world.default_devices() + world.filler_devices() + world.cached_devices() + world.bonded_devices()
         specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices() + world.secure_devices()
-        specs += world.echo_devices()
+        specs += world.echo_devices() + world.dual_devices(self.dual_variant() or "inquiry")
         return specs
+
+    def dual_variant(self):
+        """The dual_mode_device variant, "" when off (an unknown value counts as "inquiry")."""
+        v = self.faults.get("dual_mode_device")
+        if not v or v.lower() in ("0", "false", "no", "off"):
+            return ""
+        return v if v in world.DUAL_VARIANTS else "inquiry"
 
     def find_spec(self, address):
         for s in self.all_specs():
@@ -334,6 +365,8 @@ class Sim:
             specs += world.toolbox_devices()
         if self.faults.get("secure_device"):
             specs += world.secure_devices()
+        if self.dual_variant():
+            specs += world.dual_devices(self.dual_variant())
         return specs
 
     def ensure_device(self, spec, rssi=None):
@@ -410,6 +443,8 @@ class Sim:
                 self.create_second_adapter()
             else:
                 self.remove_second_adapter()
+        elif name == "dual_mode_device" and value and self.adapter is not None:
+            self.add_dual_device()
         elif name == "preconnected" and value and self.adapter is not None:
             self.preconnect(value)
         elif name == "att_mtu" and old != value:
@@ -503,6 +538,7 @@ class Sim:
             "pairings": pairings,
             "agent_calls": list(self.agents.requests),
             "paired": sorted(a for a, d in self.devices.items() if d.paired),
+            "connects": list(self.connects),
         }
 
     def state_json(self):

@@ -1,6 +1,8 @@
 """org.bluez.Device1 objects: advertising data, the LE connection life cycle
 (Connect, service resolution, Battery1, Disconnect with BlueZ's timer) and faults."""
 
+import time
+
 from .bus import Obj, DBusError
 from .ifaces import ERR
 from .gatt import GattTree, REARM_MS
@@ -11,6 +13,9 @@ CONNECT_MS = 100
 GATT_EXPORT_MS = 50
 RESOLVE_MS = 150
 ABORT_MS = 60
+BR_SDP_MS = 120          # BR/EDR: the SDP search after the ACL is up
+BR_IDLE_MS = 2000        # the kernel drops an ACL with no L2CAP channel (HCI_DISCONN_TIMEOUT)
+SEEN_THRESHOLD_S = 300   # BlueZ 5.66 src/device.c SEEN_TRESHHOLD
 
 
 def alias_for(spec):
@@ -43,6 +48,11 @@ class Device:
         # BlueZ's le_state.svc_resolved (not the ServicesResolved property): once set,
         # Device1.UUIDs lists the resolved services and advertised UUIDs are ignored.
         self.le_svc_resolved = False
+        # Dual-mode devices (spec.dual): when bluetoothd last saw each bearer (time(NULL),
+        # whole seconds, as BlueZ's bearer_state.last_seen), and the bearer of the link up.
+        self.bredr_seen = None
+        self.le_seen = None
+        self.bearer = None
         adv = rssi is not None
         self.obj = o = Obj(self.path)
         o.ifaces["org.bluez.Device1"] = {
@@ -104,6 +114,7 @@ class Device:
     def advertised(self, rssi, force=False):
         if self.removed:
             return
+        self.seen_over("le")
         if self.rssi is None:
             self.rssi = rssi
             ch = {"RSSI": rssi}
@@ -130,6 +141,46 @@ class Device:
             ch["TxPower"] = None
         self.set(**ch)
 
+    def seen_over(self, transport):
+        """An advertising report ("le") or an inquiry result ("bredr") of a dual-mode device:
+        BlueZ 5.66 device_update_last_seen. An LE report whose flags lack BR/EDR Not
+        Supported (0x04) refreshes the BR/EDR bearer too (adapter.c
+        btd_adapter_update_found_device)."""
+        if not self.spec.dual:
+            return
+        now = int(time.time())
+        if transport == "bredr":
+            self.bredr_seen = now
+            return
+        self.le_seen = now
+        flags = self.spec.adv_flags[0] if self.spec.adv_flags else 0
+        if flags and not flags & 0x04:
+            self.bredr_seen = now
+
+    def select_bearer(self):
+        """BlueZ 5.66 src/device.c dev_connect and select_conn_bearer, for the cases this
+        world has (nothing bonded, a public address, the adapter BR/EDR-capable): "le" or
+        "bredr"."""
+        if not self.spec.dual:
+            return "le"
+        if self.connected:
+            return self.bearer or "le"
+        now = int(time.time())
+
+        def age(t):
+            if t is None or now - t > SEEN_THRESHOLD_S:
+                return None
+            return now - t
+        bredr, le = age(self.bredr_seen), age(self.le_seen)
+        le_known = self.le_seen is not None      # dev->le: set by the first LE report
+        if bredr is None and le is None:
+            return "le" if le_known else "bredr"   # dev->bdaddr_type
+        if not le_known or le is None:
+            return "bredr"
+        if bredr is None:
+            return "le"
+        return "bredr" if bredr <= le else "le"     # a tie goes to BR/EDR
+
     # ------------------------------------------------------------ properties
     def _set_trusted(self, call, value):
         call.reply()
@@ -152,6 +203,9 @@ class Device:
         ad = self.sim.adapter
         if ad is None or not ad.powered:
             raise DBusError(ERR + "NotReady", "Resource Not Ready")
+        if self.spec.dual and self.select_bearer() == "bredr":
+            self._connect_bredr(call)
+            return
         if self.connected:
             call.reply()     # BlueZ 5.66 dev_connect: LE already connected -> plain reply
             return
@@ -160,12 +214,48 @@ class Device:
         if f.get("connect_in_progress"):
             raise DBusError(ERR + "InProgress", "In Progress")
         self.connect_call = call
+        self.sim.connects.append({"address": self.spec.address, "bearer": "le"})
         if f.get("connect_never_answers"):
             return
         if f.get("connect_held"):
             call.held = True     # answered as usual once the fault is cleared (release_held_connect)
             return
         self._proceed_connect()
+
+    def _connect_bredr(self, call):
+        """Device1.Connect over BR/EDR (BlueZ 5.66 connect_profiles): with the ACL up and SDP
+        done, no profile to connect fails at once; else the ACL comes up (Connected true, the
+        BR/EDR bearer seen), SDP finds no profile bluetoothd connects, ServicesResolved
+        turns true (svc_refreshed: no GATT objects) and Connect fails NotAvailable
+        "br-connection-profile-unavailable". The idle ACL drops BR_IDLE_MS later."""
+        if self.connect_call is not None:
+            raise DBusError(ERR + "InProgress", "br-connection-busy")
+        if self.connected:
+            raise DBusError(ERR + "NotAvailable", "br-connection-profile-unavailable")
+        self.connect_call = call
+        self.sim.connects.append({"address": self.spec.address, "bearer": "bredr"})
+        self._later(self.connect_timers, CONNECT_MS, self._bredr_acl_up)
+
+    def _bredr_acl_up(self):
+        self.connected = True
+        self.bearer = "bredr"
+        self.connected_by = self.connect_call.sender if self.connect_call else None
+        self.bredr_seen = int(time.time())      # device_add_connection
+        self.set(Connected=True)
+        self._later(self.connect_timers, BR_SDP_MS, self._bredr_sdp_done)
+
+    def _bredr_sdp_done(self):
+        self.connect_timers.clear()
+        self.services_resolved = True
+        self.set(UUIDs=sorted(set(self.spec.sdp_uuids)), ServicesResolved=True)
+        call, self.connect_call = self.connect_call, None
+        if call is not None:
+            call.error(ERR + "NotAvailable", "br-connection-profile-unavailable")
+        self._later(self.link_timers, BR_IDLE_MS, self._bredr_idle)
+
+    def _bredr_idle(self):
+        if self.connected and self.bearer == "bredr" and not self.disconnecting:
+            self.link_lost("remote")
 
     def release_held_connect(self):
         """connect_held cleared: a held Connect goes on as if it had just been called."""
@@ -213,6 +303,7 @@ class Device:
         self.connect_timers.clear()
         call, self.connect_call = self.connect_call, None
         self.connected = True
+        self.bearer = "le"
         self.connected_by = call.sender if call else None
         self.set(Connected=True)
         if call is not None:
@@ -347,11 +438,13 @@ class Device:
             self.services_resolved = False
             self.set(ServicesResolved=False)
         was = self.connected
+        over_bredr = self.bearer == "bredr"
         self.connected = False
+        self.bearer = None
         self.connected_by = None
         self.preconnected = False
         self.disconnecting = False
-        if was and not self.le_svc_resolved and self.sim.faults.get("uuids_lost_after_failed_resolution"):
+        if was and not over_bredr and not self.le_svc_resolved and self.sim.faults.get("uuids_lost_after_failed_resolution"):
             # GATT discovery failed with the link: BlueZ 5.66 still marks the services
             # resolved (device_svc_resolved), with none found.
             self.le_svc_resolved = True
@@ -408,6 +501,7 @@ class Device:
         self._cancel(self.link_timers)
         self.disconnect_timer = None
         self.connected = False
+        self.bearer = None
         self.connected_by = None
         self.preconnected = False
         self.disconnecting = False

@@ -164,6 +164,7 @@ class Discovery:
         self.report_timer = None
         if not self.active():
             return
+        self.inquiry()
         for spec in self.sim.advertisers():
             if self.passes(spec):
                 self.seen(spec, spec.rssi + self.rng.randint(-2, 2))
@@ -192,6 +193,7 @@ class Discovery:
         dev = self.sim.devices.get(spec.address)
         if dev is None:
             dev = self.sim.ensure_device(spec, rssi=rssi)
+            dev.seen_over("le")
         else:
             dev.advertised(rssi, force=self.no_threshold())
 
@@ -212,10 +214,23 @@ class Discovery:
         self.sim.bus.send_back_to_back(msgs)
         resume()
 
+    def inquiring(self):
+        """Whether some session runs a BR/EDR inquiry (Transport "auto", the default, or
+        "bredr"): dual-mode devices are then seen over BR/EDR too."""
+        return any(f.get("Transport", "auto") in ("auto", "bredr") for f in self.sessions.values())
+
+    def inquiry(self):
+        if not self.inquiring():
+            return
+        for dev in list(self.sim.devices.values()):
+            if dev.spec.dual and any(s.address == dev.spec.address for s in self.sim.advertisers()):
+                dev.seen_over("bredr")
+
     def _tick(self):
         if not self.active():
             self.tick_timer = None
             return False
+        self.inquiry()
         for spec in self.sim.advertisers():
             dev = self.sim.devices.get(spec.address)
             if dev is None or not self.passes(spec):

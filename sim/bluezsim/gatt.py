@@ -9,6 +9,7 @@ from . import acquire
 OP_MS = 15
 NOTIFY_MS = 10
 STATUS_MS = 300
+READD_MS = 100               # Service Changed: the service's objects come back this long after they went
 REARM_MS = 20                 # a kept notify session is re-enabled this long after ServicesResolved (the CCC write)
 MTU = 247                     # the default ATT MTU (fault att_mtu, which every MTU use reads)
 CCC_UUID = u16(0x2902)
@@ -108,6 +109,8 @@ class Char:
         self._check()
         if self.busy is not None:
             raise in_progress()
+        if self.tree.service_changed_by(self, call):
+            return
         offset = int(options.get("offset", 0))
         f = self.sim.faults
         self.busy = call
@@ -184,6 +187,8 @@ class Char:
             raise in_progress()
         if self.sim.faults.consume_once("write_in_progress_once"):
             raise in_progress()
+        if self.tree.service_changed_by(self, call):
+            return
         if self._needs_pairing(call):
             return
         if kind != "command" and self.sim.faults.get("write_never_answers"):
@@ -306,6 +311,8 @@ class Char:
             return
         if call.sender in self.pending_notify:
             raise in_progress()
+        if self.tree.service_changed_by(self, call):
+            return
         f = self.sim.faults
         if f.get("start_notify_never_answers"):
             # Registered at once (the client leaving drops it; StopNotify answers InProgress),
@@ -474,6 +481,21 @@ class Char:
             self.notify_clients.clear()
             self._notify_off()
 
+    def vanish(self):
+        """Service Changed: the object goes with the calls in flight unanswered (BlueZ drops
+        them) and its notify sessions ended; acquired sockets shut."""
+        self.close_sockets("link")
+        for t in self.ops:
+            self.sim.cancel(t)
+        self.ops.clear()
+        self.busy = None
+        self.pending_notify = {}
+        self.sim.cancel(self.status_timer)
+        self.status_timer = None
+        self.stop_ticker()
+        self.rearm_pending = False
+        self.notify_clients.clear()
+
     def rearm(self):
         """GATT is back after a link loss: the kept sessions are re-enabled (BlueZ 5.66
         re-registers them when its GATT client is ready), without a new StartNotify."""
@@ -548,13 +570,13 @@ def has_ccc(char_spec):
     return "notify" in char_spec.flags or "indicate" in char_spec.flags
 
 
-def layout(services):
+def layout(services, first=None):
     """The attribute handles of a device's GATT database, as BlueZ numbers its objects:
     [(service handle, ServiceSpec, [(char handle, CharSpec)])]. A characteristic takes its
     declaration and value handles, plus one for the CCC descriptor when it can notify and
     one for each other descriptor.
     Pure: the object paths follow from it (see object_paths), for sim/impostor too."""
-    out, h = [], FIRST_HANDLE
+    out, h = [], FIRST_HANDLE if first is None else first
     for s in services:
         sh, h = h, h + 1
         chars = []
@@ -592,16 +614,68 @@ class GattTree:
         self.device = device
         self.services = []     # (Obj, [Char])
         self.chars = []
+        self.next_handle = FIRST_HANDLE
         for h, s, char_handles in layout(device.spec.services):
-            spath = service_path(device.path, h)
-            so = Obj(spath)
-            so.ifaces["org.bluez.GattService1"] = {
-                "UUID": ["s", s.uuid], "Device": ["o", device.path], "Primary": ["b", True],
-                "Includes": ["ao", []], "Handle": ["q", h]}
-            so.handlers["org.bluez.GattService1"] = self
-            chars = [Char(self, spath, cs, ch) for ch, cs in char_handles]
-            self.services.append((so, chars))
-            self.chars.extend(chars)
+            self.services.append(self._build(h, s, char_handles))
+        self.chars = [ch for _, chars in self.services for ch in chars]
+        self.next_handle = 0x0100       # where a service changed by the device goes (Service Changed)
+
+    def _build(self, h, s, char_handles):
+        spath = service_path(self.device.path, h)
+        so = Obj(spath)
+        so.ifaces["org.bluez.GattService1"] = {
+            "UUID": ["s", s.uuid], "Device": ["o", self.device.path], "Primary": ["b", True],
+            "Includes": ["ao", []], "Handle": ["q", h]}
+        so.handlers["org.bluez.GattService1"] = self
+        return so, [Char(self, spath, cs, ch) for ch, cs in char_handles]
+
+    # ------------------------------------------------------------ Service Changed
+    def service_changed_by(self, char, call):
+        """Fault service_changed_on: when `call` is that method, the device changes the
+        database under it (the call stays unanswered). Returns whether it did."""
+        if self.sim.faults.get("service_changed_on") != call.member:
+            return False
+        self.sim.set_fault("service_changed_on", "")       # once
+        index = next(i for i, (_, chars) in enumerate(self.services) if char in chars)
+        self.sim.later(20, self.service_changed, index)
+        return True
+
+    def service_uuid_index(self, uuid):
+        for i, (so, _) in enumerate(self.services):
+            if so.ifaces["org.bluez.GattService1"]["UUID"][1] == uuid:
+                return i
+        return None
+
+    def service_changed(self, index):
+        """The device changed service `index`: BlueZ removes its objects (children first),
+        dropping the calls in flight unanswered, and READD_MS later exports it again at new
+        handles (new paths), the values kept."""
+        so, chars = self.services[index]
+        for ch in chars:
+            ch.vanish()
+        if so.path in self.sim.bus.objects:
+            self.sim.bus.unexport_tree(so.path)
+        spec = next(s for s in self.device.spec.services if s.uuid == so.ifaces["org.bluez.GattService1"]["UUID"][1])
+        (h, _, char_handles), = layout([spec], first=self.next_handle)
+        self.next_handle = (h + 0x40) & ~0x0F
+        new = self._build(h, spec, char_handles)
+        for old, fresh in zip(chars, new[1]):
+            fresh.value = old.value
+        self.services[index] = new
+        self.chars = [ch for _, cs in self.services for ch in cs]
+
+        def readd():
+            if self.device.removed or not self.device.gatt_exported or self.services[index] is not new:
+                return
+            so_new, chars_new = new
+            objs = [so_new]
+            for ch in chars_new:
+                objs.append(ch.obj)
+                if ch.desc is not None:
+                    objs.append(ch.desc.obj)
+                objs.extend(d.obj for d in ch.extra_descs)
+            self.sim.bus.export_many(objs)
+        self.sim.later(READD_MS, readd)
 
     # bluetoothd's gap plugin (profiles/gap/gas.c) claims the Generic Access service, and
     # src/gatt-client.c exports no object for a claimed service: a real bluetoothd 5.66

@@ -78,6 +78,11 @@ class DeviceSpec:
     # SMP IO capability the device pairs with: NoInputNoOutput (Just Works whatever the
     # agent) or DisplayOnly (it shows a passkey, fault pair_passkey, that a keyboard agent types).
     io_capability: str = "NoInputNoOutput"
+    # Dual-mode (BR/EDR and LE, one public address; fault dual_mode_device): BlueZ 5.66 picks
+    # the bearer of Device1.Connect by when it last saw each (src/device.c select_conn_bearer).
+    dual: bool = False
+    # What an SDP search of its BR/EDR side finds: none of them a profile bluetoothd connects.
+    sdp_uuids: list = field(default_factory=list)
 
 
 def gap(name):
@@ -198,6 +203,25 @@ def bonded_devices():
         DeviceSpec("C0:FF:EE:00:00:B2", "blesim Headset", uuids=[u16(0x110B), u16(0x111E)], device_class=0x240404,
                    advertises=False, group="bonded", paired=True, bonded=True, blocked=True),
     ]
+
+
+DUAL_ADDRESS = "C0:FF:EE:00:00:09"
+DUAL_VARIANTS = ("inquiry", "no-class", "bredr-flag")
+
+
+def dual_devices(variant="inquiry"):
+    """Fault dual_mode_device: a dual-mode device (a watch-like wearable, Class 0x000704) that
+    bluetoothd found by a BR/EDR inquiry, in the tree from start-up; it LE-advertises the
+    Device Information Service. Its BR/EDR side offers only a serial port (SDP 0x1101 and PnP
+    Information 0x1200), no profile bluetoothd connects. Variants: "inquiry" (Class
+    exported; LE advertising flags 0x06, BR/EDR Not Supported, so an LE sighting refreshes
+    only the LE bearer), "no-class" (the inquiry reported Class of Device 0: BlueZ exports
+    no Class), "bredr-flag" (LE flags 0x1a: every LE sighting counts as a BR/EDR one too)."""
+    return [DeviceSpec(DUAL_ADDRESS, "blesim Dual", rssi=-57, uuids=[u16(0x180A)], group="dual",
+                       services=[gatt_svc(), dis_svc("3.1.0", "Blesim Wearables", "Dual-1")],
+                       device_class=None if variant == "no-class" else 0x000704,
+                       adv_flags=b"\x1a" if variant == "bredr-flag" else b"\x06",
+                       dual=True, sdp_uuids=[u16(0x1101), u16(0x1200)])]
 
 
 def icon_for(spec):

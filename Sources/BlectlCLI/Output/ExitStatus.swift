@@ -86,18 +86,19 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .failed: self = .bluezFailed
         case .protocolError: self = .internal
         case .notPermitted, .authenticationFailed: self = .permissionDenied
-        case .deviceProtocolError: self = .bluezFailed
+        case .deviceProtocolError, .outcomeUnknown: self = .bluezFailed
         }
     }
 
     /// The `code` of the JSON error object for `error`: the status's code, or a finer one
     /// where one status covers several kinds (77: `permission_denied`, `not_permitted`,
-    /// `authentication_failed`; 1: `bluez_failed`, `device_protocol_error`).
+    /// `authentication_failed`; 1: `bluez_failed`, `device_protocol_error`, `outcome_unknown`).
     public static func code(for error: any Error) -> String {
         switch error as? BLEError {
         case .notPermitted?: "not_permitted"
         case .authenticationFailed?: "authentication_failed"
         case .deviceProtocolError?: "device_protocol_error"
+        case .outcomeUnknown?: "outcome_unknown"
         default: ExitStatus(for: error).code
         }
     }

@@ -1,0 +1,176 @@
+// Issue 11, the field's odd devices: a dual-mode device BlueZ last saw over BR/EDR (13).
+
+import Foundation
+import SimulatorHarness
+import Testing
+
+enum OddWorld {
+    static let dual = "C0:FF:EE:00:00:09"
+    static let dualPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_09"
+    static let dualVersion: J = ["address": .string(dual), "source": "device_information", "firmware_revision": "3.1.0",
+                                 "hardware_revision": .null, "software_revision": .null,
+                                 "manufacturer_name": "Blesim Wearables", "model_number": "Dual-1"]
+    static let le = SimState.ConnectAttempt(address: dual, bearer: "le")
+    static let bredr = SimState.ConnectAttempt(address: dual, bearer: "bredr")
+}
+
+extension [SimCall] {
+    /// Whether an LE-only discovery (SetDiscoveryFilter Transport "le", then StartDiscovery)
+    /// was started between the calls at `from` and `to` (indices, exclusive).
+    func oddLEDiscovery(between from: Int, and to: Int) -> Bool {
+        guard from + 1 < to else { return false }
+        let slice = self[(from + 1)..<to]
+        guard let filter = slice.firstIndex(where: { $0.member == "SetDiscoveryFilter" && $0.filter?["Transport"] == .string("le") })
+        else { return false }
+        return slice[filter...].contains { $0.member == "StartDiscovery" && $0.outcome == "reply" }
+    }
+
+    func oddIndices(_ member: String) -> [Int] { indices.filter { self[$0].member == member } }
+}
+
+@Suite struct DualModeDeviceTests {
+    /// A dual-mode device in the tree from a BR/EDR inquiry (it has a Class of Device):
+    /// Device1.Connect at once would go over BR/EDR. blectl first hears it in an LE-only
+    /// discovery, so BlueZ takes LE: one Connect, over LE, and the firmware read.
+    @Test func deviceSeenOverBREDRIsHeardOverLEBeforeConnect() async throws {
+        try await Sim.with(faults: ["dual_mode_device": "inquiry", "bredr_seen_ago_s": "30"]) { sim in
+            let r = await sim.blectl(["get-version", OddWorld.dual, "--timeout", "10"])
+            #expect(r.status == 0, "\(r)")
+            #expect(r.jsonObject() == OddWorld.dualVersion, "\(r.stdout)")
+            #expect(r.stderr == "")
+            #expect(try await sim.state().connects == [OddWorld.le])
+            let calls = try await sim.calls()
+            let connect = try #require(calls.oddIndices("Connect").first)
+            #expect(calls.oddIndices("Connect").count == 1)
+            #expect(calls.oddLEDiscovery(between: -1, and: connect), "\(calls.scenarioMembers)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// Nothing on D-Bus says the device does BR/EDR (no Class), so Connect goes straight to
+    /// BR/EDR and fails NotAvailable "br-connection-profile-unavailable" with the ACL up.
+    /// blectl disconnects that link, hears the device in an LE-only discovery (in a later
+    /// second than the failure: BlueZ compares whole seconds) and connects again, over LE.
+    @Test func bredrFailureIsRecoveredOverLE() async throws {
+        try await Sim.with(faults: ["dual_mode_device": "no-class"]) { sim in
+            let r = await sim.blectl(["get-version", OddWorld.dual, "--timeout", "10"])
+            #expect(r.status == 0, "\(r)")
+            #expect(r.jsonObject() == OddWorld.dualVersion, "\(r.stdout)")
+            #expect(r.stderr == "")
+            #expect(try await sim.state().connects == [OddWorld.bredr, OddWorld.le])
+            let calls = try await sim.calls()
+            let connects = calls.oddIndices("Connect")
+            try #require(connects.count == 2, "\(calls.scenarioMembers)")
+            #expect(calls[connects[0]].outcome == "error:org.bluez.Error.NotAvailable")
+            #expect(calls[connects[1]].outcome == "reply")
+            // The BR/EDR link was disconnected before the LE-only discovery and the retry.
+            let disconnect = try #require(calls.oddIndices("Disconnect").first { $0 > connects[0] })
+            #expect(disconnect < connects[1])
+            #expect(calls[disconnect].path == OddWorld.dualPath)
+            #expect(calls.oddLEDiscovery(between: disconnect, and: connects[1]), "\(calls.scenarioMembers)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// A device whose LE advertisements say it does BR/EDR too (flags 0x1a): BlueZ 5.66
+    /// counts each LE sighting as a BR/EDR one and, on a tie, takes BR/EDR; no LE-only
+    /// discovery helps. blectl tries once more, then fails 1 with BlueZ's error kept and a
+    /// message that says what happened, leaving no link up.
+    @Test func deviceAdvertisingBREDRFailsWithTheReason() async throws {
+        try await Sim.with(faults: ["dual_mode_device": "bredr-flag"]) { sim in
+            let r = await sim.scenarioRun(["get-version", OddWorld.dual, "--timeout", "10"])
+            #expect(r.run.status == 1, "\(r.run)")
+            #expect(r.run.stdout == "")
+            scenarioExpectError(r.run, scenarioError("bluez_failed", 1, operation: "connect", address: OddWorld.dual,
+                                                     dbusError: "org.bluez.Error.NotAvailable"),
+                                mentions: ["connect on \(OddWorld.dual) failed: org.bluez.Error.NotAvailable: br-connection-profile-unavailable",
+                                           "over BR/EDR, not LE", "PreferredBearer"])
+            r.expectEndedBefore(.seconds(10))
+            #expect(try await sim.state().connects == [OddWorld.bredr, OddWorld.bredr])
+            let calls = try await sim.calls()
+            // Each BR/EDR link blectl brought up, it disconnected.
+            #expect(calls.scenarioOutcomes("Disconnect") == ["reply", "reply"], "\(calls.scenarioMembers)")
+            try await sim.scenarioExpectClean()
+        }
+    }
+}
+
+/// Issue 11 item 14: the peripheral changes its GATT database while an operation is pending
+/// (Service Changed): BlueZ never answers that call, removes the service's objects and adds
+/// them again at new handles (new object paths). The kind: every operation whose object leaves.
+@Suite struct ServiceChangedTests {
+    static let dis180APath = "\(ScenarioWorld.probePath)/service0014"
+
+    /// get-version: the firmware read is pending when 0x180A leaves; blectl finds 0x2A26 at its
+    /// new path and reads again, well before its timeout; the old read was never answered.
+    @Test func readPendingWhenItsServiceLeavesIsReadAgain() async throws {
+        try await Sim.with(faults: ["service_changed_on": "ReadValue"]) { sim in
+            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "20"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.jsonObject() == ["address": .string(World.probe), "source": "device_information", "firmware_revision": "1.4.2",
+                                           "hardware_revision": .null, "software_revision": .null,
+                                           "manufacturer_name": "Blesim Labs", "model_number": "Probe-1"], "\(r.run.stdout)")
+            #expect(r.run.stderr == "")
+            let reads = try await sim.calls().filter { $0.member == "ReadValue" }
+            // The first read, on the old path, was never answered; the next ones went to the new paths.
+            try #require(reads.count >= 2, "\(reads)")
+            #expect(reads[0].outcome == "pending")
+            #expect(reads[0].path.hasPrefix(Self.dis180APath + "/"))
+            #expect(reads.dropFirst().allSatisfy { $0.outcome == "reply" && !$0.path.hasPrefix(Self.dis180APath + "/") }, "\(reads)")
+            r.expectEndedBefore(.seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// `read`: the same for the toolbox's text characteristic, and its value printed.
+    @Test func readCommandFollowsItsCharacteristic() async throws {
+        try await Sim.with(faults: World.toolboxFaults.merging(["service_changed_on": "ReadValue"]) { $1 }) { sim in
+            let r = await sim.scenarioRun(["read", World.toolbox, World.toolboxText, "--timeout", "20"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.jsonObject()?["text"] == "hello, toolbox", "\(r.run.stdout)")
+            let reads = try await sim.calls().filter { $0.member == "ReadValue" }
+            #expect(reads.map(\.outcome) == ["pending", "reply"], "\(reads)")
+            #expect(reads.count == 2 && reads[0].path != reads[1].path)
+            r.expectEndedBefore(.seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// `write` (with response) pending when its service leaves: whether the device took it is
+    /// unknown, so it is not sent again: exit 1 outcome_unknown naming the write, at once.
+    @Test func writePendingWhenItsServiceLeavesIsNotResent() async throws {
+        try await Sim.with(faults: World.toolboxFaults.merging(["service_changed_on": "WriteValue"]) { $1 }) { sim in
+            let r = await sim.scenarioRun(["write", World.toolbox, World.toolboxText, "again", "--text", "--timeout", "20"])
+            #expect(r.run.status == 1, "\(r.run)")
+            #expect(r.run.stdout == "")
+            scenarioExpectError(r.run, scenarioError("outcome_unknown", 1, operation: "write", address: World.toolbox,
+                                                     service: World.toolboxService, characteristic: World.toolboxText),
+                                mentions: ["left while the write was pending", "not written again"])
+            let writes = try await sim.calls().filter { $0.member == "WriteValue" }
+            #expect(writes.map(\.outcome) == ["pending"], "\(writes)")
+            r.expectEndedBefore(.seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// get-version through the vendor protocol: StartNotify on the response characteristic is
+    /// pending when the vendor service leaves; StartNotify goes again to the new object, and
+    /// the request, whose old object was gone before it was sent, to the new command
+    /// characteristic (nothing was sent, so nothing is unknown): the firmware is printed.
+    @Test func startNotifyPendingWhenItsServiceLeavesIsSentAgain() async throws {
+        try await Sim.with(faults: ["service_changed_on": "StartNotify"]) { sim in
+            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "20"] + World.vendorOptions)
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.jsonObject() == ["address": .string(World.probe), "source": "vendor", "firmware_revision": "1.4.2",
+                                           "hardware_revision": .null, "software_revision": .null,
+                                           "manufacturer_name": .null, "model_number": .null], "\(r.run.stdout)")
+            let calls = try await sim.calls()
+            let starts = calls.filter { $0.member == "StartNotify" }
+            #expect(starts.map(\.outcome) == ["pending", "reply"], "\(starts)")
+            #expect(calls.filter { $0.member == "WriteValue" }.map(\.outcome) == ["reply"])
+            #expect(calls.filter { $0.member == "StopNotify" }.map(\.path) == [starts.last?.path], "\(calls.scenarioMembers)")
+            r.expectEndedBefore(.seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
+}
