@@ -208,7 +208,7 @@ struct HelpTextTests {
                                       (default: 0)
               -t, --timeout <seconds>
                                       Give up after this many seconds, connecting included;
-                                      decimals allowed. (default: 20)
+                                      decimals allowed, more than 0. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
@@ -263,7 +263,7 @@ struct HelpTextTests {
                                       Needs --without-response; takes the place of <value>.
               -t, --timeout <seconds>
                                       Give up after this many seconds, connecting included;
-                                      decimals allowed. (default: 20)
+                                      decimals allowed, more than 0. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
@@ -308,7 +308,7 @@ struct HelpTextTests {
               --count <n>             Responses to wait for, 1 to 1000. (default: 1)
               -t, --timeout <seconds>
                                       Give up after this many seconds, connecting included;
-                                      decimals allowed. (default: 20)
+                                      decimals allowed, more than 0. (default: 20)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
@@ -367,7 +367,7 @@ struct HelpTextTests {
             OPTIONS:
               -t, --timeout <seconds>
                                       Give up after this many seconds, connecting included;
-                                      decimals allowed. (default: 20)
+                                      decimals allowed, more than 0. (default: 20)
               --trust                 Also mark the device trusted (Device1.Trusted), so
                                       that BlueZ lets it connect without asking.
               --passkey <passkey>     The passkey the device displays, 0 to 999999:
@@ -435,7 +435,8 @@ struct HelpTextTests {
                                       occurs in several services.
               -t, --timeout <seconds>
                                       Stop after this many seconds, connecting included;
-                                      decimals allowed, inf for no limit. (default: 10)
+                                      decimals allowed, more than 0, inf for no limit.
+                                      (default: 10)
               --count <n>             Stop after this many values; if the timeout comes
                                       first, exit 124.
               --reconnect             When the link drops, reconnect within the timeout and

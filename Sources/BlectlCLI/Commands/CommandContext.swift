@@ -70,7 +70,7 @@ struct CommandContext: Sendable {
         switch bleError {
         case .unavailable, .permissionDenied: return error
         // Within the deadline: the grace never makes the command overrun its --timeout.
-        case .failed, .disconnected, .busy, .protocolError: grace = min(Adapter.linkLossGrace, remaining)
+        case .failed, .disconnected, .busy, .protocolError, .outcomeUnknown: grace = min(Adapter.linkLossGrace, remaining)
         // A scan that ended without the device already failed with the adapter going away.
         case .deviceNotFound, .timedOut, .notSupported, .notPermitted, .authenticationFailed, .deviceProtocolError: grace = .zero
         }
