@@ -33,7 +33,7 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         var text: String
         switch kind {
         case .bus: text = "the connection to the system bus"
-        case .adapter: text = "adapter set-up (waiting for the adapter to power on)"
+        case .adapter: text = "adapter set-up"
         case .discovery: text = "discovery"
         case .deviceLookup: text = "the search for the device"
         case .connect: text = "connect"
@@ -68,11 +68,14 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
 
     /// The sentence for running out of time in this operation: "timed out during connect
     /// on …", and for the stages that are waits, "timed out waiting for the response
-    /// notification …" / "timed out waiting for notifications …".
+    /// notification …" / "timed out waiting for notifications …" / "timed out waiting for
+    /// the adapter to power on".
     var timedOutSentence: String {
         switch kind {
         case .response: "timed out waiting for the response notification" + place
         case .notifications: "timed out waiting for notifications" + place
+        // The one wait of the adapter stage: PowerState "off-enabling" until the deadline.
+        case .adapter: "timed out waiting for the adapter to power on" + place
         default: "timed out during \(self)"
         }
     }

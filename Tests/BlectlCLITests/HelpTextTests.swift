@@ -493,7 +493,7 @@ struct HelpTextTests {
         ("4", "Disconnected."),
         ("5", "Busy: an operation already in progress, adapter busy."),
         ("64", "Usage error."),
-        ("69", "Bluetooth unavailable: no bluetoothd, no adapter, powered off."),
+        ("69", "Bluetooth unavailable: no bluetoothd, no adapter, powered off, rfkill."),
         ("70", "Internal error."),
         ("74", "Writing standard output failed (a full disk, an I/O error)."),
         ("77", "Permission denied by the D-Bus policy, or pairing wanted by the device."),

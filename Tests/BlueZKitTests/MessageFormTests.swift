@@ -32,7 +32,7 @@ struct MessageFormTests {
     /// Every stage in the three sentences it appears in.
     @Test("every stage reads well after 'timed out', 'disconnected during' and before 'failed'", arguments: [
         (BLEOperation.Kind.bus, "timed out during the connection to the system bus", "the connection to the system bus failed"),
-        (.adapter, "timed out during adapter set-up", "adapter set-up failed"),
+        (.adapter, "timed out waiting for the adapter to power on", "adapter set-up failed"),
         (.discovery, "timed out during discovery", "discovery failed"),
         (.deviceLookup, "timed out during the search for the device", "the search for the device failed"),
         (.connect, "timed out during connect", "connect failed"),

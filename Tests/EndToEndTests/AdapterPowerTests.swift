@@ -40,7 +40,7 @@ struct AdapterPowerTests {
             let error = try #require(run.jsonError())
             #expect(error == J.object([
                 "code": "timed_out", "exit_status": 124,
-                "message": "timed out during adapter set-up (waiting for the adapter to power on)",
+                "message": "timed out waiting for the adapter to power on",
                 "operation": "adapter", "address": .string(World.probe), "service": .null, "characteristic": .null,
                 "dbus_error": .null,
             ]))

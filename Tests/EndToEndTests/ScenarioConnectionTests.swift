@@ -216,7 +216,7 @@ import Testing
     static let bluezExits: [BluezExit] = [
         BluezExit(method: "ReadValue", arguments: ["get-battery", World.gattBattery], address: World.gattBattery,
                   operation: "read", service: "180f", characteristic: "2a19",
-                  during: "read of characteristic 2a19 in service 180f on C0:FF:EE:00:00:04"),
+                  during: "read of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:04"),
         BluezExit(method: "Connect", arguments: ["get-battery", World.gattBattery], address: World.gattBattery,
                   operation: "connect", service: nil, characteristic: nil, during: "connect on C0:FF:EE:00:00:04"),
         BluezExit(method: "StartDiscovery", arguments: ["scan"], address: nil,
