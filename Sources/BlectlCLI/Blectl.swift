@@ -94,12 +94,7 @@ public enum Blectl {
             } catch {
                 failure = error
             }
-            do {
-                try await StdoutWriter.shared.drain()
-            } catch where failure == nil {
-                throw error
-            } catch {}
-            if let failure { throw failure }
+            try await drainStdout(thenThrow: failure)
             return
         }
         let context = try await CommandContext.open(global, deadline: deadline, requirement: type(of: command).adapterRequirement)
@@ -113,8 +108,14 @@ public enum Blectl {
         }
         await context.session.connection.flush(within: CleanupPolicy.wireTime)
         context.session.close()
-        // bluetoothd is as blectl found it; now stdout's reader takes what is queued, as
-        // from any filter (a signal ends the wait). A failure is reported either way.
+        // bluetoothd is as blectl found it; now stdout's reader takes what is queued.
+        try await drainStdout(thenThrow: failure)
+    }
+
+    /// Waits until stdout's reader has taken every queued line, as from any filter (a signal
+    /// ends the wait), then throws `failure` if there is one: a failure is reported whether
+    /// or not the output could be written; a write error is thrown only after a success.
+    private static func drainStdout(thenThrow failure: (any Error)?) async throws {
         do {
             try await StdoutWriter.shared.drain()
         } catch where failure == nil {

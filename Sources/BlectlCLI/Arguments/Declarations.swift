@@ -35,6 +35,21 @@ struct Option<Value: Sendable>: Sendable {
     }
 }
 
+extension Option where Value == Duration {
+    /// `-t, --timeout <seconds>`, which every subcommand takes.
+    /// - Parameters:
+    ///   - value: the limit when the option is absent.
+    ///   - help: what the limit bounds, for the help text.
+    ///   - parser: `.seconds` (0 allowed), `.seconds(allowingZero: false)`, or
+    ///     `.listeningSeconds(...)` where `inf` is allowed.
+    static func timeout(
+        default value: Duration, help: String = "Give up after this many seconds; decimals allowed.",
+        parser: ValueParser<Duration> = .seconds
+    ) -> Option<Duration> {
+        Option("timeout", short: "t", valueName: "seconds", help: help, parser: parser, default: value)
+    }
+}
+
 /// An option without a value: `--updates`. Absent means false.
 struct Flag: Sendable {
     let spec: OptionSpec

@@ -5,10 +5,8 @@ struct AdaptersCommand: BlectlSubcommand {
     /// How long `adapters` may take when `--timeout` is not given: 10 s.
     static let defaultTimeout = Duration.seconds(10)
 
-    static let timeoutOption = Option<Duration>(
-        "timeout", short: "t", valueName: "seconds",
-        help: "Give up after this many seconds; decimals allowed.",
-        parser: .seconds, default: defaultTimeout
+    static let timeoutOption = Option.timeout(
+        default: defaultTimeout
     )
 
     static let command = CommandSpec(

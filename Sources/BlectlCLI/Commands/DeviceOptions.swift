@@ -9,10 +9,10 @@ public struct DeviceOptions: Sendable, Equatable {
     static let addressArgument = Argument<BluetoothAddress>(
         "address", help: "The device's address, like C0:FF:EE:00:00:01.", parser: .address
     )
-    static let timeoutOption = Option<Duration>(
-        "timeout", short: "t", valueName: "seconds",
+    static let timeoutOption = Option.timeout(
+        default: DeviceOptions.defaultTimeout,
         help: "Give up after this many seconds, connecting included; decimals allowed, more than 0.",
-        parser: .seconds(allowingZero: false), default: DeviceOptions.defaultTimeout
+        parser: .seconds(allowingZero: false)
     )
 
     /// `<address>`: the device.

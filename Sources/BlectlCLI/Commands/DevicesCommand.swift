@@ -6,10 +6,8 @@ struct DevicesCommand: BlectlSubcommand {
     /// How long `devices` may take when `--timeout` is not given: 10 s.
     static let defaultTimeout = Duration.seconds(10)
 
-    static let timeoutOption = Option<Duration>(
-        "timeout", short: "t", valueName: "seconds",
-        help: "Give up after this many seconds; decimals allowed.",
-        parser: .seconds, default: defaultTimeout
+    static let timeoutOption = Option.timeout(
+        default: defaultTimeout
     )
     static let connected = Flag("connected", help: "Only list devices that are connected.")
     static let paired = Flag("paired", help: "Only list devices that are paired. With --connected, only devices that are both.")

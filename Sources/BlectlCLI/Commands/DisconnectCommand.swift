@@ -2,10 +2,9 @@ import BlueZKit
 
 /// `blectl disconnect ADDR`: disconnect a device, whoever connected it.
 struct DisconnectCommand: BlectlSubcommand {
-    static let timeoutOption = Option<Duration>(
-        "timeout", short: "t", valueName: "seconds",
-        help: "Give up waiting for BlueZ after this many seconds; decimals allowed.",
-        parser: .seconds, default: DeviceOptions.defaultTimeout
+    static let timeoutOption = Option.timeout(
+        default: DeviceOptions.defaultTimeout,
+        help: "Give up waiting for BlueZ after this many seconds; decimals allowed."
     )
 
     static let command = CommandSpec(

@@ -6,10 +6,9 @@ struct InfoCommand: BlectlSubcommand {
     /// How long `info` may take when `--timeout` is not given: 10 s.
     static let defaultTimeout = Duration.seconds(10)
 
-    static let timeoutOption = Option<Duration>(
-        "timeout", short: "t", valueName: "seconds",
-        help: "Give up after this many seconds, scanning for a device BlueZ does not know included; decimals allowed.",
-        parser: .seconds, default: defaultTimeout
+    static let timeoutOption = Option.timeout(
+        default: defaultTimeout,
+        help: "Give up after this many seconds, scanning for a device BlueZ does not know included; decimals allowed."
     )
 
     static let command = CommandSpec(

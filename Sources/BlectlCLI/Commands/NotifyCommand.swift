@@ -9,10 +9,10 @@ struct NotifyCommand: BlectlSubcommand {
     /// The longest delay between two reconnection attempts (`--reconnect`).
     static let reconnectMaximumDelay = Duration.seconds(2)
 
-    static let timeoutOption = Option<Duration>(
-        "timeout", short: "t", valueName: "seconds",
+    static let timeoutOption = Option.timeout(
+        default: NotifyOptions.defaultTimeout,
         help: "Stop after this many seconds, connecting included; decimals allowed, more than 0, inf for no limit.",
-        parser: .listeningSeconds(allowingZero: false), default: NotifyOptions.defaultTimeout
+        parser: .listeningSeconds(allowingZero: false)
     )
     static let count = Option<Int>(
         "count", valueName: "n",

@@ -2,10 +2,10 @@ import BlueZKit
 
 /// `blectl scan`: JSON Lines, one per device seen during this scan (or per update with `--updates`).
 struct ScanCommand: BlectlSubcommand {
-    static let timeoutOption = Option<Duration>(
-        "timeout", short: "t", valueName: "seconds",
+    static let timeoutOption = Option.timeout(
+        default: ScanOptions.defaultTimeout,
         help: "Stop scanning after this many seconds; decimals allowed, inf to scan until interrupted.",
-        parser: .listeningSeconds(), default: ScanOptions.defaultTimeout
+        parser: .listeningSeconds()
     )
     static let name = Option<String>(
         "name", short: "n", valueName: "substring",

@@ -2,10 +2,8 @@ import BlueZKit
 
 /// `blectl unpair ADDR`: Adapter1.RemoveDevice: the pairing goes with the device object.
 struct UnpairCommand: BlectlSubcommand {
-    static let timeoutOption = Option<Duration>(
-        "timeout", short: "t", valueName: "seconds",
-        help: "Give up after this many seconds; decimals allowed.",
-        parser: .seconds, default: DeviceOptions.defaultTimeout
+    static let timeoutOption = Option.timeout(
+        default: DeviceOptions.defaultTimeout
     )
 
     static let command = CommandSpec(

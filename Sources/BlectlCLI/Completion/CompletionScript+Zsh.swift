@@ -7,30 +7,21 @@ extension CompletionScript {
             shQuoted(word.replacing(":", with: #"\:"#) + ":" + summary(text))
         }
         var specCases: [String] = []
-        var kindCases: [String] = []
-        func addCommand(_ pattern: String, _ sub: String, options: [OptionSpec], args: [String]) {
+        func addCommand(_ pattern: String, options: [OptionSpec], args: [String]) {
             let opts = options.flatMap { option in names(option).map { describe($0, option.help) } }
-            let valopts = options.filter { $0.kind != .flag }.flatMap(names).joined(separator: " ")
             specCases.append("""
                         \(pattern))
                             opts=(\(opts.joined(separator: " ")))
-                            valopts=\(shQuoted(" \(valopts) ")); args=(\(args.map(shQuoted).joined(separator: " ")));;
+                            valopts=\(shQuoted(valueOptionWords(options))); args=(\(args.map(shQuoted).joined(separator: " ")));;
                 """)
-            for option in options where option.kind != .flag {
-                let kind = Model.kind(option.completion)
-                guard kind != "none" else { continue }
-                let keys = names(option).map { shQuoted("\(sub) \($0)") }.joined(separator: "|")
-                kindCases.append("        \(keys)) kind=\(shQuoted(kind));;")
-            }
         }
-        addCommand("''", "", options: model.rootOptions, args: [])
+        addCommand("''", options: model.rootOptions, args: [])
         for command in model.commands {
-            addCommand(command.names.map(shQuoted).joined(separator: "|"), command.names[0], options: command.options,
+            addCommand(command.names.map(shQuoted).joined(separator: "|"), options: command.options,
                        args: command.arguments.map { model.argumentKind($0, of: command) })
         }
-        let aliasCases = model.commands.filter { $0.names.count > 1 }.map { command in
-            "        \(command.names.dropFirst().map(shQuoted).joined(separator: "|"))) sub=\(shQuoted(command.names[0]));;"
-        }
+        let kindCases = shOptionKindCases(model)
+        let aliasCases = shAliasCases(model)
         let subs = model.commands.flatMap { command in
             command.names.enumerated().map { index, name in
                 describe(name, index == 0 ? command.abstract : "Same as \(command.names[0]).")

@@ -61,6 +61,33 @@ enum CompletionScript {
         }
     }
 
+    // MARK: - Shared by the sh-like scripts (bash, zsh)
+
+    /// `        'scan --adapter'|'scan'…) kind='adapters';;`: the value kind of every value-taking
+    /// option with one, keyed by "subcommand option" (the root's by " option").
+    static func shOptionKindCases(_ model: Model) -> [String] {
+        let commands = [("", model.rootOptions)] + model.commands.map { ($0.names[0], $0.options) }
+        return commands.flatMap { sub, options in
+            options.filter { $0.kind != .flag && Model.kind($0.completion) != "none" }.map { option in
+                let keys = names(option).map { shQuoted("\(sub) \($0)") }.joined(separator: "|")
+                return "        \(keys)) kind=\(shQuoted(Model.kind(option.completion)));;"
+            }
+        }
+    }
+
+    /// `        'version') sub='get-version';;`: each alias to its canonical name.
+    static func shAliasCases(_ model: Model) -> [String] {
+        model.commands.filter { $0.names.count > 1 }.map { command in
+            "        \(command.names.dropFirst().map(shQuoted).joined(separator: "|"))) sub=\(shQuoted(command.names[0]));;"
+        }
+    }
+
+    /// `" --timeout -t --adapter "`: the names of the options that take a value, padded with
+    /// spaces so that `*" $w "*` matches a whole word.
+    static func valueOptionWords(_ options: [OptionSpec]) -> String {
+        " " + options.filter { $0.kind != .flag }.flatMap(names).joined(separator: " ") + " "
+    }
+
     // MARK: - Quoting
 
     /// `'text'` for sh-like shells (bash, zsh): `'` becomes `'\''`.
