@@ -383,7 +383,7 @@ def test_connect():
     vs, vw, vn = VENDOR[1], VENDOR[3], VENDOR[5]
     for uuid in ("180f", "180a", vs):
         check(uuid in services, f"service {uuid} in {sorted(services)}")
-    eq(services["180f"]["name"], "Battery Service", "180f name")
+    eq(services["180f"]["name"], "Battery", "180f name")
     eq(services["180a"]["name"], "Device Information", "180a name")
     f = flags_by_uuid(d["services"])
     eq(f[("180f", "2a19")], (["notify", "read"], ["2902"]), "2a19 flags, descriptors")

@@ -12,10 +12,10 @@ struct ConnectTests {
         "address": "C0:FF:EE:00:00:01", "name": "blesim Probe", "address_type": "public", "adapter": "hci0",
         "was_connected": false,
         "services": [
-            ["uuid": "1801", "name": "Generic Attribute", "primary": true, "characteristics": [
+            ["uuid": "1801", "name": "GATT", "primary": true, "characteristics": [
                 ["uuid": "2a05", "name": "Service Changed", "flags": ["indicate"], "descriptors": [ccc]],
             ]],
-            ["uuid": "180f", "name": "Battery Service", "primary": true, "characteristics": [
+            ["uuid": "180f", "name": "Battery", "primary": true, "characteristics": [
                 ["uuid": "2a19", "name": "Battery Level", "flags": ["read", "notify"], "descriptors": [ccc]],
             ]],
             ["uuid": "180a", "name": "Device Information", "primary": true, "characteristics": [
@@ -59,7 +59,7 @@ struct ConnectTests {
             // exports no object for it (as a real bluetoothd 5.66 does, make test-real).
             #expect(run.lines == [
                 "C0:FF:EE:00:00:05  blesim Plain",
-                "  service 1801 (Generic Attribute)",
+                "  service 1801 (GATT)",
                 "    characteristic 2a05 (Service Changed)  [indicate]",
                 "      descriptor 2902 (Client Characteristic Configuration)",
             ])

@@ -118,7 +118,7 @@ struct RequestTests {
         Failure(label: "notify characteristic in two services", faults: World.toolboxFaults,
                 arguments: ["request", World.toolbox, "--write", World.toolboxText, "--notify", "2a19", "01"],
                 status: 64, error: scenarioError("usage", 64, operation: "service_lookup", address: World.toolbox, characteristic: "2a19"),
-                message: "characteristic 2a19 (Battery Level) is in several services on C0:FF:EE:00:00:06 (180f (Battery Service), \(World.toolboxService)): choose one with --service"),
+                message: "characteristic 2a19 (Battery Level) is in several services on C0:FF:EE:00:00:06 (180f (Battery), \(World.toolboxService)): choose one with --service"),
         Failure(label: "unknown device", arguments: vendor("01", "--timeout", "1.5", address: World.missing), status: 2,
                 error: scenarioError("device_not_found", 2, operation: "device_lookup", address: World.missing),
                 message: "device C0:FF:EE:00:00:99 not found"),

@@ -124,7 +124,7 @@ struct WriteTests {
             #expect(run.status == 64, "\(run)")
             #expect(run.stdout == "")
             scenarioExpectError(run, scenarioError("usage", 64, operation: "service_lookup", address: World.toolbox, characteristic: "2a19"),
-                                mentions: ["(180f (Battery Service), \(World.toolboxService)): choose one with --service"])
+                                mentions: ["(180f (Battery), \(World.toolboxService)): choose one with --service"])
             try await sim.expectNothingSent()
             try await sim.scenarioExpectClean()
         }

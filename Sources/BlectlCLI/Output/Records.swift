@@ -21,7 +21,7 @@ enum Records {
     }
 
     /// A UUID as messages name it: its JSON form, with the SIG name after it where there is
-    /// one (`180f (Battery Service)`).
+    /// one (`180f (Battery)`).
     static func named(_ uuid: BluetoothUUID) -> String {
         uuid.shortString + label(uuid)
     }
