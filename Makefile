@@ -33,8 +33,10 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
 # Debian 12 packages: libdbus headers (CDBus, via pkg-config), the dbus-daemon and
 # Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke); pip and
-# PyYAML for scripts/gen-assigned-numbers (make check-assigned-numbers).
-APT_PACKAGES := libdbus-1-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish python3-yaml python3-pip
+# PyYAML for scripts/gen-assigned-numbers (make check-assigned-numbers); mosquitto, its
+# clients and systemd (systemd-analyze) for make test-gateway.
+APT_PACKAGES := libdbus-1-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish python3-yaml python3-pip \
+                mosquitto mosquitto-clients systemd
 
 # `apt-get` as root, through sudo otherwise.
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -57,7 +59,7 @@ RELEASE_FLAGS := -c release $(STATIC_STDLIB)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
-.PHONY: assigned-numbers check-assigned-numbers help deps venv build debug test test-signals test-tsan test-asan test-timeouts soak demo sim-smoke bench \
+.PHONY: assigned-numbers check-assigned-numbers test-gateway help deps venv build debug test test-signals test-tsan test-asan test-timeouts soak demo sim-smoke bench \
         install uninstall clean distclean
 
 help: ## Show this list.
@@ -150,10 +152,16 @@ realbluez-deps: ## Install what test-real needs on the host (apt-get: qemu, debo
 test-real: realbluez-deps ## Acceptance tests against a real bluetoothd in a qemu VM (realbluez/).
 	BLECTL_BIN='$(BLECTL_BIN)' REALBLUEZ_SCRATCH='$(REALBLUEZ_SCRATCH)' realbluez/run
 
+test-gateway: debug ## The gateway recipe (scan and notify piped to mosquitto_pub) into a private mosquitto, against the simulator; the systemd unit verified.
+	scripts/gateway-test "$$($(SWIFT_BUILD) --show-bin-path)/blectl"
+
 assigned-numbers: ## Regenerate Sources/BlueZKit/AssignedNumbers+Tables.swift from the pinned Bluetooth SIG data (pip download; README: Assigned numbers).
 	scripts/gen-assigned-numbers
 
-check-assigned-numbers: ## Check that the assigned-numbers table is what scripts/gen-assigned-numbers makes (pip download).
+check-test-gateway: debug ## The gateway recipe (scan and notify piped to mosquitto_pub) into a private mosquitto, against the simulator; the systemd unit verified.
+	scripts/gateway-test "$$($(SWIFT_BUILD) --show-bin-path)/blectl"
+
+assigned-numbers: ## Check that the assigned-numbers table is what scripts/gen-assigned-numbers makes (pip download).
 	scripts/gen-assigned-numbers --check
 
 install: build ## Install bin/blectl, man1/blectl.1 and the bash/zsh/fish completions under DESTDIR+PREFIX (/usr/local).
