@@ -36,8 +36,11 @@ STRIP      ?= strip
 OBJCOPY    ?= objcopy
 
 # Debian 12 packages: libdbus headers (CDBus, via pkg-config), the dbus-daemon and
-# Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke).
-APT_PACKAGES := libdbus-1-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish
+# Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke); pip and
+# PyYAML for scripts/gen-assigned-numbers (make check-assigned-numbers); mosquitto, its
+# clients and systemd (systemd-analyze) for make test-gateway.
+APT_PACKAGES := libdbus-1-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish python3-yaml python3-pip \
+                mosquitto mosquitto-clients systemd
 
 # `apt-get` as root, through sudo otherwise. It waits up to APT_LOCK_TIMEOUT seconds for
 # the dpkg and package-list locks (another apt, such as unattended-upgrades at boot,
@@ -64,8 +67,8 @@ RELEASE_FLAGS := -c release $(STATIC_STDLIB)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
-.PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts test-install soak demo sim-smoke bench \
-        install install-debug uninstall clean distclean
+.PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts test-install test-gateway soak demo sim-smoke bench \
+        assigned-numbers check-assigned-numbers install install-debug uninstall clean distclean
 
 help: ## Show this list.
 	@echo "blectl make targets (see README.md):"
@@ -156,6 +159,15 @@ realbluez-deps: ## Install what test-real needs on the host (apt-get: qemu, debo
 
 test-real: realbluez-deps ## Acceptance tests against a real bluetoothd in a qemu VM (realbluez/).
 	BLECTL_BIN='$(BLECTL_BIN)' REALBLUEZ_SCRATCH='$(REALBLUEZ_SCRATCH)' realbluez/run
+
+test-gateway: debug ## The gateway recipe (scan and notify piped to mosquitto_pub) into a private mosquitto, against the simulator; the systemd unit verified.
+	scripts/gateway-test "$$($(SWIFT_BUILD) --show-bin-path)/blectl"
+
+assigned-numbers: ## Regenerate Sources/BlueZKit/AssignedNumbers+Tables.swift from the pinned Bluetooth SIG data (pip download; README: Assigned numbers).
+	scripts/gen-assigned-numbers
+
+check-assigned-numbers: ## Check that the assigned-numbers table is what scripts/gen-assigned-numbers makes (pip download).
+	scripts/gen-assigned-numbers --check
 
 # install puts a stripped blectl in BINDIR (its debug info and symbols, about 45% of the
 # release binary, go to $(SCRATCH)/blectl.debug, which the binary names in its

@@ -34,8 +34,10 @@ VENDOR = [
     "--vendor-write", "5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b",
     "--vendor-notify", "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b",
 ]
-SCAN_FIELDS = ["address", "address_type", "name", "rssi", "tx_power", "uuids",
-               "manufacturer_data", "service_data", "connected", "adapter"]
+SCAN_FIELDS = ["address", "address_type", "name", "rssi", "tx_power", "appearance", "uuids",
+               "manufacturer_data", "company", "service_data", "service_names", "connected", "adapter", "time"]
+# The Bluetooth SIG's names (Sources/BlueZKit/AssignedNumbers+Tables.swift).
+SIG_NAMES = {"1800": "GAP", "1801": "GATT", "180a": "Device Information", "180f": "Battery"}
 
 args = None
 results = []   # (test, ok, detail)
@@ -327,7 +329,12 @@ def check_scan_entry(d, after_connect=False):
     else:
         eq(sorted(d["uuids"]), ["180a", "180f"], "uuids")
     eq(d["manufacturer_data"], {"05f1": "0102"}, "manufacturer_data")
+    eq(d["company"], {"05f1": "The Linux Foundation"}, "company")
     eq(d["service_data"], {}, "service_data")
+    eq(d["service_names"], {u: SIG_NAMES[u] for u in d["uuids"] if u in SIG_NAMES}, "service_names")
+    eq(d["appearance"], None, "appearance (the peripheral advertises none)")
+    check(isinstance(d["time"], str) and len(d["time"]) == 24 and d["time"].endswith("Z"),
+          f"time is RFC 3339 UTC with milliseconds: {d['time']!r}")
     eq(d["connected"], False, "connected")
     eq(d["adapter"], "hci0", "adapter")
 
@@ -352,6 +359,11 @@ def test_second_scan(after_connect=False):
     eq([d["address"] for d in lines], [PERIPHERAL], "second scan --name 'blesim real'")
     check_scan_entry(lines[0], after_connect)
     assert_idle("second scan")
+    # --address (checked by blectl only) with --count 1: ends as soon as the device is heard.
+    r = blectl("scan", "--timeout", "20", "--address", PERIPHERAL.lower(), "--count", "1")
+    expect_rc(r, 0)
+    eq([d["address"] for d in r.json_lines()], [PERIPHERAL], "scan --address --count 1")
+    assert_idle("scan --address --count 1")
 
 
 def test_two_scans_at_once():
@@ -387,7 +399,7 @@ def test_connect():
     vs, vw, vn = VENDOR[1], VENDOR[3], VENDOR[5]
     for uuid in ("180f", "180a", vs):
         check(uuid in services, f"service {uuid} in {sorted(services)}")
-    eq(services["180f"]["name"], "Battery Service", "180f name")
+    eq(services["180f"]["name"], "Battery", "180f name")
     eq(services["180a"]["name"], "Device Information", "180a name")
     f = flags_by_uuid(d["services"])
     eq(f[("180f", "2a19")], (["notify", "read"], ["2902"]), "2a19 flags, descriptors")
@@ -929,7 +941,7 @@ def test_write_refused():
     before = peripheral_counters()
     r = blectl("write", PERIPHERAL, "2a19", "00", "--timeout", "30")
     expect_error(r, 3, "not_supported",
-                 f"not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery Service) on {PERIPHERAL} cannot be written "
+                 f"not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery) on {PERIPHERAL} cannot be written "
                  "with response (flags: read notify)",
                  operation="write", service="180f", characteristic="2a19")
     assert_idle("write to 2a19")

@@ -12,6 +12,9 @@ public struct Advertisement: Sendable, Equatable {
     public var rssi: Int?
     /// Device1.TxPower in dBm.
     public var txPower: Int?
+    /// Device1.Appearance: the GAP appearance value (category in bits 15–6, subcategory in
+    /// bits 5–0; names from ``AssignedNumbers/appearanceNames(for:)``); nil when BlueZ has none.
+    public var appearance: UInt16?
     /// Device1.UUIDs (advertised service UUIDs); malformed entries skipped.
     public var uuids: [BluetoothUUID]
     /// Device1.ManufacturerData: company identifier -> data.
@@ -20,8 +23,13 @@ public struct Advertisement: Sendable, Equatable {
     public var serviceData: [BluetoothUUID: [UInt8]]
     public var connected: Bool
     public var objectPath: ObjectPath
+    /// When this record was made, as the wall-clock time since the Unix epoch
+    /// (CLOCK_REALTIME): during a scan, the moment the D-Bus message that showed the
+    /// sighting was handled.
+    public var receivedAt: Duration
 
-    /// Reads the record from Device1 properties; nil when the address is missing or malformed.
+    /// Reads the record from Device1 properties, stamped with the current wall-clock time;
+    /// nil when the address is missing or malformed.
     public init?(path: ObjectPath, properties p: ObjectCache.Properties) {
         guard let address = p["Address"]?.string.flatMap({ BluetoothAddress($0) })
                 ?? BluetoothAddress(devicePath: path.rawValue) else { return nil }
@@ -36,6 +44,7 @@ public struct Advertisement: Sendable, Equatable {
         }
         rssi = p["RSSI"]?.integer
         txPower = p["TxPower"]?.integer
+        appearance = p["Appearance"]?.integer.flatMap { UInt16(exactly: $0) }
         uuids = (p["UUIDs"]?.stringArray ?? []).compactMap({ BluetoothUUID($0) })
         var manufacturer = [UInt16: [UInt8]]()
         for entry in p["ManufacturerData"]?.dictionaryEntries ?? [] {
@@ -50,5 +59,6 @@ public struct Advertisement: Sendable, Equatable {
         }
         serviceData = service
         connected = p["Connected"]?.bool ?? false
+        receivedAt = wallClockNow()
     }
 }

@@ -1,81 +1,71 @@
-/// Human-readable names for common 16-bit GATT UUIDs.
+/// Names from the Bluetooth SIG's assigned numbers: 16-bit UUIDs, company identifiers and
+/// appearance values.
 ///
-/// Source: Bluetooth SIG Assigned Numbers (GATT services, characteristics and
-/// descriptors), cross-checked against BlueZ's `uuid16_table` (src/shared/util.c).
-/// The names are the SIG's long forms ("Battery Service", "Generic Access",
-/// "Firmware Revision String"). Only a selection of common UUIDs is listed; vendor and
-/// member UUIDs (0xFDxx–0xFExx) are not.
+/// Source: the SIG's assigned_numbers repository (YAML: uuids/service_uuids.yaml,
+/// characteristic_uuids.yaml, descriptors.yaml, member_uuids.yaml;
+/// company_identifiers/company_identifiers.yaml; core/appearance_values.yaml), turned into
+/// the tables of `AssignedNumbers+Tables.swift` by `scripts/gen-assigned-numbers` (never
+/// edited by hand; README, "Assigned numbers"). Names are the SIG's current ones
+/// ("Battery" for 0x180F, "GATT" for 0x1801). Vendor 128-bit UUIDs have no name here.
+///
+/// Every look-up is a binary search in a sorted table built on first use (not at start-up),
+/// O(log n), and makes one `String` of the name.
 public enum AssignedNumbers {
     /// The SIG name of `uuid`, or `nil` if it is not a 16-bit UUID on the Bluetooth Base
-    /// UUID or is not in the table. One dictionary look-up, O(1).
+    /// UUID or the SIG has not assigned it.
     ///
+    /// Covers GATT services, characteristics and descriptors, and the 16-bit UUIDs the SIG
+    /// assigns to its members (0xFCxx–0xFExx, named after the member).
     /// - Parameter uuid: for example `BluetoothUUID.batteryLevel`.
     /// - Returns: for example `"Battery Level"`.
     public static func name(for uuid: BluetoothUUID) -> String? {
         guard let uuid16 = uuid.uuid16 else { return nil }
-        return names[uuid16]
+        return uuid16Names.name(for: uuid16)
     }
 
-    /// 16-bit UUID → SIG name.
-    static let names: [UInt16: String] = [
-        // Services
-        0x1800: "Generic Access",
-        0x1801: "Generic Attribute",
-        0x1802: "Immediate Alert",
-        0x1803: "Link Loss",
-        0x1804: "Tx Power",
-        0x1805: "Current Time",
-        0x1809: "Health Thermometer",
-        0x180A: "Device Information",
-        0x180D: "Heart Rate",
-        0x180F: "Battery Service",
-        0x1810: "Blood Pressure",
-        0x1812: "Human Interface Device",
-        0x1813: "Scan Parameters",
-        0x1816: "Cycling Speed and Cadence",
-        0x1818: "Cycling Power",
-        0x181A: "Environmental Sensing",
-        0x181C: "User Data",
-        0x181D: "Weight Scale",
-        0x1826: "Fitness Machine",
+    /// The name of the company a Bluetooth company identifier is assigned to (the identifier
+    /// that starts manufacturer-specific data, Device1.ManufacturerData's key), or `nil` if
+    /// the SIG has not assigned it.
+    /// - Parameter identifier: for example `0x004C`.
+    /// - Returns: for example `"Apple, Inc."`.
+    public static func companyName(for identifier: UInt16) -> String? {
+        companyNames.name(for: identifier)
+    }
 
-        // Characteristics
-        0x2A00: "Device Name",
-        0x2A01: "Appearance",
-        0x2A04: "Peripheral Preferred Connection Parameters",
-        0x2A05: "Service Changed",
-        0x2A06: "Alert Level",
-        0x2A07: "Tx Power Level",
-        0x2A19: "Battery Level",
-        0x2A23: "System ID",
-        0x2A24: "Model Number String",
-        0x2A25: "Serial Number String",
-        0x2A26: "Firmware Revision String",
-        0x2A27: "Hardware Revision String",
-        0x2A28: "Software Revision String",
-        0x2A29: "Manufacturer Name String",
-        0x2A2B: "Current Time",
-        0x2A37: "Heart Rate Measurement",
-        0x2A38: "Body Sensor Location",
-        0x2A39: "Heart Rate Control Point",
-        0x2A4A: "HID Information",
-        0x2A4B: "Report Map",
-        0x2A4C: "HID Control Point",
-        0x2A4D: "Report",
-        0x2A4E: "Protocol Mode",
-        0x2A50: "PnP ID",
-        0x2A6E: "Temperature",
-        0x2A6F: "Humidity",
-        0x2AA6: "Central Address Resolution",
-        0x2B29: "Client Supported Features",
-        0x2B2A: "Database Hash",
+    /// The names of an appearance value (Device1.Appearance, the GAP Appearance
+    /// characteristic 0x2A01): its category (bits 15–6) and subcategory (bits 5–0).
+    /// - Parameter value: for example `0x03C1` (category 0x00F, subcategory 0x01).
+    /// - Returns: for example `("Human Interface Device", "Keyboard")`; `category` is nil
+    ///   for a category the SIG has not assigned; `subcategory` is nil for subcategory 0
+    ///   (the generic one, which the SIG does not name) and for unassigned ones.
+    public static func appearanceNames(for value: UInt16) -> (category: String?, subcategory: String?) {
+        let category = appearanceCategoryNames.name(for: value >> 6)
+        let subcategory = value & 0x3F == 0 || category == nil ? nil : appearanceSubcategoryNames.name(for: value)
+        return (category, subcategory)
+    }
+}
 
-        // Descriptors
-        0x2900: "Characteristic Extended Properties",
-        0x2901: "Characteristic User Description",
-        0x2902: "Client Characteristic Configuration",
-        0x2903: "Server Characteristic Configuration",
-        0x2904: "Characteristic Presentation Format",
-        0x2908: "Report Reference",
-    ]
+/// A generated table of names: `keys` sorted ascending; name `i` is the UTF-8 bytes of
+/// `names` from `offsets[i]` up to `offsets[i + 1] - 1` (names are separated by one newline).
+struct NameTable: Sendable {
+    let keys: [UInt16]
+    let offsets: [UInt32]
+    let names: StaticString
+
+    /// The number of names.
+    var count: Int { keys.count }
+
+    /// The name for `key`, or nil.
+    func name(for key: UInt16) -> String? {
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keys[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        guard low < keys.count, keys[low] == key else { return nil }
+        let start = Int(offsets[low])
+        let end = Int(offsets[low + 1]) - 1
+        return names.withUTF8Buffer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+    }
 }

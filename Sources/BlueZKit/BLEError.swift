@@ -56,7 +56,7 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
 
     /// What the operation concerns, as a phrase to follow its name: ` of descriptor 2902
     /// (Client Characteristic Configuration) of characteristic 2a19 (Battery Level) in
-    /// service 180f (Battery Service) on C0:FF:EE:00:00:01`; empty for nothing.
+    /// service 180f (Battery) on C0:FF:EE:00:00:01`; empty for nothing.
     public var place: String {
         var text = ""
         if let descriptor { text += " of descriptor \(descriptor.named)" }

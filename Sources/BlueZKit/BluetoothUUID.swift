@@ -71,7 +71,7 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
 
     /// The UUID as messages name it, in one form everywhere: ``shortString`` (its JSON
     /// form), then its Bluetooth SIG name in parentheses where ``AssignedNumbers`` knows
-    /// one: `180f (Battery Service)`; `5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b` alone.
+    /// one: `180f (Battery)`; `5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b` alone.
     public var named: String {
         AssignedNumbers.name(for: self).map { "\(shortString) (\($0))" } ?? shortString
     }

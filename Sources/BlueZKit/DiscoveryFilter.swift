@@ -10,13 +10,20 @@ public struct DiscoveryFilter: Sendable, Equatable {
     public var rssiMin: Int16?
     /// Case-insensitive substrings of the name; a device matches any. Client-side only.
     public var names: [String]
+    /// Device addresses; a device matches when it has any of them. Empty: any device.
+    /// Client-side only: BlueZ's one filter key for it, `Pattern` (a prefix of the address or
+    /// name, one per client), narrows what bluetoothd 5.66 reports to every client while it is
+    /// set (src/adapter.c, device_is_discoverable), so it is not sent.
+    public var addresses: [BluetoothAddress]
     /// Report every advertisement (DuplicateData true), not only changes.
     public var duplicateData: Bool
 
-    public init(uuids: [BluetoothUUID] = [], rssiMin: Int16? = nil, names: [String] = [], duplicateData: Bool = false) {
+    public init(uuids: [BluetoothUUID] = [], rssiMin: Int16? = nil, names: [String] = [],
+                addresses: [BluetoothAddress] = [], duplicateData: Bool = false) {
         self.uuids = uuids
         self.rssiMin = rssiMin
         self.names = names
+        self.addresses = addresses
         self.duplicateData = duplicateData
     }
 
@@ -31,6 +38,7 @@ public struct DiscoveryFilter: Sendable, Equatable {
 
     /// Whether a device passes every kind of filter given.
     public func matches(_ advertisement: Advertisement) -> Bool {
+        if !addresses.isEmpty, !addresses.contains(advertisement.address) { return false }
         if !uuids.isEmpty, !advertisement.uuids.contains(where: uuids.contains) { return false }
         if let rssiMin {
             guard let rssi = advertisement.rssi, rssi >= Int(rssiMin) else { return false }

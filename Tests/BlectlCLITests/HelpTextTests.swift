@@ -28,8 +28,8 @@ struct HelpTextTests {
     static let expectedOptions: [String: [String]] = [
         "blectl": ["--adapter <adapter>", "-f, --format <format>", "--version", "-h, --help"],
         "scan": [
-            "-t, --timeout <seconds>", "-n, --name <substring>", "-s, --service <uuid>", "--rssi-min <dbm>", "--updates",
-            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
+            "-t, --timeout <seconds>", "-n, --name <substring>", "-s, --service <uuid>", "--address <address>",
+            "--rssi-min <dbm>", "--count <n>", "--updates", "--adapter <adapter>", "-f, --format <format>", "-h, --help",
         ],
         "connect": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
         "get-version": [
@@ -149,13 +149,16 @@ struct HelpTextTests {
             OVERVIEW: Scan for Bluetooth LE devices and print each one found.
 
             Prints one JSON line per device as it is first seen during this scan, until the
-            timeout; reaching the timeout is success, even with no device found. Devices
-            BlueZ only remembers from earlier are not printed. A device must pass every
-            kind of filter given (checked by BlueZ and again by blectl). --timeout 0
+            timeout; reaching the timeout is success, even with no device found. With
+            --count, the scan ends with success once that many devices are printed, and
+            reaching the timeout first exits 124. Devices BlueZ only remembers from earlier
+            are not printed. A device must pass every kind of filter given (checked by
+            BlueZ and again by blectl; --name and --address by blectl only). --timeout 0
             connects, checks the adapter and prints nothing.
 
             USAGE: blectl scan [--timeout <seconds>] [--name <substring> ...]
-                               [--service <uuid> ...] [--rssi-min <dbm>] [--updates]
+                               [--service <uuid> ...] [--address <address> ...]
+                               [--rssi-min <dbm>] [--count <n>] [--updates]
                                [--adapter <adapter>] [--format <format>]
 
             OPTIONS:
@@ -166,8 +169,12 @@ struct HelpTextTests {
                                       ignoring case. Repeat to accept any of several.
               -s, --service <uuid>    Only report devices advertising this service UUID,
                                       such as 180f. Repeat to accept any of several.
+              --address <address>     Only report the device with this address. Repeat to
+                                      accept any of several.
               --rssi-min <dbm>        Only report devices heard at this signal strength or
                                       stronger, in dBm from -127 to 20.
+              --count <n>             Stop after this many devices; if the timeout comes
+                                      first, exit 124.
               --updates               Print a line for every advertisement update, not just
                                       the first sighting of each device.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the

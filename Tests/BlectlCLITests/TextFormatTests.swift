@@ -170,7 +170,7 @@ struct TextFormatTests {
         let text = ConnectCommand.text(Self.address, adapter: "hci1", advertisement: Self.advertisement, wasConnected: true,
                                        services: Self.services)
         Self.check(json, text, places: [
-            "services.uuid": "  service 180f", "services.name": "180f (Battery Service)", "services.primary": "  secondary",
+            "services.uuid": "  service 180f", "services.name": "180f (Battery)", "services.primary": "  secondary",
             "services.characteristics": "    characteristic ",
             "services.characteristics.uuid": "characteristic 2a19", "services.characteristics.name": "2a19 (Battery Level)",
             "services.characteristics.flags": "[read, notify]", "services.characteristics.descriptors": "      descriptor ",
@@ -219,7 +219,7 @@ struct TextFormatTests {
         let json = NotifyCommand.record(value, seq: 7, address: Self.address, service: Self.battery, characteristic: Self.level)
         let lines = NotifyCommand.textHeader(address: Self.address, characteristic: Self.characteristic) + [NotifyCommand.text(value, seq: 7)]
         #expect(lines.count == 3)
-        #expect(lines[0] == "address: C0:FF:EE:00:00:B1  service: 180f (Battery Service)  characteristic: 2a19 (Battery Level)")
+        #expect(lines[0] == "address: C0:FF:EE:00:00:B1  service: 180f (Battery)  characteristic: 2a19 (Battery Level)")
         let table = Self.cells(header: lines[1], row: lines[2])
         for key in Self.keys(json) {
             switch key {

@@ -59,7 +59,7 @@ struct BLEErrorMappingTests {
         #expect(error?.operation == write)
         if case .notSupported(let op, let what)? = error {
             #expect(op == write)
-            #expect(what == "write of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01: Operation is not supported")
+            #expect(what == "write of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01: Operation is not supported")
         } else {
             Issue.record("expected notSupported, got \(String(describing: error))")
         }
@@ -96,7 +96,7 @@ struct BLEErrorMappingTests {
           arguments: ["Read not permitted", "Write not permitted"])
     func attributeNotPermitted(message: String) {
         let error = Self.map(BlueZ.Error.notPermitted, message, during: Self.read)
-        #expect(error == .notSupported(Self.read, "read of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01: the device refused it (org.bluez.Error.NotPermitted: \(message))"))
+        #expect(error == .notSupported(Self.read, "read of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01: the device refused it (org.bluez.Error.NotPermitted: \(message))"))
         #expect(error?.description.contains("blectl pair") == false)
     }
 
@@ -104,7 +104,7 @@ struct BLEErrorMappingTests {
     func descriptorOperation() {
         let op = BLEOperation(.read, address: Self.address, service: .batteryService, characteristic: .batteryLevel,
                               descriptor: BluetoothUUID("2902")!)
-        #expect(op.description == "read of descriptor 2902 (Client Characteristic Configuration) of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01")
+        #expect(op.description == "read of descriptor 2902 (Client Characteristic Configuration) of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01")
     }
 
     @Test("Authentication* answers to Pair are authentication failures, name kept", arguments: [

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Testing
-import BlueZKit
+@testable import BlueZKit
 
 @Suite("BluetoothUUID")
 struct BluetoothUUIDTests {
@@ -118,13 +118,14 @@ struct BluetoothUUIDTests {
 
 @Suite("AssignedNumbers")
 struct AssignedNumbersTests {
+    // The SIG's current names (uuids/service_uuids.yaml): "GAP", "GATT", "Battery".
     @Test("names common SIG UUIDs", arguments: [
-        (UInt16(0x1800), "Generic Access"),
-        (UInt16(0x1801), "Generic Attribute"),
+        (UInt16(0x1800), "GAP"),
+        (UInt16(0x1801), "GATT"),
         (UInt16(0x1805), "Current Time"),
         (UInt16(0x180A), "Device Information"),
         (UInt16(0x180D), "Heart Rate"),
-        (UInt16(0x180F), "Battery Service"),
+        (UInt16(0x180F), "Battery"),
         (UInt16(0x1812), "Human Interface Device"),
         (UInt16(0x181A), "Environmental Sensing"),
         (UInt16(0x2A00), "Device Name"),
@@ -140,6 +141,10 @@ struct AssignedNumbersTests {
         (UInt16(0x2A50), "PnP ID"),
         (UInt16(0x2901), "Characteristic User Description"),
         (UInt16(0x2902), "Client Characteristic Configuration"),
+        // Member services (uuids/member_uuids.yaml) are named after the member.
+        (UInt16(0xFE9F), "Google LLC"),
+        // LaTeX markup in the SIG's YAML comes out as plain text.
+        (UInt16(0x2B8C), "CO2 Concentration"),
     ])
     func names(uuid16: UInt16, name: String) {
         #expect(AssignedNumbers.name(for: BluetoothUUID(uuid16: uuid16)) == name)
@@ -153,5 +158,64 @@ struct AssignedNumbersTests {
         // A 32-bit UUID whose low half is 0x180F is not the Battery Service either.
         let wide = try #require(BluetoothUUID("0001180f"))
         #expect(AssignedNumbers.name(for: wide) == nil)
+    }
+
+    @Test("names company identifiers", arguments: [
+        (UInt16(0x0000), "Ericsson AB"),
+        (UInt16(0x004C), "Apple, Inc."),
+        (UInt16(0x05F1), "The Linux Foundation"),
+        // Names outside ASCII come through as UTF-8.
+        (UInt16(0x0370), "Wazombi Labs O\u{DC}"),
+    ])
+    func companies(identifier: UInt16, name: String) {
+        #expect(AssignedNumbers.companyName(for: identifier) == name)
+    }
+
+    @Test func unassignedCompanyHasNoName() {
+        #expect(AssignedNumbers.companyName(for: 0xFFFF) == nil)
+    }
+
+    @Test("names appearance categories and subcategories", arguments: [
+        (UInt16(0x0000), "Unknown", String?.none),
+        (UInt16(0x03C0), "Human Interface Device", String?.none),
+        (UInt16(0x03C1), "Human Interface Device", "Keyboard"),
+        (UInt16(0x03C2), "Human Interface Device", "Mouse"),
+        (UInt16(0x0540), "Sensor", String?.none),
+        (UInt16(0x0541), "Sensor", "Motion Sensor"),
+        (UInt16(0x0080), "Computer", String?.none),
+        (UInt16(0x0083), "Computer", "Laptop"),
+        // Subcategory 0x3F of HID is not assigned: the category still is.
+        (UInt16(0x03FF), "Human Interface Device", String?.none),
+    ])
+    func appearance(value: UInt16, category: String, subcategory: String?) {
+        let names = AssignedNumbers.appearanceNames(for: value)
+        #expect(names.category == category)
+        #expect(names.subcategory == subcategory)
+    }
+
+    @Test func unassignedAppearanceCategoryHasNoNames() {
+        // Category 0x3FF (value 0xFFC1) is not assigned; its subcategory is not named either.
+        let names = AssignedNumbers.appearanceNames(for: 0xFFC1)
+        #expect(names.category == nil)
+        #expect(names.subcategory == nil)
+    }
+
+    @Test("every generated table is sorted, with one offset per name and clean names")
+    func tablesAreWellFormed() {
+        let tables = [AssignedNumbers.uuid16Names, AssignedNumbers.companyNames,
+                      AssignedNumbers.appearanceCategoryNames, AssignedNumbers.appearanceSubcategoryNames]
+        for table in tables {
+            #expect(table.offsets.count == table.count + 1)
+            #expect(zip(table.keys, table.keys.dropFirst()).allSatisfy { $0 < $1 })
+            #expect(Int(table.offsets.last!) == table.names.utf8CodeUnitCount + 1)
+            for key in table.keys {
+                let name = table.name(for: key) ?? ""
+                #expect(!name.isEmpty && !name.contains("\n") && name.first != " " && name.last != " ", "\(key): \(name)")
+            }
+        }
+        // Sizes of the SIG data this table was made from (bluetooth-sig 0.6.0); a new pin changes them.
+        #expect(AssignedNumbers.companyNames.count == 4008)
+        #expect(AssignedNumbers.uuid16Names.count == 1300)
+        #expect(AssignedNumbers.appearanceCategoryNames.count == 55)
     }
 }

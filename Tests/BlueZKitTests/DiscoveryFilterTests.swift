@@ -3,11 +3,12 @@ import DBusKit
 @testable import BlueZKit
 
 @Suite struct DiscoveryFilterTests {
-    static func advertisement(name: String?, rssi: Int?, uuids: [String]) -> Advertisement {
-        var p: [String: DBusValue] = ["Address": .string("C0:FF:EE:00:00:01"), "UUIDs": .stringArray(uuids)]
+    static func advertisement(name: String?, rssi: Int?, uuids: [String], address: String = "C0:FF:EE:00:00:01") -> Advertisement {
+        var p: [String: DBusValue] = ["Address": .string(address), "UUIDs": .stringArray(uuids)]
         if let name { p["Name"] = .string(name) }
         if let rssi { p["RSSI"] = .int16(Int16(rssi)) }
-        return Advertisement(path: "/org/bluez/hci0/dev_C0_FF_EE_00_00_01", properties: p)!
+        let path = "/org/bluez/hci0/dev_" + address.split(separator: ":").joined(separator: "_")
+        return Advertisement(path: ObjectPath(path), properties: p)!
     }
 
     @Test func setDiscoveryFilterArgumentIsLEWithExplicitDuplicateData() {
@@ -30,6 +31,20 @@ import DBusKit
         #expect(!filter.matches(Self.advertisement(name: "blesim Probe", rssi: -55, uuids: ["1812"])))   // another client's UUID
         #expect(!filter.matches(Self.advertisement(name: "Foreign", rssi: -55, uuids: ["180f"])))
         #expect(!filter.matches(Self.advertisement(name: nil, rssi: -55, uuids: ["180f"])))
+    }
+
+    @Test("addresses are checked by blectl only: no Pattern goes to BlueZ")
+    func addressesAreClientSide() throws {
+        let probe = try #require(BluetoothAddress("C0:FF:EE:00:00:01"))
+        let other = try #require(BluetoothAddress("C0:FF:EE:00:00:02"))
+        let filter = DiscoveryFilter(addresses: [probe, other])
+        #expect(filter.dbusValue.stringKeyedDictionary?["Pattern"] == nil)
+        #expect(filter.dbusValue.stringKeyedDictionary?.keys.sorted() == ["DuplicateData", "Transport"])
+        #expect(filter.matches(Self.advertisement(name: "blesim Probe", rssi: -55, uuids: [])))
+        #expect(!filter.matches(Self.advertisement(name: "blesim Probe", rssi: -55, uuids: [], address: "C0:FF:EE:00:00:03")))
+        // With another kind of filter, both must pass.
+        let both = DiscoveryFilter(names: ["vendor"], addresses: [probe])
+        #expect(!both.matches(Self.advertisement(name: "blesim Probe", rssi: -55, uuids: [])))
     }
 
     @Test(arguments: [nil, "", "C0-FF-EE-00-00-01", "C0:FF:EE:00:00:01"])

@@ -1,5 +1,5 @@
 // Error messages: one form for UUIDs (the JSON form, then the SIG name where known:
-// `180f (Battery Service)`), and sentences that read well for every operation.
+// `180f (Battery)`), and sentences that read well for every operation.
 
 import Testing
 @testable import BlueZKit
@@ -11,7 +11,7 @@ struct MessageFormTests {
 
     @Test("BluetoothUUID.named: the short form, then the SIG name where there is one")
     func named() {
-        #expect(BluetoothUUID.batteryService.named == "180f (Battery Service)")
+        #expect(BluetoothUUID.batteryService.named == "180f (Battery)")
         #expect(BluetoothUUID("2A19")!.named == "2a19 (Battery Level)")
         #expect(BluetoothUUID("2902")!.named == "2902 (Client Characteristic Configuration)")
         #expect(Self.vendor.named == "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b")
@@ -23,7 +23,7 @@ struct MessageFormTests {
         let read = BLEOperation(.read, address: Self.address, service: .batteryService, characteristic: BluetoothUUID("2a19")!,
                                 descriptor: BluetoothUUID("2902")!)
         #expect(read.description == "read of descriptor 2902 (Client Characteristic Configuration) of characteristic 2a19 (Battery Level) "
-                + "in service 180f (Battery Service) on C0:FF:EE:00:00:01")
+                + "in service 180f (Battery) on C0:FF:EE:00:00:01")
         let response = BLEOperation(.response, address: Self.address, service: Self.vendor, characteristic: Self.vendor)
         #expect(BLEError.timedOut(response).description
                 == "timed out waiting for the response notification of characteristic \(Self.vendor) in service \(Self.vendor) on C0:FF:EE:00:00:01")

@@ -13,8 +13,8 @@ struct CompletionTests {
                               "request", "notify", "disconnect", "info", "devices", "adapters", "pair", "unpair", "doctor",
                               "completions", "help"]
     static let names = ["blesim Probe", "blesim Vendor", "blesim Battery1", "blesim GattBattery", "blesim Plain"]
-    static let scanOptions = ["--timeout", "-t", "--name", "-n", "--service", "-s", "--rssi-min", "--updates",
-                              "--adapter", "--format", "-f", "--help", "-h"]
+    static let scanOptions = ["--timeout", "-t", "--name", "-n", "--service", "-s", "--address", "--rssi-min", "--count",
+                              "--updates", "--adapter", "--format", "-f", "--help", "-h"]
 
     /// PATH with blectl's directory first, as a user who installed it has.
     static var environment: [String: String] {
@@ -56,6 +56,7 @@ struct CompletionTests {
                 ("blectl --adapter ", "hci0"),
                 ("blectl scan -t5 --adapter h", "hci0"),
                 ("blectl read ", World.known.joined(separator: " ")),
+                ("blectl scan --address ", World.known.joined(separator: " ")),
                 ("blectl version C0:FF:EE:00:00:0", "01 02 03 04 05"),
                 ("blectl --format json battery -t 3 C0", World.known.joined(separator: " ")),
                 ("blectl read C0:FF:EE:00:00:01 ", ""),

@@ -12,10 +12,10 @@ struct ConnectTests {
         "address": "C0:FF:EE:00:00:01", "name": "blesim Probe", "address_type": "public", "adapter": "hci0",
         "was_connected": false,
         "services": [
-            ["uuid": "1801", "name": "Generic Attribute", "primary": true, "characteristics": [
+            ["uuid": "1801", "name": "GATT", "primary": true, "characteristics": [
                 ["uuid": "2a05", "name": "Service Changed", "flags": ["indicate"], "descriptors": [ccc]],
             ]],
-            ["uuid": "180f", "name": "Battery Service", "primary": true, "characteristics": [
+            ["uuid": "180f", "name": "Battery", "primary": true, "characteristics": [
                 ["uuid": "2a19", "name": "Battery Level", "flags": ["read", "notify"], "descriptors": [ccc]],
             ]],
             ["uuid": "180a", "name": "Device Information", "primary": true, "characteristics": [
@@ -64,7 +64,7 @@ struct ConnectTests {
                 "adapter:       hci0",
                 "was_connected: no",
                 "services:      1",
-                "  service 1801 (Generic Attribute)  primary",
+                "  service 1801 (GATT)  primary",
                 "    characteristic 2a05 (Service Changed)  [indicate]",
                 "      descriptor 2902 (Client Characteristic Configuration)",
             ])

@@ -149,7 +149,7 @@ struct NotifyTests {
             #expect(error.removing("message") == ["code": "timed_out", "exit_status": 124, "operation": "notifications",
                                                   "address": "C0:FF:EE:00:00:04", "service": "180f", "characteristic": "2a19",
                                                   "dbus_error": .null])
-            #expect(error["message"] == "timed out waiting for notifications of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:04")
+            #expect(error["message"] == "timed out waiting for notifications of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:04")
             try #expect(await sim.calls().contains { $0.member == "StopNotify" && $0.outcome == "reply" })
             try #expect(await sim.leftovers() == [])
         }
@@ -282,7 +282,7 @@ struct NotifyTests {
         }
     }
 
-    static let textContext = "address: C0:FF:EE:00:00:04  service: 180f (Battery Service)  characteristic: 2a19 (Battery Level)"
+    static let textContext = "address: C0:FF:EE:00:00:04  service: 180f (Battery)  characteristic: 2a19 (Battery Level)"
     static let textHeader = "TIME                      SEQ    CONNECTION  VALUE             TEXT"
 
     @Test("--format text: the device and characteristic, a header, then time, seq, link, hex and text per value; reports in words")

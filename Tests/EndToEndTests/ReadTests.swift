@@ -98,7 +98,7 @@ struct ReadTests {
             ])
             let battery = await sim.blectl(["read", World.toolbox, "2a19", "--service", "180f", "--descriptor", "2902", "--format", "text"])
             #expect(battery.lines == [
-                "address:        C0:FF:EE:00:00:06", "service:        180f (Battery Service)", "characteristic: 2a19 (Battery Level)",
+                "address:        C0:FF:EE:00:00:06", "service:        180f (Battery)", "characteristic: 2a19 (Battery Level)",
                 "descriptor:     2902 (Client Characteristic Configuration)", "value:          0000", "text:           -",
             ])
         }
@@ -125,7 +125,7 @@ struct ReadTests {
             #expect(run.stdout == "")
             scenarioExpectError(run, scenarioError("usage", 64, operation: "service_lookup", address: World.toolbox, characteristic: "2a19"),
                                 message: "characteristic 2a19 (Battery Level) is in several services on C0:FF:EE:00:00:06 "
-                                    + "(180f (Battery Service), \(World.toolboxService)): choose one with --service")
+                                    + "(180f (Battery), \(World.toolboxService)): choose one with --service")
             try await sim.expectNothingSent()
             try await sim.scenarioExpectClean()
 
@@ -147,7 +147,7 @@ struct ReadTests {
             let run = await sim.blectl(["read", World.toolbox, "2a19", "--format", "text"])
             #expect(run.status == 64, "\(run)")
             #expect(run.stderr == "blectl: error: characteristic 2a19 (Battery Level) is in several services on C0:FF:EE:00:00:06 "
-                + "(180f (Battery Service), \(World.toolboxService)): choose one with --service\n")
+                + "(180f (Battery), \(World.toolboxService)): choose one with --service\n")
         }
     }
 
@@ -173,7 +173,7 @@ struct ReadTests {
                 message: "not supported by the device: no characteristic 2a19 (Battery Level) in service 180a (Device Information) on C0:FF:EE:00:00:01"),
         Failure(label: "no such descriptor", arguments: ["read", World.probe, "2a19", "--descriptor", "2901"], status: 3,
                 error: scenarioError("not_supported", 3, operation: "service_lookup", address: World.probe, service: "180f", characteristic: "2a19"),
-                message: "not supported by the device: no descriptor 2901 (Characteristic User Description) on characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01"),
+                message: "not supported by the device: no descriptor 2901 (Characteristic User Description) on characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01"),
         Failure(label: "not readable (flags)", arguments: ["read", World.vendor, World.vendorWrite], status: 3,
                 error: scenarioError("not_supported", 3, operation: "read", address: World.vendor, service: World.vendorService,
                                      characteristic: World.vendorWrite),
@@ -185,10 +185,10 @@ struct ReadTests {
                 message: "read of characteristic \(World.toolboxSecure) in service \(World.toolboxService) on C0:FF:EE:00:00:06 not permitted: org.bluez.Error.NotPermitted: Not paired (the device wants pairing or encryption: try 'blectl pair C0:FF:EE:00:00:06')"),
         Failure(label: "read never answered", faults: ["read_never_answers": "1"], arguments: ["read", World.probe, "2a19", "--timeout", "1.5"],
                 status: 124, error: scenarioError("timed_out", 124, operation: "read", address: World.probe, service: "180f", characteristic: "2a19"),
-                message: "timed out during read of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01"),
+                message: "timed out during read of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01"),
         Failure(label: "link lost during the read", faults: ["disconnect_mid_read": "1"], arguments: ["read", World.probe, "2a19"],
                 status: 4, error: scenarioError("disconnected", 4, operation: "read", address: World.probe, service: "180f", characteristic: "2a19"),
-                message: "disconnected during read of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01"),
+                message: "disconnected during read of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01"),
     ])
     func failure(_ c: Failure) async throws {
         try await Sim.with(faults: c.faults) { sim in

@@ -107,7 +107,7 @@ struct RequestTests {
     @Test("failures: the error object, nothing on stdout, nothing left", arguments: [
         Failure(label: "write characteristic not writable", arguments: ["request", World.probe, "--write", "2a19", "--notify", World.vendorNotify, "01"],
                 status: 3, error: scenarioError("not_supported", 3, operation: "write", address: World.probe, service: "180f", characteristic: "2a19"),
-                message: "not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01 cannot be written (flags: read notify)"),
+                message: "not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01 cannot be written (flags: read notify)"),
         Failure(label: "notify characteristic cannot notify", arguments: vendor("01").map { $0 == World.vendorNotify ? World.vendorWrite : $0 },
                 status: 3, error: scenarioError("not_supported", 3, operation: "notification_setup", address: World.vendor,
                                                 service: World.vendorService, characteristic: World.vendorWrite),
@@ -118,7 +118,7 @@ struct RequestTests {
         Failure(label: "notify characteristic in two services", faults: World.toolboxFaults,
                 arguments: ["request", World.toolbox, "--write", World.toolboxText, "--notify", "2a19", "01"],
                 status: 64, error: scenarioError("usage", 64, operation: "service_lookup", address: World.toolbox, characteristic: "2a19"),
-                message: "characteristic 2a19 (Battery Level) is in several services on C0:FF:EE:00:00:06 (180f (Battery Service), \(World.toolboxService)): choose one with --service"),
+                message: "characteristic 2a19 (Battery Level) is in several services on C0:FF:EE:00:00:06 (180f (Battery), \(World.toolboxService)): choose one with --service"),
         Failure(label: "unknown device", arguments: vendor("01", "--timeout", "1.5", address: World.missing), status: 2,
                 error: scenarioError("device_not_found", 2, operation: "device_lookup", address: World.missing),
                 message: "device C0:FF:EE:00:00:99 not found"),

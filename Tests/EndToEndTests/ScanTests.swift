@@ -8,26 +8,35 @@ import Testing
 @Suite("blectl scan")
 struct ScanTests {
     /// The records of the five named devices, without `rssi` (which jitters by ±2 dBm
-    /// around the base value in the second element).
+    /// around the base value in the second element) and `time` (checked apart).
     static let knownRecords: [String: (record: J, rssi: Int)] = [
         World.probe: (["address": "C0:FF:EE:00:00:01", "address_type": "public", "name": "blesim Probe", "tx_power": 4,
+                       "appearance": ["value": 1344, "category": "Sensor", "subcategory": .null],
                        "uuids": ["180f", "180a", .string(World.vendorService)], "manufacturer_data": ["05f1": "0102"],
-                       "service_data": [:], "connected": false, "adapter": "hci0"], -55),
+                       "company": ["05f1": "The Linux Foundation"], "service_data": [:],
+                       "service_names": ["180a": "Device Information", "180f": "Battery"],
+                       "connected": false, "adapter": "hci0"], -55),
         World.vendor: (["address": "C0:FF:EE:00:00:02", "address_type": "public", "name": "blesim Vendor", "tx_power": .null,
-                        "uuids": [.string(World.vendorService)], "manufacturer_data": [:],
-                        "service_data": [:], "connected": false, "adapter": "hci0"], -60),
+                        "appearance": .null, "uuids": [.string(World.vendorService)], "manufacturer_data": [:], "company": [:],
+                        "service_data": [:], "service_names": [:], "connected": false, "adapter": "hci0"], -60),
         World.battery1: (["address": "C0:FF:EE:00:00:03", "address_type": "public", "name": "blesim Battery1", "tx_power": .null,
-                          "uuids": [], "manufacturer_data": [:], "service_data": [:], "connected": false, "adapter": "hci0"], -62),
+                          "appearance": .null, "uuids": [], "manufacturer_data": [:], "company": [:], "service_data": [:],
+                          "service_names": [:], "connected": false, "adapter": "hci0"], -62),
         World.gattBattery: (["address": "C0:FF:EE:00:00:04", "address_type": "public", "name": "blesim GattBattery", "tx_power": .null,
-                             "uuids": ["180f"], "manufacturer_data": [:], "service_data": [:], "connected": false, "adapter": "hci0"], -64),
+                             "appearance": .null, "uuids": ["180f"], "manufacturer_data": [:], "company": [:], "service_data": [:],
+                             "service_names": ["180f": "Battery"], "connected": false, "adapter": "hci0"], -64),
         World.plain: (["address": "C0:FF:EE:00:00:05", "address_type": "public", "name": "blesim Plain", "tx_power": .null,
-                       "uuids": [], "manufacturer_data": [:], "service_data": [:], "connected": false, "adapter": "hci0"], -66),
-        // Two of the random-address fillers: service data, and manufacturer data without a name.
+                       "appearance": .null, "uuids": [], "manufacturer_data": [:], "company": [:], "service_data": [:],
+                       "service_names": [:], "connected": false, "adapter": "hci0"], -66),
+        // Two of the random-address fillers: service data (0xFEED, a member UUID of Tile),
+        // and manufacturer data (Apple's company identifier) without a name.
         "4A:C2:7D:11:93:E0": (["address": "4A:C2:7D:11:93:E0", "address_type": "random", "name": "Tile", "tx_power": .null,
-                               "uuids": ["feed"], "manufacturer_data": [:], "service_data": ["feed": "020031"],
+                               "appearance": .null, "uuids": ["feed"], "manufacturer_data": [:], "company": [:],
+                               "service_data": ["feed": "020031"], "service_names": ["feed": "Tile, Inc."],
                                "connected": false, "adapter": "hci0"], -81),
         "5E:3A:91:0C:44:21": (["address": "5E:3A:91:0C:44:21", "address_type": "random", "name": .null, "tx_power": .null,
-                               "uuids": [], "manufacturer_data": ["004c": "100501182d4e11"], "service_data": [:],
+                               "appearance": .null, "uuids": [], "manufacturer_data": ["004c": "100501182d4e11"],
+                               "company": ["004c": "Apple, Inc."], "service_data": [:], "service_names": [:],
                                "connected": false, "adapter": "hci0"], -78),
     ]
 
@@ -47,7 +56,7 @@ struct ScanTests {
             for record in records {
                 guard let address = record["address"]?.string else { continue }
                 if let (expected, base) = Self.knownRecords[address] {
-                    #expect(record.removing("rssi") == expected)
+                    #expect(record.removing("rssi", "time") == expected)
                     let rssi = try #require(record["rssi"]?.int, "\(record)")
                     #expect((base - 2...base + 2).contains(rssi), "\(address) rssi \(rssi)")
                 } else {
@@ -172,7 +181,7 @@ struct ScanTests {
             #expect(addresses.count > Set(addresses).count, "no update line: \(addresses)")
             // Every line of one device has its static fields.
             for record in records where record["address"] == .string(World.probe) {
-                #expect(record.removing("rssi") == Self.knownRecords[World.probe]!.record)
+                #expect(record.removing("rssi", "time") == Self.knownRecords[World.probe]!.record)
             }
 
             let once = await sim.blectl(["scan", "--timeout", "2.5", "--rssi-min", "-127"])

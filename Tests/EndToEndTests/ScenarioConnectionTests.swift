@@ -137,7 +137,7 @@ import Testing
             #expect(r.run.stdout == "")
             scenarioExpectError(r.run, scenarioError("disconnected", 4, operation: "read", address: World.gattBattery,
                                                      service: "180f", characteristic: "2a19"),
-                                message: "disconnected during read of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on \(World.gattBattery)")
+                                message: "disconnected during read of characteristic 2a19 (Battery Level) in service 180f (Battery) on \(World.gattBattery)")
             r.expectEndedBefore(.seconds(15))
             try #expect(await sim.calls().scenarioOutcomes("ReadValue") == [ScenarioWorld.failed])
             try await sim.scenarioExpectClean()
@@ -216,7 +216,7 @@ import Testing
     static let bluezExits: [BluezExit] = [
         BluezExit(method: "ReadValue", arguments: ["get-battery", World.gattBattery], address: World.gattBattery,
                   operation: "read", service: "180f", characteristic: "2a19",
-                  during: "read of characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:04"),
+                  during: "read of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:04"),
         BluezExit(method: "Connect", arguments: ["get-battery", World.gattBattery], address: World.gattBattery,
                   operation: "connect", service: nil, characteristic: nil, during: "connect on C0:FF:EE:00:00:04"),
         BluezExit(method: "StartDiscovery", arguments: ["scan"], address: nil,

@@ -54,7 +54,7 @@ import Testing
             #expect(r.run.status == 3, "\(r.run)")
             #expect(r.run.stdout == "")
             scenarioExpectError(r.run, scenarioError("not_supported", 3, operation: "battery", address: World.plain),
-                                message: "not supported by the device: \(World.plain) has no org.bluez.Battery1 and no GATT service 180f (Battery Service)")
+                                message: "not supported by the device: \(World.plain) has no org.bluez.Battery1 and no GATT service 180f (Battery)")
             r.expectEndedBefore(.seconds(10))
             try await sim.scenarioExpectClean()
         }

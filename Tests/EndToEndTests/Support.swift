@@ -349,8 +349,8 @@ enum World {
     static let vendorOptions = ["--vendor-service", vendorService, "--vendor-write", vendorWrite, "--vendor-notify", vendorNotify]
 
     /// The scan record's keys, in order.
-    static let scanKeys = ["address", "address_type", "name", "rssi", "tx_power", "uuids", "manufacturer_data",
-                           "service_data", "connected", "adapter"]
+    static let scanKeys = ["address", "address_type", "name", "rssi", "tx_power", "appearance", "uuids", "manufacturer_data",
+                           "company", "service_data", "service_names", "connected", "adapter", "time"]
     /// The error object's keys, in order.
     static let errorKeys = ["code", "exit_status", "message", "operation", "address", "service", "characteristic", "dbus_error"]
 }

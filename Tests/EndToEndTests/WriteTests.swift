@@ -102,7 +102,7 @@ struct WriteTests {
         // bluetoothd would pass this on (the rig's peripheral took such a write): the Battery Level.
         Refusal(label: "a read/notify characteristic", arguments: ["write", World.probe, "2a19", "00"], address: World.probe,
                 service: "180f", characteristic: "2a19",
-                message: "not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery Service) on C0:FF:EE:00:00:01 cannot be written with response (flags: read notify)"),
+                message: "not supported by the device: characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01 cannot be written with response (flags: read notify)"),
     ])
     func refused(_ c: Refusal) async throws {
         try await Sim.with(faults: World.toolboxFaults) { sim in
@@ -124,7 +124,7 @@ struct WriteTests {
             #expect(run.status == 64, "\(run)")
             #expect(run.stdout == "")
             scenarioExpectError(run, scenarioError("usage", 64, operation: "service_lookup", address: World.toolbox, characteristic: "2a19"),
-                                mentions: ["(180f (Battery Service), \(World.toolboxService)): choose one with --service"])
+                                mentions: ["(180f (Battery), \(World.toolboxService)): choose one with --service"])
             try await sim.expectNothingSent()
             try await sim.scenarioExpectClean()
         }

@@ -22,6 +22,16 @@ struct ScanCommand: BlectlSubcommand {
         help: "Only report devices heard at this signal strength or stronger, in dBm from \(ScanOptions.rssiRange.lowerBound) to \(ScanOptions.rssiRange.upperBound).",
         parser: .dBm(in: ScanOptions.rssiRange)
     )
+    static let address = Option<BluetoothAddress>(
+        "address", valueName: "address",
+        help: "Only report the device with this address. Repeat to accept any of several.",
+        parser: .address, repeatable: true
+    )
+    static let count = Option<Int>(
+        "count", valueName: "n",
+        help: "Stop after this many devices; if the timeout comes first, exit 124.",
+        parser: .count
+    )
     static let updates = Flag(
         "updates",
         help: "Print a line for every advertisement update, not just the first sighting of each device."
@@ -31,9 +41,9 @@ struct ScanCommand: BlectlSubcommand {
         name: "scan",
         abstract: "Scan for Bluetooth LE devices and print each one found.",
         discussion: [
-            "Prints one JSON line per device as it is first seen during this scan, until the timeout; reaching the timeout is success, even with no device found. Devices BlueZ only remembers from earlier are not printed. A device must pass every kind of filter given (checked by BlueZ and again by blectl). --timeout 0 connects, checks the adapter and prints nothing.",
+            "Prints one JSON line per device as it is first seen during this scan, until the timeout; reaching the timeout is success, even with no device found. With --count, the scan ends with success once that many devices are printed, and reaching the timeout first exits 124. Devices BlueZ only remembers from earlier are not printed. A device must pass every kind of filter given (checked by BlueZ and again by blectl; --name and --address by blectl only). --timeout 0 connects, checks the adapter and prints nothing.",
         ],
-        options: [timeoutOption.spec, name.spec, service.spec, rssiMin.spec, updates.spec]
+        options: [timeoutOption.spec, name.spec, service.spec, address.spec, rssiMin.spec, count.spec, updates.spec]
     )
 
     init(from values: ParsedValues) throws(UsageError) {
@@ -42,6 +52,8 @@ struct ScanCommand: BlectlSubcommand {
             names: try values.values(of: Self.name),
             services: try values.values(of: Self.service),
             rssiMin: try values.value(of: Self.rssiMin),
+            addresses: try values.values(of: Self.address),
+            count: try values.value(of: Self.count),
             updates: values.isSet(Self.updates)
         )
     }
@@ -54,7 +66,7 @@ struct ScanCommand: BlectlSubcommand {
     func run(_ context: CommandContext) async throws {
         guard options.timeout > .zero else { return }
         let filter = DiscoveryFilter(uuids: options.services, rssiMin: options.rssiMin, names: options.names,
-                                     duplicateData: options.updates)
+                                     addresses: options.addresses, duplicateData: options.updates)
         let printer = context.printer
         let adapterName = try context.adapter.name
         // The scan ends at the command's deadline: --timeout counts from blectl's start.
@@ -67,8 +79,10 @@ struct ScanCommand: BlectlSubcommand {
                     for try await batch in stream {
                         var lines = [String]()
                         lines.reserveCapacity(batch.count + 1)
+                        var countReached = false
                         for advertisement in batch {
-                            guard options.updates || reported.insert(advertisement.address).inserted else { continue }
+                            let isNew = reported.insert(advertisement.address).inserted
+                            guard options.updates || isNew else { continue }
                             switch printer.format {
                             case .json: lines.append(Self.record(advertisement, adapter: adapterName).serialized())
                             case .text:
@@ -78,16 +92,26 @@ struct ScanCommand: BlectlSubcommand {
                                 }
                                 lines.append(Self.text(advertisement, adapter: adapterName))
                             }
+                            // --count: the line of the Nth device is the last one.
+                            if let count = options.count, reported.count >= count {
+                                countReached = true
+                                break
+                            }
                         }
                         try await printer.results(lines)
+                        if countReached { return }
                     }
                 }
-                group.addTask { try await Task.sleep(until: deadline, clock: .continuous) }
+                group.addTask {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                    // Reaching the timeout is success, unless --count devices were wanted first.
+                    if options.count != nil { throw BLEError.timedOut(BLEOperation(.discovery)) }
+                }
                 // Between lines, a reader that has gone ends the scan too.
                 group.addTask { try await Printer.waitUntilStdoutClosed() }
-                // Reaching the scan length is success; an error from the stream (adapter
-                // powered off, bluetoothd gone) or a closed stdout ends the scan after what
-                // was printed.
+                // Reaching the scan length is success (without --count), and so is the
+                // --count-th device; an error from the stream (adapter powered off,
+                // bluetoothd gone) or a closed stdout ends the scan after what was printed.
                 try await group.next()
                 group.cancelAll()
             }
@@ -103,11 +127,15 @@ struct ScanCommand: BlectlSubcommand {
             ("name", .optional(a.name)),
             ("rssi", .optional(a.rssi)),
             ("tx_power", .optional(a.txPower)),
+            ("appearance", a.appearance.map(Records.appearance) ?? .null),
             ("uuids", .array(a.uuids.map { .string($0.shortString) })),
             ("manufacturer_data", Records.manufacturerData(a.manufacturerData)),
+            ("company", Records.companyNames(a.manufacturerData.keys)),
             ("service_data", Records.serviceData(a.serviceData)),
+            ("service_names", Records.serviceNames(a.uuids + a.serviceData.keys)),
             ("connected", .bool(a.connected)),
             ("adapter", .string(adapter)),
+            ("time", .string(Records.rfc3339(sinceEpoch: a.receivedAt))),
         ])
     }
 
@@ -164,18 +192,27 @@ public struct ScanOptions: Sendable, Equatable {
     /// `--rssi-min`: report only devices heard at this RSSI (dBm) or stronger, within
     /// `rssiRange`; `nil` means no threshold.
     public var rssiMin: Int16?
+    /// `--address`, repeatable: report only devices with one of these addresses; empty
+    /// means no address filter (checked by blectl only, see ``DiscoveryFilter/addresses``).
+    public var addresses: [BluetoothAddress]
+    /// `--count`: end the scan with success once this many devices (1 or more) are
+    /// printed; reaching the timeout first is then a timeout (124). nil: no limit.
+    public var count: Int?
     /// `--updates`: print a line for every advertisement update, not just the first
     /// sighting of each device.
     public var updates: Bool
 
     public init(
         timeout: Duration = ScanOptions.defaultTimeout, names: [String] = [],
-        services: [BluetoothUUID] = [], rssiMin: Int16? = nil, updates: Bool = false
+        services: [BluetoothUUID] = [], rssiMin: Int16? = nil, addresses: [BluetoothAddress] = [],
+        count: Int? = nil, updates: Bool = false
     ) {
         self.timeout = timeout
         self.names = names
         self.services = services
         self.rssiMin = rssiMin
+        self.addresses = addresses
+        self.count = count
         self.updates = updates
     }
 }

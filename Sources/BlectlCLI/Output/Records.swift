@@ -21,7 +21,7 @@ enum Records {
     }
 
     /// A UUID as messages name it: its JSON form, with the SIG name after it where there is
-    /// one (`180f (Battery Service)`).
+    /// one (`180f (Battery)`).
     static func named(_ uuid: BluetoothUUID) -> String {
         uuid.named
     }
@@ -43,6 +43,29 @@ enum Records {
     /// lowercase hex, ordered by UUID.
     static func serviceData(_ data: [BluetoothUUID: [UInt8]]) -> JSONValue {
         .object(data.sorted { $0.key.description < $1.key.description }.map { ($0.key.shortString, .string($0.value.hexString)) })
+    }
+
+    /// `company` as scan prints it: each company identifier of the manufacturer data that the
+    /// SIG has assigned, as 4 lowercase hex digits (as in `manufacturer_data`), to its name;
+    /// ordered by identifier.
+    static func companyNames(_ identifiers: some Sequence<UInt16>) -> JSONValue {
+        .object(identifiers.sorted().compactMap { id in AssignedNumbers.companyName(for: id).map { (hex4(id), .string($0)) } })
+    }
+
+    /// `service_names` as scan prints it: each UUID (short form) that the SIG has named, to
+    /// its name; each once, ordered by UUID.
+    static func serviceNames(_ uuids: [BluetoothUUID]) -> JSONValue {
+        var seen = Set<BluetoothUUID>()
+        return .object(uuids.filter { seen.insert($0).inserted }.sorted { $0.description < $1.description }
+            .compactMap { uuid in AssignedNumbers.name(for: uuid).map { (uuid.shortString, .string($0)) } })
+    }
+
+    /// `appearance` as scan prints it: `{"value": 961, "category": "Human Interface Device",
+    /// "subcategory": "Keyboard"}`, names null where the SIG assigns none.
+    static func appearance(_ value: UInt16) -> JSONValue {
+        let names = AssignedNumbers.appearanceNames(for: value)
+        return .object([("value", .int(Int(value))), ("category", .optional(names.category)),
+                        ("subcategory", .optional(names.subcategory))])
     }
 
     /// Manufacturer data in text: `05f1=0102`, entries joined by `separator`; `-` for none.
