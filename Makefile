@@ -10,6 +10,7 @@
 #   BLEAK       what pip installs into it               (bleak==3.1.0, the version sim/ was tested with)
 #   PREFIX      install prefix                          (/usr/local)
 #   DESTDIR     staging root for packagers              ()
+#   DEB_DIR     where `make deb` stages and writes the .deb  ($(SCRATCH)/deb)
 #   REALBLUEZ_SCRATCH  SwiftPM build dir for test-real's blectl   (.build/realbluez)
 #   BLECTL_BIN         test-real: test this binary instead of building one  ()
 
@@ -30,6 +31,8 @@ MANDIR     ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# blectl-sim's Python files (the launcher goes in BINDIR).
+SIMDIR     ?= $(PREFIX)/share/blectl/sim
 
 # Debian 12 packages: libdbus headers (CDBus, via pkg-config), the dbus-daemon and
 # Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke).
@@ -57,7 +60,7 @@ RELEASE_FLAGS := -c release $(STATIC_STDLIB)
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
 .PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts soak demo sim-smoke bench \
-        install uninstall clean distclean
+        install install-sim uninstall clean distclean pkg-deps lint-man deb test-deb
 
 help: ## Show this list.
 	@echo "blectl make targets (see README.md):"
@@ -149,7 +152,7 @@ realbluez-deps: ## Install what test-real needs on the host (apt-get: qemu, debo
 test-real: realbluez-deps ## Acceptance tests against a real bluetoothd in a qemu VM (realbluez/).
 	BLECTL_BIN='$(BLECTL_BIN)' REALBLUEZ_SCRATCH='$(REALBLUEZ_SCRATCH)' realbluez/run
 
-install: build ## Install bin/blectl, man1/blectl.1 and the bash/zsh/fish completions under DESTDIR+PREFIX (/usr/local).
+install: build install-sim ## Install bin/blectl, man1/blectl.1 and the bash/zsh/fish completions under DESTDIR+PREFIX (/usr/local).
 	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(BASHCOMPDIR)' '$(DESTDIR)$(ZSHCOMPDIR)' '$(DESTDIR)$(FISHCOMPDIR)'
 	install -m 0755 "$(RELEASE_BIN)" '$(DESTDIR)$(BINDIR)/blectl'
 	install -m 0644 man/blectl.1 '$(DESTDIR)$(MANDIR)/man1/blectl.1'
@@ -158,9 +161,59 @@ install: build ## Install bin/blectl, man1/blectl.1 and the bash/zsh/fish comple
 	"$(RELEASE_BIN)" completions fish > '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
 	chmod 0644 '$(DESTDIR)$(BASHCOMPDIR)/blectl' '$(DESTDIR)$(ZSHCOMPDIR)/_blectl' '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
 
+# The version every artefact carries: blectl --version, blectl-sim --version, the .deb.
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/BlectlCLI/Blectl.swift)
+
+install-sim: ## Install blectl-sim (bin/blectl-sim, the simulator in share/blectl/sim, man1/blectl-sim.1); part of install.
+	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(SIMDIR)/bluezsim'
+	install -m 0755 sim/bluez-sim '$(DESTDIR)$(SIMDIR)/bluez-sim'
+	install -m 0644 sim/bus.conf '$(DESTDIR)$(SIMDIR)/bus.conf'
+	install -m 0644 sim/bluezsim/*.py '$(DESTDIR)$(SIMDIR)/bluezsim/'
+	sed -e "s|^SIM_DIR = None$$|SIM_DIR = '$(SIMDIR)'|" -e 's|^VERSION = ".*"$$|VERSION = "$(VERSION)"|' \
+	    sim/blectl-sim > '$(DESTDIR)$(BINDIR)/blectl-sim'
+	chmod 0755 '$(DESTDIR)$(BINDIR)/blectl-sim'
+	install -m 0644 man/blectl-sim.1 '$(DESTDIR)$(MANDIR)/man1/blectl-sim.1'
+
 uninstall: ## Remove what install put there.
 	rm -f '$(DESTDIR)$(BINDIR)/blectl' '$(DESTDIR)$(MANDIR)/man1/blectl.1' \
 	    '$(DESTDIR)$(BASHCOMPDIR)/blectl' '$(DESTDIR)$(ZSHCOMPDIR)/_blectl' '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
+	rm -f '$(DESTDIR)$(BINDIR)/blectl-sim' '$(DESTDIR)$(MANDIR)/man1/blectl-sim.1'
+	rm -rf '$(DESTDIR)$(SIMDIR)'
+	rmdir '$(DESTDIR)$(dir $(SIMDIR:/=))' 2>/dev/null || true
+
+# Debian packaging and man-page lint (CI: .ci/run). What they need beyond `make deps`:
+# lintian, mandoc (mandoc -Tlint), groff-base (groff -ww), dpkg-dev (dpkg-shlibdeps),
+# file and man-db (test-deb checks `man -w`).
+PKG_APT_PACKAGES := lintian mandoc groff-base dpkg-dev file man-db
+DEB_DIR ?= $(SCRATCH)/deb
+MAN_PAGES := man/blectl.1 man/blectl-sim.1
+
+pkg-deps: ## Install what lint-man, deb and test-deb need (apt-get: lintian, mandoc, groff, dpkg-dev).
+	export DEBIAN_FRONTEND=noninteractive; \
+	missing=$$(for p in $(PKG_APT_PACKAGES); do \
+	               dpkg-query -W -f '$${Status}\n' $$p 2>/dev/null | grep -q ' installed$$' || echo $$p; done); \
+	if [[ -n "$$missing" ]]; then \
+	    $(SUDO) apt-get update || { sleep 10; $(SUDO) apt-get update; }; \
+	    $(SUDO) apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+lint-man: pkg-deps ## The man pages through mandoc -Tlint and groff -ww: no message allowed.
+	status=0; \
+	for page in $(MAN_PAGES); do \
+	    out=$$( { mandoc -Tlint -W style "$$page"; LC_ALL=C.UTF-8 groff -ww -z -man -K utf8 "$$page"; } 2>&1) || status=1; \
+	    if [[ -n "$$out" ]]; then echo "$$out" >&2; status=1; else echo "lint-man: $$page: clean"; fi; \
+	done; \
+	if (( status )); then echo "lint-man: fix the lines above (scripts/man-wrap PAGE breaks text lines over 80 bytes)" >&2; fi; \
+	exit $$status
+
+deb: build ## Build the Debian package blectl_VERSION_ARCH.deb in DEB_DIR (stripped binary, man pages, completions, blectl-sim).
+	rm -rf '$(DEB_DIR)/root'
+	$(MAKE) --no-print-directory install DESTDIR='$(abspath $(DEB_DIR))/root' PREFIX=/usr \
+	    ZSHCOMPDIR=/usr/share/zsh/vendor-completions
+	scripts/build-deb '$(DEB_DIR)/root' '$(DEB_DIR)' '$(VERSION)'
+
+test-deb: pkg-deps deb ## lintian, then dpkg -i the .deb, check what it installed (blectl-sim's three-line script too), dpkg --purge, check nothing is left.
+	scripts/test-deb "$$(cat '$(DEB_DIR)/latest')"
 
 clean: ## Remove build products (.build, sanitizer builds included, and bench/out).
 	rm -rf '$(SCRATCH)' bench/out
