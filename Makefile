@@ -183,8 +183,8 @@ uninstall: ## Remove what install put there.
 
 # Debian packaging and man-page lint (CI: .ci/run). What they need beyond `make deps`:
 # lintian, mandoc (mandoc -Tlint), groff-base (groff -ww), dpkg-dev (dpkg-shlibdeps),
-# file and man-db (test-deb checks `man -w`).
-PKG_APT_PACKAGES := lintian mandoc groff-base dpkg-dev file man-db
+# file, man-db and bash-completion (test-deb checks `man -w` and loads the completions).
+PKG_APT_PACKAGES := lintian mandoc groff-base dpkg-dev file man-db bash-completion
 DEB_DIR ?= $(SCRATCH)/deb
 MAN_PAGES := man/blectl.1 man/blectl-sim.1
 

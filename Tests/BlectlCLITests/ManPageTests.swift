@@ -40,6 +40,16 @@ struct ManPageTests {
         return lines.contains { $0.contains(regex) }
     }
 
+    /// `--rssi-min` as roff writes it: `\-\-rssi\-min`.
+    static func roff(_ text: String) -> String { text.replacing("-", with: #"\-"#) }
+
+    /// The section `.SS "name ...` under COMMANDS, up to the next `.SS`/`.SH`.
+    static func section(of name: String) -> String? {
+        let commands = "\n" + (page.components(separatedBy: "\n.SH COMMANDS\n").dropFirst().first?
+            .components(separatedBy: "\n.SH ").first ?? "")
+        return commands.components(separatedBy: "\n.SS ").first { $0.hasPrefix("\"\(roff(name)) ") || $0.hasPrefix("\"\(roff(name))\"") }
+    }
+
     @Test("every subcommand: a SYNOPSIS entry and a COMMANDS section", arguments: BlectlCommands.root.subcommands.map(\.name))
     func subcommandDocumented(name: String) throws {
         #expect(!Self.page.isEmpty)
@@ -52,7 +62,8 @@ struct ManPageTests {
     func subcommandHasExample(name: String) {
         let lines = Self.exampleLines(of: Self.page)
         #expect(lines.count > 20)
-        #expect(Self.runs("blectl", name, in: lines), "EXAMPLES has no \(name)")
+        let found = Self.runs("blectl", name, in: lines)
+        #expect(found, "EXAMPLES has no blectl \(name)")
     }
 
     @Test("the example check finds a subcommand only where it is run")
@@ -83,7 +94,8 @@ struct ManPageTests {
         let lines = Self.exampleLines(of: Self.simPage)
         for command in Self.simCommands {
             #expect(synopsis.contains("\n.B \(command)\n"), "blectl-sim.1 SYNOPSIS lacks \(command)")
-            #expect(Self.runs("blectl-sim", command, in: lines), "blectl-sim.1 EXAMPLES has no \(command)")
+            let found = Self.runs("blectl-sim", command, in: lines)
+            #expect(found, "blectl-sim.1 EXAMPLES has no blectl-sim \(command)")
         }
     }
 
