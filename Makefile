@@ -12,6 +12,7 @@
 #   PREFIX      install prefix                          (/usr/local)
 #   STRIP, OBJCOPY  binutils for install's stripping and its debug file (strip, objcopy)
 #   DESTDIR     staging root for packagers              ()
+#   DEB_DIR     where `make deb` stages and writes the .deb  ($(SCRATCH)/deb)
 #   REALBLUEZ_SCRATCH  SwiftPM build dir for test-real's blectl   (.build/realbluez)
 #   BLECTL_BIN         test-real: test this binary instead of building one  ()
 
@@ -34,6 +35,8 @@ ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 STRIP      ?= strip
 OBJCOPY    ?= objcopy
+# blectl-sim's Python files (the launcher goes in BINDIR).
+SIMDIR     ?= $(PREFIX)/share/blectl/sim
 
 # Debian 12 packages: libdbus headers (CDBus, via pkg-config), the dbus-daemon and
 # Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke); pip and
@@ -68,7 +71,7 @@ RELEASE_FLAGS := -c release $(STATIC_STDLIB)
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
 .PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts test-install test-gateway soak demo sim-smoke bench \
-        assigned-numbers check-assigned-numbers install install-debug uninstall clean distclean
+        assigned-numbers check-assigned-numbers install install-debug install-sim uninstall clean distclean pkg-deps lint-man deb test-deb
 
 help: ## Show this list.
 	@echo "blectl make targets (see README.md):"
@@ -173,7 +176,7 @@ check-assigned-numbers: ## Check that the assigned-numbers table is what scripts
 # release binary, go to $(SCRATCH)/blectl.debug, which the binary names in its
 # .gnu_debuglink); install-debug adds that file as BINDIR/.debug/blectl.debug, where gdb
 # and eu-stack look for it.
-install: build ## Install bin/blectl (stripped), man1/blectl.1 and the bash/zsh/fish completions under DESTDIR+PREFIX (/usr/local).
+install: build install-sim ## Install bin/blectl (stripped), man1/blectl.1 and the bash/zsh/fish completions, and blectl-sim (install-sim), under DESTDIR+PREFIX (/usr/local).
 	$(OBJCOPY) --only-keep-debug "$(RELEASE_BIN)" '$(SCRATCH)/blectl.debug'
 	$(STRIP) --strip-all -o '$(SCRATCH)/blectl.stripped' "$(RELEASE_BIN)"
 	cd '$(SCRATCH)' && $(OBJCOPY) --add-gnu-debuglink=blectl.debug blectl.stripped
@@ -189,13 +192,63 @@ install-debug: install ## Also install blectl's debug info as bin/.debug/blectl.
 	install -d '$(DESTDIR)$(BINDIR)/.debug'
 	install -m 0644 '$(SCRATCH)/blectl.debug' '$(DESTDIR)$(BINDIR)/.debug/blectl.debug'
 
+# The version every artefact carries: blectl --version, blectl-sim --version, the .deb.
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/BlectlCLI/Blectl.swift)
+
+install-sim: ## Install blectl-sim (bin/blectl-sim, the simulator in share/blectl/sim, man1/blectl-sim.1); part of install.
+	install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(SIMDIR)/bluezsim'
+	install -m 0755 sim/bluez-sim '$(DESTDIR)$(SIMDIR)/bluez-sim'
+	install -m 0644 sim/bus.conf '$(DESTDIR)$(SIMDIR)/bus.conf'
+	install -m 0644 sim/bluezsim/*.py '$(DESTDIR)$(SIMDIR)/bluezsim/'
+	sed -e "s|^SIM_DIR = None$$|SIM_DIR = '$(SIMDIR)'|" -e 's|^VERSION = ".*"$$|VERSION = "$(VERSION)"|' \
+	    sim/blectl-sim > '$(DESTDIR)$(BINDIR)/blectl-sim'
+	chmod 0755 '$(DESTDIR)$(BINDIR)/blectl-sim'
+	install -m 0644 man/blectl-sim.1 '$(DESTDIR)$(MANDIR)/man1/blectl-sim.1'
+
 uninstall: ## Remove what install and install-debug put there.
 	rm -f '$(DESTDIR)$(BINDIR)/blectl' '$(DESTDIR)$(BINDIR)/.debug/blectl.debug' '$(DESTDIR)$(MANDIR)/man1/blectl.1' \
 	    '$(DESTDIR)$(BASHCOMPDIR)/blectl' '$(DESTDIR)$(ZSHCOMPDIR)/_blectl' '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
 	rmdir '$(DESTDIR)$(BINDIR)/.debug' 2>/dev/null || true
+	rm -f '$(DESTDIR)$(BINDIR)/blectl-sim' '$(DESTDIR)$(MANDIR)/man1/blectl-sim.1'
+	rm -rf '$(DESTDIR)$(SIMDIR)'
+	rmdir '$(DESTDIR)$(dir $(SIMDIR:/=))' 2>/dev/null || true
 
 test-install: build ## install + install-debug into a scratch DESTDIR: stripped, debuglink, debug file, man page; uninstall clean (scripts/check-install).
 	scripts/check-install '$(MAKE)'
+
+# Debian packaging and man-page lint (CI: .ci/run). What they need beyond `make deps`:
+# lintian, mandoc (mandoc -Tlint), groff-base (groff -ww), dpkg-dev (dpkg-shlibdeps),
+# file, man-db and bash-completion (test-deb checks `man -w` and loads the completions).
+PKG_APT_PACKAGES := lintian mandoc groff-base dpkg-dev file man-db bash-completion
+DEB_DIR ?= $(SCRATCH)/deb
+MAN_PAGES := man/blectl.1 man/blectl-sim.1
+
+pkg-deps: ## Install what lint-man, deb and test-deb need (apt-get: lintian, mandoc, groff, dpkg-dev).
+	export DEBIAN_FRONTEND=noninteractive; \
+	missing=$$(for p in $(PKG_APT_PACKAGES); do \
+	               dpkg-query -W -f '$${Status}\n' $$p 2>/dev/null | grep -q ' installed$$' || echo $$p; done); \
+	if [[ -n "$$missing" ]]; then \
+	    $(SUDO) apt-get update || { sleep 10; $(SUDO) apt-get update; }; \
+	    $(SUDO) apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+lint-man: pkg-deps ## The man pages through mandoc -Tlint and groff -ww: no message allowed.
+	status=0; \
+	for page in $(MAN_PAGES); do \
+	    out=$$( { mandoc -Tlint -W style "$$page"; LC_ALL=C.UTF-8 groff -ww -z -man -K utf8 "$$page"; } 2>&1) || status=1; \
+	    if [[ -n "$$out" ]]; then echo "$$out" >&2; status=1; else echo "lint-man: $$page: clean"; fi; \
+	done; \
+	if (( status )); then echo "lint-man: fix the lines above (scripts/man-wrap PAGE breaks text lines over 80 bytes)" >&2; fi; \
+	exit $$status
+
+deb: build ## Build the Debian package blectl_VERSION_ARCH.deb in DEB_DIR (stripped binary, man pages, completions, blectl-sim).
+	rm -rf '$(DEB_DIR)/root'
+	$(MAKE) --no-print-directory install DESTDIR='$(abspath $(DEB_DIR))/root' PREFIX=/usr \
+	    ZSHCOMPDIR=/usr/share/zsh/vendor-completions
+	scripts/build-deb '$(DEB_DIR)/root' '$(DEB_DIR)' '$(VERSION)'
+
+test-deb: pkg-deps deb ## lintian, then dpkg -i the .deb, check what it installed (blectl-sim's three-line script too), dpkg --purge, check nothing is left.
+	scripts/test-deb "$$(cat '$(DEB_DIR)/latest')"
 
 clean: ## Remove build products (.build, sanitizer builds included, and bench/out).
 	rm -rf '$(SCRATCH)' bench/out

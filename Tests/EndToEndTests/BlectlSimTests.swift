@@ -1,0 +1,127 @@
+// blectl-sim (sim/blectl-sim), as a user's script runs it: the README's three lines
+// exactly, then fault/state/stop and their exit statuses. Each test has its own
+// XDG_RUNTIME_DIR, so its simulator is its own (one per user and runtime directory).
+
+import Foundation
+import SimulatorHarness
+import Testing
+
+@Suite("blectl-sim for users' scripts")
+struct BlectlSimTests {
+    static let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The fenced block after `<!-- test-deb: three lines -->` in the README.
+    static let readmeScript: String = {
+        let readme = (try? String(contentsOf: repoRoot.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+        let after = readme.components(separatedBy: "<!-- test-deb: three lines -->\n```sh\n").dropFirst().first ?? ""
+        return after.components(separatedBy: "\n```").first ?? ""
+    }()
+
+    /// A private runtime directory and a bin directory with blectl and blectl-sim, as an
+    /// installation has them; removed (the simulator stopped first) after `body`.
+    static func withUser(_ body: (_ run: @escaping @Sendable (String) async throws -> Run, _ runtime: URL) async throws -> Void) async throws {
+        let top = FileManager.default.temporaryDirectory.appendingPathComponent("blectl-sim-test-\(UUID().uuidString)")
+        let runtime = top.appendingPathComponent("run"), bin = top.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: bin.appendingPathComponent("blectl").path,
+                                                   withDestinationPath: BlectlBinary.path)
+        try FileManager.default.createSymbolicLink(atPath: bin.appendingPathComponent("blectl-sim").path,
+                                                   withDestinationPath: repoRoot.appendingPathComponent("sim/blectl-sim").path)
+        let environment = ["PATH": bin.path + ":/usr/bin:/bin", "HOME": top.path, "XDG_RUNTIME_DIR": runtime.path]
+        let run: @Sendable (String) async throws -> Run = { script in
+            try await offThread {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/bin/bash")
+                process.arguments = ["-euo", "pipefail", "-c", script]
+                process.environment = environment
+                let out = Pipe(), err = Pipe()
+                process.standardOutput = out
+                process.standardError = err
+                process.standardInput = FileHandle.nullDevice
+                try process.run()
+                let stdout = out.fileHandleForReading.readDataToEndOfFile()
+                let stderr = err.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return Run(arguments: ["bash", "-c", script], status: process.terminationStatus,
+                           stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+            }
+        }
+        do {
+            try await body(run, runtime)
+        } catch {
+            _ = try? await run("blectl-sim stop")
+            try? FileManager.default.removeItem(at: top)
+            throw error
+        }
+        _ = try? await run("blectl-sim stop")
+        try? FileManager.default.removeItem(at: top)
+    }
+
+    /// Whether process `pid` runs: it exists and is not a zombie waiting for init to reap it.
+    static func running(_ pid: String) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[stat.index(after: close)...].hasPrefix(" Z")
+    }
+
+    @Test("the README's three lines pass, leave nothing running, and fail on a wrong value")
+    func readmeScript() async throws {
+        let script = Self.readmeScript
+        #expect(script.split(separator: "\n").count == 3, "README's three-line script: \(script)")
+        #expect(script.hasPrefix("eval \"$(blectl-sim start)\"\n"))
+        try await Self.withUser { run, runtime in
+            let ok = try await run(script)
+            #expect(ok.status == 0, "\(ok)")
+            #expect(ok.stdout.isEmpty, "\(ok)")
+            #expect(!FileManager.default.fileExists(atPath: runtime.appendingPathComponent("blectl-sim/pid").path))
+
+            let wrong = try await run(script.replacing(#""percentage":87"#, with: #""percentage":86"#))
+            #expect(wrong.status == 1, "\(wrong)")
+            // It stopped at the grep: the simulator is still up, and stops.
+            let pid = try String(contentsOf: runtime.appendingPathComponent("blectl-sim/pid"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(Self.running(pid))
+            let stop = try await run("blectl-sim stop")
+            #expect(stop.status == 0 && stop.stdout.isEmpty, "\(stop)")
+            #expect(!Self.running(pid), "bluez-sim \(pid) still running after stop")
+        }
+    }
+
+    @Test("start twice, fault, state, stop twice: statuses, messages and the faults in the state")
+    func commands() async throws {
+        try await Self.withUser { run, _ in
+            let start = try await run(#"blectl-sim start --set second_adapter=1"#)
+            #expect(start.status == 0, "\(start)")
+            #expect(start.stdout.hasPrefix("export DBUS_SYSTEM_BUS_ADDRESS='unix:"), "\(start)")
+            let again = try await run("blectl-sim start")
+            #expect(again.status == 1 && again.stderr.contains("already running"), "\(again)")
+
+            let script = start.stdout + """
+                blectl-sim fault adapter_powered_off 1 >/dev/null
+                blectl adapters
+                blectl-sim state
+                """
+            let faulted = try await run(script)
+            #expect(faulted.status == 0, "\(faulted)")
+            let objects = faulted.stdout.split(separator: "\n").map {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:]
+            }
+            #expect(objects.count == 3, "\(faulted)")
+            #expect(objects.prefix(2).map { "\($0["name"] ?? "") \($0["powered"] ?? "")" } == ["hci0 0", "hci1 0"], "\(faulted)")
+            let faults = objects.last?["faults"] as? [String: Any] ?? [:]
+            #expect(faults.keys.sorted() == ["adapter_powered_off", "second_adapter"], "\(faulted)")
+            #expect(faults.values.allSatisfy { ($0 as? Bool) == true }, "\(faulted)")
+            let unknown = try await run("blectl-sim fault no_such_fault 1")
+            #expect(unknown.status == 1 && unknown.stderr.contains("unknown fault 'no_such_fault'"), "\(unknown)")
+            let usage = try await run("blectl-sim fault adapter_powered_off")
+            #expect(usage.status == 2 && usage.stderr.contains("fault takes NAME VALUE"), "\(usage)")
+
+            #expect(try await run("blectl-sim stop").status == 0)
+            #expect(try await run("blectl-sim stop").status == 0)
+            let state = try await run("blectl-sim state")
+            #expect(state.status == 1 && state.stderr.contains("no simulator is running"), "\(state)")
+        }
+    }
+}
