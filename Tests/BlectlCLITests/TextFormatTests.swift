@@ -127,8 +127,11 @@ struct TextFormatTests {
     func scan() {
         let json = ScanCommand.record(Self.advertisement, adapter: "hci1")
         let lines = [ScanCommand.textHeader, ScanCommand.text(Self.advertisement, adapter: "hci1")]
-        Self.checkTable(json, header: lines[0], row: lines[1], values: Self.deviceValues.merging(["connected": "yes"]) { $1 },
-                        aliases: ["address_type": "TYPE"])
+        let manufacturer = "05f1=0102 (The Linux Foundation)", uuids = "1812 (Human Interface Device)"
+        Self.checkTable(json, header: lines[0], row: lines[1], values: Self.deviceValues.merging([
+            "connected": "yes", "appearance": "0x03c1 Keyboard", "time": Records.rfc3339(sinceEpoch: Self.advertisement.receivedAt),
+            "manufacturer_data": manufacturer, "company": manufacturer, "uuids": uuids, "service_names": uuids,
+        ]) { $1 }, aliases: ["address_type": "TYPE", "company": "MANUFACTURER_DATA", "service_names": "UUIDS"])
     }
 
     @Test("devices: each field in its column, the six booleans in FLAGS")

@@ -82,21 +82,23 @@ struct ScanTests {
             #expect(run.lines.count == 11, "\(run)")
             #expect(run.lines.allSatisfy { J.parse($0) == nil })
             let header = try #require(run.lines.first)
-            #expect(header == "ADDRESS            TYPE    RSSI      TX_POWER  CONNECTED  ADAPTER  NAME                  "
-                + "MANUFACTURER_DATA  SERVICE_DATA  UUIDS")
+            #expect(header == "ADDRESS            TYPE    RSSI      TX_POWER  CONNECTED  ADAPTER  TIME                      "
+                + "NAME                  APPEARANCE              MANUFACTURER_DATA                     SERVICE_DATA  UUIDS")
             func row(_ address: String) throws -> [String: String] {
                 let line = try #require(run.lines.first { $0.hasPrefix(address + "  ") }, "\(run)")
                 return Self.cells(header: header, row: line)
             }
             var probe = try row(World.probe)
             #expect(probe.removeValue(forKey: "RSSI")?.hasSuffix(" dBm") == true, "\(probe)")
+            #expect(probe.removeValue(forKey: "TIME")?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(probe)")
             #expect(probe == ["ADDRESS": World.probe, "TYPE": "public", "TX_POWER": "4 dBm", "CONNECTED": "no", "ADAPTER": "hci0",
-                              "NAME": "blesim Probe", "MANUFACTURER_DATA": "05f1=0102", "SERVICE_DATA": "-",
-                              "UUIDS": "180f,180a,\(World.vendorService)"])
+                              "NAME": "blesim Probe", "APPEARANCE": "0x0540 Sensor", "MANUFACTURER_DATA": "05f1=0102 (The Linux Foundation)",
+                              "SERVICE_DATA": "-", "UUIDS": "180f (Battery),180a (Device Information),\(World.vendorService)"])
             var unnamed = try row("6F:12:8B:DE:02:9A")
             #expect(unnamed.removeValue(forKey: "RSSI")?.hasSuffix(" dBm") == true, "\(unnamed)")
+            #expect(unnamed.removeValue(forKey: "TIME") != nil, "\(unnamed)")
             #expect(unnamed == ["ADDRESS": "6F:12:8B:DE:02:9A", "TYPE": "random", "TX_POWER": "-", "CONNECTED": "no", "ADAPTER": "hci0",
-                                "NAME": "-", "MANUFACTURER_DATA": "-", "SERVICE_DATA": "-", "UUIDS": "-"])
+                                "NAME": "-", "APPEARANCE": "-", "MANUFACTURER_DATA": "-", "SERVICE_DATA": "-", "UUIDS": "-"])
             #expect(try row("4A:C2:7D:11:93:E0")["SERVICE_DATA"] == "feed=020031")
             #expect(try row(World.plain)["NAME"] == "blesim Plain")
         }

@@ -143,15 +143,16 @@ struct ScanCommand: BlectlSubcommand {
     /// (lines are printed as devices are heard, so the widths are fixed; a longer value
     /// pushes the rest of its line to the right). UUIDS, the longest, comes last, unpadded.
     static let textColumns: [(header: String, width: Int)] = [
-        ("ADDRESS", 17), ("TYPE", 6), ("RSSI", 8), ("TX_POWER", 8), ("CONNECTED", 9), ("ADAPTER", 7),
-        ("NAME", 20), ("MANUFACTURER_DATA", 17), ("SERVICE_DATA", 12), ("UUIDS", 0),
+        ("ADDRESS", 17), ("TYPE", 6), ("RSSI", 8), ("TX_POWER", 8), ("CONNECTED", 9), ("ADAPTER", 7), ("TIME", 24),
+        ("NAME", 20), ("APPEARANCE", 22), ("MANUFACTURER_DATA", 36), ("SERVICE_DATA", 12), ("UUIDS", 0),
     ]
 
     /// The header line of the text format, printed with the first device.
     static var textHeader: String { textRow(textColumns.map(\.header)) }
 
     /// One device as a text row under ``textHeader``: `-` where JSON has null or an empty
-    /// list, control characters in names shown as `?`.
+    /// list, control characters in names shown as `?`. The SIG's names follow what they
+    /// name: `0x03c1 Keyboard`, `05f1=0102 (The Linux Foundation)`, `180f (Battery)`.
     static func text(_ a: Advertisement, adapter: String) -> String {
         textRow([
             a.address.description,
@@ -160,11 +161,25 @@ struct ScanCommand: BlectlSubcommand {
             InfoCommand.dBm(a.txPower),
             Records.yesNo(a.connected),
             Records.printable(adapter),
+            Records.rfc3339(sinceEpoch: a.receivedAt),
             a.name.map { Records.printable($0) } ?? "-",
-            Records.manufacturerDataText(a.manufacturerData, separator: ","),
+            appearanceText(a.appearance),
+            a.manufacturerData.isEmpty ? "-" : a.manufacturerData.sorted { $0.key < $1.key }.map { id, data in
+                Records.hex4(id) + "=" + data.hexString + (AssignedNumbers.companyName(for: id).map { " (\(Records.printable($0)))" } ?? "")
+            }.joined(separator: ","),
             Records.serviceDataText(a.serviceData, separator: ","),
-            a.uuids.isEmpty ? "-" : a.uuids.map(\.shortString).joined(separator: ","),
+            a.uuids.isEmpty ? "-" : a.uuids.map { uuid in
+                uuid.shortString + (AssignedNumbers.name(for: uuid).map { " (\(Records.printable($0)))" } ?? "")
+            }.joined(separator: ","),
         ])
+    }
+
+    /// `0x03c1 Keyboard`: the value and the SIG's most precise name for it (subcategory,
+    /// else category); `-` for none.
+    static func appearanceText(_ value: UInt16?) -> String {
+        guard let value else { return "-" }
+        let names = AssignedNumbers.appearanceNames(for: value)
+        return Records.hex(value, digits: 4) + ((names.subcategory ?? names.category).map { " " + Records.printable($0) } ?? "")
     }
 
     static func textRow(_ cells: [String]) -> String {
