@@ -125,11 +125,12 @@ struct TextFormatTests {
 
     @Test("scan: a header, then each field in its column")
     func scan() {
-        let json = ScanCommand.record(Self.advertisement, adapter: "hci1")
-        let lines = [ScanCommand.textHeader, ScanCommand.text(Self.advertisement, adapter: "hci1")]
+        let advertisement = Self.advertisement  // one instance: its receivedAt is when it was made
+        let json = ScanCommand.record(advertisement, adapter: "hci1")
+        let lines = [ScanCommand.textHeader, ScanCommand.text(advertisement, adapter: "hci1")]
         let manufacturer = "05f1=0102 (The Linux Foundation)", uuids = "1812 (Human Interface Device)"
         Self.checkTable(json, header: lines[0], row: lines[1], values: Self.deviceValues.merging([
-            "connected": "yes", "appearance": "0x03c1 Keyboard", "time": Records.rfc3339(sinceEpoch: Self.advertisement.receivedAt),
+            "connected": "yes", "appearance": "0x03c1 Keyboard", "time": Records.rfc3339(sinceEpoch: advertisement.receivedAt),
             "manufacturer_data": manufacturer, "company": manufacturer, "uuids": uuids, "service_names": uuids,
         ]) { $1 }, aliases: ["address_type": "TYPE", "company": "MANUFACTURER_DATA", "service_names": "UUIDS"])
     }
