@@ -27,11 +27,13 @@ struct CommandContext: Sendable {
     /// Opens the session and picks the adapter `requirement` asks for, before `deadline`.
     /// - Throws: the errors of `Session.open` (69 no bluetoothd, 77, 124) and, for the
     ///   adapter, ``BLEError/unavailable(_:)`` `.noAdapter` or `.poweredOff`.
-    static func open(_ global: GlobalOptions, deadline: ContinuousClock.Instant, requirement: AdapterRequirement = .powered) async throws -> CommandContext {
+    /// `observer` sees the session's bus traffic and operations (the `-v` trace, the progress line).
+    static func open(_ global: GlobalOptions, deadline: ContinuousClock.Instant, requirement: AdapterRequirement = .powered,
+                     observer: (any SessionObserver)? = nil) async throws -> CommandContext {
         let timeout = deadline - .now
         // Opening the bus gets at least a second even with a tiny --timeout, so that
         // `scan --timeout 0` still lists what BlueZ knows.
-        let session = try await Session.open(timeout: max(timeout, .seconds(1)))
+        let session = try await Session.open(timeout: max(timeout, .seconds(1)), observer: observer)
         let adapter: Adapter?
         do {
             switch requirement {

@@ -59,6 +59,8 @@ struct ScanCommand: BlectlSubcommand {
         let adapterName = try context.adapter.name
         // The scan ends at the command's deadline: --timeout counts from blectl's start.
         let deadline = context.deadline
+        let status = StatusLine.shared
+        status.show("scanning", detail: "0 devices")
         try await context.adapter.withDiscovery(filter: filter, setupTimeout: context.remaining) { stream in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -67,12 +69,14 @@ struct ScanCommand: BlectlSubcommand {
                         var lines = [String]()
                         lines.reserveCapacity(batch.count)
                         for advertisement in batch {
-                            guard options.updates || reported.insert(advertisement.address).inserted else { continue }
+                            let new = reported.insert(advertisement.address).inserted
+                            guard options.updates || new else { continue }
                             switch printer.format {
                             case .json: lines.append(Self.record(advertisement, adapter: adapterName).serialized())
                             case .text: lines.append(Self.text(advertisement))
                             }
                         }
+                        status.show("scanning", detail: reported.count == 1 ? "1 device" : "\(reported.count) devices")
                         try await printer.results(lines)
                     }
                 }

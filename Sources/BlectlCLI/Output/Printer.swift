@@ -43,10 +43,15 @@ public struct Printer: Sendable {
         case stderr = 2
     }
 
-    /// Writes all of `text` (retrying short writes and EINTR).
+    /// Writes all of `text` (retrying short writes and EINTR), the progress line erased first
+    /// when it is on that terminal (``StatusLine``).
     /// - Returns: false when the stream is closed (EPIPE: libdbus ignores SIGPIPE) or failing.
     @discardableResult
     public static func write(_ text: String, to stream: Stream) -> Bool {
+        StatusLine.shared.withLineErased(toStdout: stream == .stdout) { writeAll(text, to: stream) }
+    }
+
+    private static func writeAll(_ text: String, to stream: Stream) -> Bool {
         var text = text
         return text.withUTF8 { buffer in
             var offset = 0

@@ -117,7 +117,7 @@ final class StdoutWriter: @unchecked Sendable {
                 while queue.isEmpty { pthread_cond_wait(wake, mutex) }
                 return queue.removeFirst()
             }
-            let ok = writeWhole(chunk)
+            let ok = StatusLine.shared.withLineErased(toStdout: true) { writeWhole(chunk) }
             let ready: [CheckedContinuation<Void, any Error>] = withLock {
                 queued -= chunk.count
                 if !ok {
