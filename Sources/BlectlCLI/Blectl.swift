@@ -46,6 +46,7 @@ public enum Blectl {
             signals.install { work.cancel() }
             let result = await work.result
             StatusLine.shared.finish()
+            (observer as? BusTrace)?.finish()
             if let sig = signals.firstSignal {
                 // Lines already queued get a moment to reach a reader that is reading.
                 await StdoutWriter.shared.drain(within: .milliseconds(200))

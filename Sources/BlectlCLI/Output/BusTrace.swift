@@ -1,5 +1,6 @@
 import BlueZKit
 import DBusKit
+import Synchronization
 
 /// `-v`/`--verbose`: the D-Bus trace on stderr, one line per message, as the session's
 /// connection sends and receives them (``SessionObserver``).
@@ -22,6 +23,8 @@ final class BusTrace: SessionObserver {
 
     let start: ContinuousClock.Instant
     let level: Int
+    /// Set by ``finish()``; writing happens under this lock, so nothing is written after it.
+    private let finished = Mutex(false)
 
     init(level: Int, start: ContinuousClock.Instant) {
         self.level = level
@@ -87,7 +90,16 @@ final class BusTrace: SessionObserver {
     }
 
     private func emit(_ time: ContinuousClock.Instant, _ text: String) {
-        Printer.write("+" + Self.seconds(time - start) + " " + text + "\n", to: .stderr)
+        let line = "+" + Self.seconds(time - start) + " " + text + "\n"
+        finished.withLock { finished in
+            if !finished { Printer.write(line, to: .stderr) }
+        }
+    }
+
+    /// Ends the trace: nothing is written once this returns (the command is over; its result
+    /// or error comes next, last on stderr).
+    func finish() {
+        finished.withLock { $0 = true }
     }
 
     private func quoted(_ text: String) -> String { JSONValue.string(text).serialized() }
