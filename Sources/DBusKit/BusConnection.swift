@@ -508,6 +508,8 @@ public final class BusConnection: @unchecked Sendable {
     package var registeredReplyHandlerCount: Int { queue.sync { replyHandlers.count } }
     /// Signal handlers registered.
     package var signalHandlerCount: Int { queue.sync { routes.count } }
+    /// Send times kept for the observer's latencies (always 0 without an observer).
+    package var tracedCallCount: Int { queue.sync { callTimes.count } }
 
     // MARK: - Dispatching (queue only)
 
