@@ -23,6 +23,7 @@ public enum Blectl {
 
     /// Runs blectl with `arguments` (without argv[0]) and exits.
     public static func main(_ arguments: [String]) async -> Never {
+        let started = ContinuousClock.now
         let invocation: Invocation
         switch parseCommandLine(arguments) {
         case .failure(let error):
@@ -47,10 +48,13 @@ public enum Blectl {
             // then end by SIGPIPE), not kill blectl on the spot with its connection still up.
             // libdbus leaves SIGPIPE alone for the connections DBusKit opens.
             signal(SIGPIPE, SIG_IGN)
+            let observer = observer(for: global, started: started)
             let signals = SignalHandling()
-            let work = Task { try await run(global, subcommand) }
+            let work = Task { try await run(global, subcommand, observer: observer) }
             signals.install { work.cancel() }
             let result = await work.result
+            StatusLine.shared.finish()
+            (observer as? BusTrace)?.finish()
             if let sig = signals.firstSignal {
                 // Lines already queued get a moment to reach a reader that is reading.
                 await StdoutWriter.shared.drain(within: .milliseconds(200))
@@ -81,6 +85,18 @@ public enum Blectl {
     }
 
     static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
+
+    /// What watches the session: the D-Bus trace with `-v`; else the progress line, when
+    /// stderr is a terminal (not TERM=dumb) and `-q` is not given (started here); else nothing.
+    static func observer(for global: GlobalOptions, started: ContinuousClock.Instant) -> (any SessionObserver)? {
+        if global.verbosity > 0 { return BusTrace(level: global.verbosity, start: started) }
+        guard !global.quiet, isatty(2) == 1, getenv("TERM").map({ String(cString: $0) }) != "dumb" else { return nil }
+        StatusLine.shared.start(stdoutIsTerminal: isatty(1) == 1)
+        StatusLine.shared.show("connecting to bluetoothd")
+        return ProgressObserver()
+    }
+
+    static func run(_ global: GlobalOptions, _ subcommand: Subcommand, observer: (any SessionObserver)? = nil) async throws {
         // `--timeout` bounds the whole command, clean-up included: past the deadline clean-up
         // only puts its calls on the wire (CommandDeadline).
         let command = subcommand.command
@@ -97,7 +113,8 @@ public enum Blectl {
             try await drainStdout(thenThrow: failure)
             return
         }
-        let context = try await CommandContext.open(global, deadline: deadline, requirement: type(of: command).adapterRequirement)
+        let context = try await CommandContext.open(global, deadline: deadline, requirement: type(of: command).adapterRequirement,
+                                                    observer: observer)
         var failure: (any Error)?
         do {
             try await CommandDeadline.$instant.withValue(deadline) {

@@ -46,6 +46,7 @@ final class SignalHandling: @unchecked Sendable {
 
     /// Ends the process by `sig` with its default action, so the parent sees 128+sig.
     static func die(by sig: Int32) -> Never {
+        StatusLine.shared.finish()
         signal(sig, SIG_DFL)
         var set = sigset_t()
         sigemptyset(&set)

@@ -188,7 +188,7 @@ extension Device {
     /// `limit` (cut to the ``CommandDeadline``) or until the task is cancelled; in every case
     /// the call is on the wire on return.
     func disconnectAsCleanup(waitingUpTo limit: Duration) async {
-        await session.sendAsCleanup(BlueZ.call(path, BlueZ.deviceInterface, "Disconnect"), waitingUpTo: limit)
+        await session.sendAsCleanup(BlueZ.call(path, BlueZ.deviceInterface, "Disconnect"), operation: operation(.disconnect), waitingUpTo: limit)
     }
 
     /// Device1.Disconnect; BlueZ replies once the link is down (after its 2 s disconnect timer).

@@ -40,6 +40,7 @@ public struct Device: Sendable {
     ///   ``Adapter/withDiscovery(filter:setupTimeout:_:)``, `CancellationError`.
     public static func find(_ address: BluetoothAddress, on adapter: Adapter, timeout: Duration) async throws -> Device {
         if let known = adapter.knownDevice(address) { return known }
+        adapter.session.began(BLEOperation(.deviceLookup, address: address))
         let found = try await adapter.scan(untilHeard: address, timeout: timeout) { true } ?? false
         guard found || adapter.knownDevice(address) != nil else { throw BLEError.deviceNotFound(address) }
         return Device(adapter: adapter, address: address)

@@ -32,6 +32,7 @@ extension Session {
         for operation: BLEOperation, timeout: Duration,
         _ evaluate: @escaping @Sendable (ObjectCache, SessionEvent?) -> WaitStep<Value>
     ) async throws -> Value {
+        began(operation)
         do {
             return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<Value>) in
                 watch(shot, evaluate)
@@ -69,6 +70,7 @@ extension Session {
         abortIf: (@Sendable (ObjectCache, SessionEvent?) -> (any Error)?)? = nil,
         onReply: (@Sendable (Message) -> Void)? = nil
     ) async throws -> Message {
+        began(operation)
         do {
             return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<Message>) in
                 watch(shot) { cache, event in
@@ -90,8 +92,10 @@ extension Session {
     /// Sends a clean-up call (StopDiscovery, StopNotify, Disconnect) whatever the state of
     /// this task, then waits for its reply up to `limit`, cut to the ``CommandDeadline``
     /// (not at all once it has passed), and makes sure it is written to the bus. The reply
-    /// and its errors are dropped: clean-up never replaces a result.
-    func sendAsCleanup(_ call: MethodCall, waitingUpTo limit: Duration) async {
+    /// and its errors are dropped: clean-up never replaces a result. `operation`, when given,
+    /// is reported to the observer as begun (the wait for a disconnection).
+    func sendAsCleanup(_ call: MethodCall, operation: BLEOperation? = nil, waitingUpTo limit: Duration) async {
+        if let operation { began(operation) }
         let replied = OneShot<Void>()
         // Enqueued now: sent even when the wait below is skipped or cancelled.
         let pending = connection.send(call) { _ in replied.succeed(()) }

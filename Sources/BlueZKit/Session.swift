@@ -56,29 +56,39 @@ public final class Session: Sendable {
     let state = Lock(State())
     /// One GATT operation in flight per characteristic.
     let gate = CharacteristicGate()
+    /// Told of the bus traffic, the fate of each signal and the operations begun; usually nil.
+    let observer: (any SessionObserver)?
 
-    private init(connection: BusConnection) { self.connection = connection }
+    private init(connection: BusConnection, observer: (any SessionObserver)?) {
+        self.connection = connection
+        self.observer = observer
+    }
 
     /// Connects to the system bus (or the bus at `address`) and loads BlueZ's objects.
     /// - Parameters:
     ///   - address: a D-Bus address; nil: the system bus (`DBUS_SYSTEM_BUS_ADDRESS` honoured).
     ///   - timeout: the limit for connecting, subscribing and GetManagedObjects.
+    ///   - observer: told of every message on the session's connection after `Hello`, of
+    ///     what the session makes of each signal, and of the operations it begins
+    ///     (``SessionObserver``); nil (the default) for none.
     /// - Throws: ``BLEError/unavailable(_:)`` (no bus, bluetoothd not running),
     ///   ``BLEError/permissionDenied(_:)`` (the bus policy refused GetManagedObjects),
     ///   ``BLEError/timedOut(_:)``, `CancellationError`.
-    public static func open(address: String? = nil, timeout: Duration) async throws -> Session {
+    public static func open(address: String? = nil, timeout: Duration, observer: (any SessionObserver)? = nil) async throws -> Session {
         let operation = BLEOperation(.bus)
         let connection: BusConnection
         do {
             connection = try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { shot in
                 Task {
-                    do { shot.succeed(try await BusConnection.connect(to: address ?? BusConnection.systemBusAddress)) } catch { shot.fail(error) }
+                    do {
+                        shot.succeed(try await BusConnection.connect(to: address ?? BusConnection.systemBusAddress, observer: observer))
+                    } catch { shot.fail(error) }
                 }
             }
         } catch {
             throw BLEError.from(error, during: operation)
         }
-        let session = Session(connection: connection)
+        let session = Session(connection: connection, observer: observer)
         do {
             try await session.load(timeout: timeout)
         } catch {
@@ -157,19 +167,27 @@ public final class Session: Sendable {
     /// watchers after each with that event; signals not from org.bluez's owner are dropped.
     func receive(_ messages: [Message]) {
         var reload = false
+        // What became of each signal, for the observer (collected only when there is one).
+        var fates: [(Message, SignalFate, ContinuousClock.Instant)]? = observer == nil ? nil : []
         withEvents { state, emit in
             for message in messages {
                 if message.member == "NameOwnerChanged", message.interface == Self.busDaemon {
                     guard message.sender == Self.busDaemon, message.body.count >= 3, message.body[0].string == BlueZ.service,
-                          let newOwner = message.body[2].string else { state.foreignSignals += 1; continue }
+                          let newOwner = message.body[2].string else {
+                        state.foreignSignals += 1
+                        fates?.append((message, .notFromBusDaemon(sender: message.sender), .now))
+                        continue
+                    }
                     if newOwner.isEmpty {
-                        guard state.ended == nil else { continue }
+                        guard state.ended == nil else { fates?.append((message, .unchanged, .now)); continue }
+                        fates?.append((message, .applied, .now))
                         state.bluezOwner = nil
                         state.cache.clear()
                         state.readMirrors.removeAll()
                         state.ended = .bluezVanished
                         emit(.bluezVanished, state)
                     } else {
+                        fates?.append((message, .applied, .now))
                         state.bluezOwner = newOwner
                         if case .busLost? = state.ended { continue }
                         state.ended = nil
@@ -180,12 +198,17 @@ public final class Session: Sendable {
                 }
                 guard let sender = message.sender, sender == state.bluezOwner else {
                     state.foreignSignals += 1
+                    fates?.append((message, .notFromBlueZ(sender: message.sender, owner: state.bluezOwner), .now))
                     continue
                 }
-                guard let applied = state.cache.apply(message) else { continue }
+                guard let applied = state.cache.apply(message) else { fates?.append((message, .unchanged, .now)); continue }
+                fates?.append((message, .applied, .now))
                 let event = Self.droppingReadMirror(applied, from: &state)
                 emit(event, state)
             }
+        }
+        if let observer, let fates {
+            for (message, fate, time) in fates { observer.session(received: message, fate, at: time) }
         }
         if reload { reloadObjects() }
     }

@@ -16,6 +16,8 @@ public final class BusConnection: @unchecked Sendable {
     public let queue: DispatchQueue
     /// The unique bus name the daemon gave this connection (`:1.42`).
     public let uniqueName: String
+    /// Told of every message sent and received; nil (the usual case) costs one check per message.
+    private let observer: (any BusObserver)?
 
     // All of the following are confined to `queue`.
     private let raw: OpaquePointer
@@ -24,6 +26,8 @@ public final class BusConnection: @unchecked Sendable {
     /// Whether libdbus's side has been torn down (after ``isOpen`` went false).
     private var tornDown = false
     private var replyHandlers: [UInt32: @Sendable (Result<Message, BusError>) -> Void] = [:]
+    /// When each call awaiting its reply was sent; kept only for an ``observer``.
+    private var callTimes: [UInt32: ContinuousClock.Instant] = [:]
     /// Signal routes in registration order: handlers of one batch run in that order.
     private var routes: [(id: UInt64, route: SignalRoute)] = []
     /// Connection-lost handlers in registration order.
@@ -53,16 +57,20 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     /// Connects to the system bus (honouring `DBUS_SYSTEM_BUS_ADDRESS`) and registers with the daemon.
+    /// - Parameter observer: told of every message sent and received from then on
+    ///   (``BusObserver``); nil for none.
     /// - Throws: ``BusError/connectionFailed(name:message:)`` when the bus cannot be reached or
     ///   refuses us.
-    public static func system() async throws -> BusConnection {
-        try await connect(to: systemBusAddress)
+    public static func system(observer: (any BusObserver)? = nil) async throws -> BusConnection {
+        try await connect(to: systemBusAddress, observer: observer)
     }
 
     /// Connects to the bus at `address` (`unix:path=...`, `tcp:host=...,port=...`) and
     /// registers with the daemon (`Hello`). The blocking connect runs on the connection's own
     /// queue, not on a concurrency thread.
-    public static func connect(to address: String) async throws -> BusConnection {
+    /// - Parameter observer: told of every message sent and received after `Hello`
+    ///   (``BusObserver``); nil for none.
+    public static func connect(to address: String, observer: (any BusObserver)? = nil) async throws -> BusConnection {
         let queue = DispatchQueue(label: "blectl.dbus")
         let opened = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedBox<(OpaquePointer, String)>, any Error>) in
             queue.async {
@@ -88,15 +96,19 @@ public final class BusConnection: @unchecked Sendable {
         }
         // Built here (not on the queue) so that its fields are published by the task that
         // shares it; the libdbus set-up runs on the queue, before anything enqueued later.
-        let connection = BusConnection(raw: opened.value.0, uniqueName: opened.value.1, queue: queue)
-        queue.async { connection.installHandlers() }
+        let connection = BusConnection(raw: opened.value.0, uniqueName: opened.value.1, queue: queue, observer: observer)
+        queue.async {
+            connection.observer?.observe(.connected(address: address, uniqueName: connection.uniqueName), at: .now)
+            connection.installHandlers()
+        }
         return connection
     }
 
-    private init(raw: OpaquePointer, uniqueName: String, queue: DispatchQueue) {
+    private init(raw: OpaquePointer, uniqueName: String, queue: DispatchQueue, observer: (any BusObserver)?) {
         self.raw = raw
         self.queue = queue
         self.uniqueName = uniqueName
+        self.observer = observer
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }
 
@@ -164,6 +176,7 @@ public final class BusConnection: @unchecked Sendable {
         routes.removeAll()
         lostHandlers.removeAll()
         exported.withLock { $0 = Exports(closed: true) }
+        observer?.observe(.closed, at: .now)
         failPending(with: error)
         resumeFlushWaiters()
         for handler in handlers { handler() }
@@ -195,17 +208,34 @@ public final class BusConnection: @unchecked Sendable {
     public func send(_ call: MethodCall, replyHandler: @escaping @Sendable (Result<Message, BusError>) -> Void) -> PendingReply {
         let pending = PendingReply(connection: self)
         queue.async { [self] in
-            guard isOpen else { replyHandler(.failure(.disconnected)); return }
+            guard isOpen else {
+                observer?.observe(.callNotSent(call, .disconnected), at: .now)
+                replyHandler(.failure(.disconnected))
+                return
+            }
             let message: OpaquePointer
             do throws(BusError) {
                 try checkDescriptorPassing(call.arguments)
                 message = try MessageEncoder.methodCall(call)
-            } catch { replyHandler(.failure(error)); return }
+            } catch {
+                observer?.observe(.callNotSent(call, error), at: .now)
+                replyHandler(.failure(error))
+                return
+            }
             defer { dbus_message_unref(message) }
             var serial: UInt32 = 0
-            guard dbus_connection_send(raw, message, &serial) != 0 else { replyHandler(.failure(.outOfMemory)); return }
+            guard dbus_connection_send(raw, message, &serial) != 0 else {
+                observer?.observe(.callNotSent(call, .outOfMemory), at: .now)
+                replyHandler(.failure(.outOfMemory))
+                return
+            }
             pending.serial = serial
             replyHandlers[serial] = replyHandler
+            if let observer {
+                let now = ContinuousClock.now
+                callTimes[serial] = now
+                observer.observe(.call(call, serial: serial, expectsReply: true), at: now)
+            }
         }
         return pending
     }
@@ -232,9 +262,12 @@ public final class BusConnection: @unchecked Sendable {
                     continuation.resume(returning: .failure(error))
                     return
                 }
-                for message in sent where dbus_connection_send(raw, message.value, nil) == 0 {
-                    continuation.resume(returning: .failure(.outOfMemory))
-                    return
+                for (index, message) in sent.enumerated() {
+                    guard dbus_connection_send(raw, message.value, nil) != 0 else {
+                        continuation.resume(returning: .failure(.outOfMemory))
+                        return
+                    }
+                    observer?.observe(.emitted(signals[index]), at: .now)
                 }
                 continuation.resume(returning: .success(()))
             }
@@ -246,10 +279,16 @@ public final class BusConnection: @unchecked Sendable {
     public func sendNoReply(_ call: MethodCall) {
         queue.async { [self] in
             guard isOpen, (try? checkDescriptorPassing(call.arguments)) != nil,
-                  let message = try? MessageEncoder.methodCall(call) else { return }
+                  let message = try? MessageEncoder.methodCall(call) else {
+                observer?.observe(.callNotSent(call, isOpen ? .invalidArgument("not encodable") : .disconnected), at: .now)
+                return
+            }
             defer { dbus_message_unref(message) }
             dbus_message_set_no_reply(message, 1)
-            dbus_connection_send(raw, message, nil)
+            var serial: UInt32 = 0
+            if dbus_connection_send(raw, message, &serial) != 0 {
+                observer?.observe(.call(call, serial: serial, expectsReply: false), at: .now)
+            }
         }
     }
 
@@ -434,6 +473,7 @@ public final class BusConnection: @unchecked Sendable {
         dbus_message_set_no_reply(message, 1)
         dbus_connection_send(raw, message, nil)
         dbus_message_unref(message)
+        observer?.observe(.answered(call, reply), at: .now)
     }
 
     /// Asks the bus for a well-known name (`RequestName`, flag DO_NOT_QUEUE).
@@ -451,6 +491,7 @@ public final class BusConnection: @unchecked Sendable {
 
     private func answer(_ incoming: OpaquePointer) {
         let call = MessageDecoder.decode(incoming)
+        observer?.observe(.incomingCall(call), at: .now)
         let reply: MethodReply
         if let path = call.path, let entry = exported.withLock({ $0.handlers[path] }) {
             reply = entry.handler(call)
@@ -467,6 +508,8 @@ public final class BusConnection: @unchecked Sendable {
     package var registeredReplyHandlerCount: Int { queue.sync { replyHandlers.count } }
     /// Signal handlers registered.
     package var signalHandlerCount: Int { queue.sync { routes.count } }
+    /// Send times kept for the observer's latencies (always 0 without an observer).
+    package var tracedCallCount: Int { queue.sync { callTimes.count } }
 
     // MARK: - Dispatching (queue only)
 
@@ -493,11 +536,15 @@ public final class BusConnection: @unchecked Sendable {
     private func filter(_ message: OpaquePointer) -> DBusHandlerResult {
         switch Int32(dbus_message_get_type(message)) {
         case CDBUS_MESSAGE_TYPE_METHOD_RETURN, CDBUS_MESSAGE_TYPE_ERROR:
-            guard let handler = replyHandlers.removeValue(forKey: dbus_message_get_reply_serial(message)) else {
+            let serial = dbus_message_get_reply_serial(message)
+            let handler = replyHandlers.removeValue(forKey: serial)
+            var traced: Message?
+            if let observer { traced = observeReply(message, serial: serial, abandoned: handler == nil, observer) }
+            guard let handler else {
                 return DBUS_HANDLER_RESULT_HANDLED  // a late reply to a call given up on
             }
             flushSignalBatches()
-            let decoded = MessageDecoder.decode(message)
+            let decoded = traced ?? MessageDecoder.decode(message)
             if decoded.kind == .error {
                 handler(.failure(.errorReply(name: decoded.errorName ?? "", message: decoded.errorMessage)))
             } else {
@@ -521,9 +568,13 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     private func routeSignal(_ raw: OpaquePointer) {
-        guard !routes.isEmpty else { return }
+        guard !routes.isEmpty else {
+            observer?.observe(.signal(MessageDecoder.decode(raw), routed: false), at: .now)
+            return
+        }
         let header = MessageDecoder.header(raw)
         var decoded: Message?
+        var routed = false
         for (_, route) in routes {
             var matched = false
             for rule in route.rules {
@@ -535,9 +586,22 @@ public final class BusConnection: @unchecked Sendable {
                 }
             }
             guard matched else { continue }
+            routed = true
             if decoded == nil { decoded = MessageDecoder.decode(raw) }
             route.batch.append(decoded!)
         }
+        observer?.observe(.signal(decoded ?? MessageDecoder.decode(raw), routed: routed), at: .now)
+    }
+
+    /// Tells `observer` of a reply (after the signals that came before it have gone to their
+    /// handlers, so that what they make of them is seen first) and returns it decoded.
+    private func observeReply(_ raw: OpaquePointer, serial: UInt32, abandoned: Bool, _ observer: any BusObserver) -> Message {
+        flushSignalBatches()
+        let reply = MessageDecoder.decode(raw)
+        let now = ContinuousClock.now
+        let sent = callTimes.removeValue(forKey: serial)
+        observer.observe(.reply(reply, latency: sent.map { now - $0 } ?? .zero, abandoned: abandoned), at: now)
+        return reply
     }
 
     /// The daemon hung up (libdbus's local Disconnected signal, the last message): the

@@ -19,11 +19,27 @@ struct ShortOptionTests {
         (["notify", "C0:FF:EE:00:00:01", "2a19", "-t", "inf"], ["notify", "C0:FF:EE:00:00:01", "2a19", "--timeout", "inf"]),
         (["devices", "-t1"], ["devices", "--timeout", "1"]),
         (["scan", "--rssi-min", "-70", "-t", "1"], ["scan", "--rssi-min=-70", "--timeout=1"]),
+        (["-v", "scan"], ["--verbose", "scan"]),
+        (["scan", "-vv"], ["scan", "--verbose", "--verbose"]),
+        (["-v", "scan", "-v"], ["scan", "--verbose", "--verbose"]),
+        (["scan", "-q"], ["--quiet", "scan"]),
+        (["scan", "-qt5"], ["scan", "--quiet", "--timeout", "5"]),
+        (["scan", "-qvt", "5"], ["scan", "--quiet", "--verbose", "--timeout", "5"]),
     ])
     func sameAsLong(short: [String], long: [String]) throws {
         let a = try Self.parse(short).get()
         let b = try Self.parse(long).get()
         #expect(a == b)
+    }
+
+    @Test("-v counts: none 0, -v 1, -vv and -v -v 2, -vvv 3; -q sets quiet", arguments: [
+        ([String](), 0, false), (["-v"], 1, false), (["-vv"], 2, false), (["-v", "-v"], 2, false), (["-vvv"], 3, false),
+        (["--verbose", "-v"], 2, false), (["-q"], 0, true), (["-qv"], 1, true), (["--quiet", "-vv"], 2, true),
+    ])
+    func verbosity(flags: [String], level: Int, quiet: Bool) throws {
+        guard case .run(let global, _) = try Self.parse(flags + ["scan"]).get() else { Issue.record("not run"); return }
+        #expect(global.verbosity == level)
+        #expect(global.quiet == quiet)
     }
 
     @Test("help through a short letter, alone or among others")
@@ -45,6 +61,9 @@ struct ShortOptionTests {
         (["scan", "-t=5"], "Invalid value '=5' for '--timeout'"),
         (["connect", "-n", "x", "C0:FF:EE:00:00:01"], "Unknown option '-n'"),
         (["scan", "-uq"], "Unknown option '-u'"),
+        (["scan", "-qq"], "Option '--quiet' cannot be repeated"),
+        (["scan", "--verbose=2"], "Option '--verbose' takes no value"),
+        (["scan", "-v=2"], "Unknown option '-='"),
     ])
     func errors(arguments: [String], message: String) {
         guard case .failure(let error) = Self.parse(arguments) else { Issue.record("parsed: \(arguments)"); return }
@@ -55,7 +74,8 @@ struct ShortOptionTests {
     /// for that meaning.
     @Test("short letters: unique per command, and only the field's")
     func uniqueLetters() {
-        let field: [Character: String] = ["t": "timeout", "f": "format", "n": "name", "s": "service", "h": "help"]
+        let field: [Character: String] = ["t": "timeout", "f": "format", "n": "name", "s": "service", "h": "help",
+                                          "v": "verbose", "q": "quiet"]
         for command in BlectlCommands.root.subcommands {
             let options = ArgumentParser.acceptedOptions(along: [BlectlCommands.root, command])
             let letters = options.compactMap(\.short)

@@ -216,7 +216,7 @@ struct UsageErrorTests {
         #expect(renderUsageError(error) == """
             Error: Unknown option '--frobnicate'
             Usage: blectl connect <address> [--timeout <seconds>] [--adapter <adapter>]
-                                  [--format <format>]
+                                  [--format <format>] [--verbose ...] [--quiet]
               See 'blectl connect --help' for more information.
 
             """)
@@ -229,7 +229,7 @@ struct UsageErrorTests {
             Usage: blectl get-version <address> [--timeout <seconds>]
                                       [--vendor-service <uuid> --vendor-write <uuid>
                                       --vendor-notify <uuid>] [--adapter <adapter>]
-                                      [--format <format>]
+                                      [--format <format>] [--verbose ...] [--quiet]
               See 'blectl get-version --help' for more information.
 
             """)
@@ -239,7 +239,8 @@ struct UsageErrorTests {
         let error = try #require(usageError([]))
         #expect(renderUsageError(error) == """
             Error: Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair, doctor, completions or help
-            Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>
+            Usage: blectl [--adapter <adapter>] [--format <format>] [--verbose ...]
+                          [--quiet] <subcommand>
               See 'blectl --help' for more information.
 
             """)
@@ -252,7 +253,7 @@ struct UsageErrorTests {
             Usage: blectl request <address> <value> --write <uuid> --notify <uuid>
                                   [--service <uuid>] [--text] [--response-prefix <hex>]
                                   [--count <n>] [--timeout <seconds>] [--adapter <adapter>]
-                                  [--format <format>]
+                                  [--format <format>] [--verbose ...] [--quiet]
               See 'blectl request --help' for more information.
 
             """)
@@ -269,7 +270,7 @@ struct UsageErrorTests {
 
     @Test func renderWithUnknownSubcommandFallsBackToTopLevel() {
         let rendered = renderUsageError(UsageError("Something", subcommand: "nonexistent"))
-        #expect(rendered.contains("Usage: blectl [--adapter <adapter>] [--format <format>] <subcommand>\n"))
+        #expect(rendered.contains("Usage: blectl [--adapter <adapter>] [--format <format>] [--verbose ...]\n              [--quiet] <subcommand>\n"))
         #expect(rendered.hasSuffix("  See 'blectl --help' for more information.\n"))
     }
 

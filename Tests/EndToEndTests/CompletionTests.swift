@@ -14,7 +14,7 @@ struct CompletionTests {
                               "completions", "help"]
     static let names = ["blesim Probe", "blesim Vendor", "blesim Battery1", "blesim GattBattery", "blesim Plain"]
     static let scanOptions = ["--timeout", "-t", "--name", "-n", "--service", "-s", "--address", "--rssi-min", "--count",
-                              "--updates", "--adapter", "--format", "-f", "--help", "-h"]
+                              "--updates", "--adapter", "--format", "-f", "--verbose", "-v", "--quiet", "-q", "--help", "-h"]
 
     /// PATH with blectl's directory first, as a user who installed it has.
     static var environment: [String: String] {

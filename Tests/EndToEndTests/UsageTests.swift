@@ -217,7 +217,7 @@ struct UsageTests {
         }
         let text = runs[0].stdout
         #expect(text.hasPrefix("OVERVIEW: Probe Bluetooth LE devices through BlueZ.\n"), "\(text)")
-        #expect(text.contains("USAGE: blectl [--adapter <adapter>] [--format <format>] <subcommand>"))
+        #expect(text.contains("USAGE: blectl [--adapter <adapter>] [--format <format>] [--verbose ...]\n              [--quiet] <subcommand>"))
         for line in ["  scan ", "  connect ", "  get-version, version ", "  get-battery, battery ", "  notify ", "  pair ", "  unpair ", "  124 ", "  130 ", "  143 "] {
             #expect(text.contains(line), "help lacks \(line.debugDescription)")
         }

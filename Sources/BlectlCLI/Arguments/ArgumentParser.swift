@@ -2,7 +2,8 @@
 /// swift-argument-parser:
 ///
 /// - `--flag`; `--option value` and `--option=value`; short names `-t 5` and `-t5`,
-///   flags together in one word (`-qv`), a value-taking letter last (`-qt5`);
+///   flags together in one word (`-qv`), a value-taking letter last (`-qt5`); a
+///   repeatable flag counts (`-vv`, `-v -v`);
 ///   an option's value may start
 ///   with `-` only when it looks like a negative number (`--rssi-min -70`), otherwise
 ///   write `--name=-x`;
@@ -63,6 +64,7 @@ struct ArgumentParser: Sendable {
             switch spec.kind {
             case .flag:
                 values.flags.insert(spec.long)
+                values.flagCounts[spec.long, default: 0] += 1
             case .value:
                 if let inlineValue {
                     values.optionValues[spec.long, default: []].append(inlineValue)

@@ -18,10 +18,21 @@ enum BlectlCommands {
             help: "Output format: \(OutputFormat.choicesList).",
             parser: .choice, default: GlobalOptions.defaultFormat, global: true
         )
+        static let verbose = Flag(
+            "verbose", short: "v",
+            help: "Trace on stderr every D-Bus call blectl makes, its reply and every signal it acts on; twice (-vv), every signal received, dropped ones too.",
+            repeatable: true, global: true
+        )
+        static let quiet = Flag(
+            "quiet", short: "q",
+            help: "No progress line on stderr when it is a terminal.",
+            global: true
+        )
         static let version = Flag("version", help: "Show the version.")
 
         static func options(from values: ParsedValues) throws(UsageError) -> GlobalOptions {
-            GlobalOptions(adapter: try values.value(of: adapter), format: try values.requiredValue(of: format))
+            GlobalOptions(adapter: try values.value(of: adapter), format: try values.requiredValue(of: format),
+                          verbosity: values.count(of: verbose), quiet: values.isSet(quiet))
         }
     }
 
@@ -66,7 +77,7 @@ enum BlectlCommands {
     static let root = CommandSpec(
         name: "blectl",
         abstract: "Probe Bluetooth LE devices through BlueZ.",
-        options: [Global.adapter.spec, Global.format.spec, Global.version.spec],
+        options: [Global.adapter.spec, Global.format.spec, Global.verbose.spec, Global.quiet.spec, Global.version.spec],
         subcommands: Subcommands.all.map { $0.command } + [Completions.command, Help.command],
         extraSections: [exitStatus]
     )

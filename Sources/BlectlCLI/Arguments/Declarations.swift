@@ -54,10 +54,12 @@ extension Option where Value == Duration {
 struct Flag: Sendable {
     let spec: OptionSpec
 
-    init(_ long: String, short: Character? = nil, help: String, global: Bool = false) {
+    /// - Parameter repeatable: may be given more than once, each time counted (`-vv`); read
+    ///   with `ParsedValues.count(of:)`.
+    init(_ long: String, short: Character? = nil, help: String, repeatable: Bool = false, global: Bool = false) {
         spec = OptionSpec(
             long: long, short: short, kind: .flag, help: help,
-            defaultDescription: nil, isGlobal: global
+            defaultDescription: nil, isRepeatable: repeatable, isGlobal: global
         )
     }
 }

@@ -34,10 +34,17 @@ public struct GlobalOptions: Sendable, Equatable {
     public var adapter: String?
     /// `--format`: how results are printed on stdout.
     public var format: OutputFormat
+    /// `-v`/`--verbose`, counted: 0 no trace; 1 the D-Bus trace on stderr (calls, replies,
+    /// signals acted on); 2 or more, every signal received too.
+    public var verbosity: Int
+    /// `-q`/`--quiet`: no progress line on stderr, even on a terminal.
+    public var quiet: Bool
 
-    public init(adapter: String? = nil, format: OutputFormat = GlobalOptions.defaultFormat) {
+    public init(adapter: String? = nil, format: OutputFormat = GlobalOptions.defaultFormat, verbosity: Int = 0, quiet: Bool = false) {
         self.adapter = adapter
         self.format = format
+        self.verbosity = verbosity
+        self.quiet = quiet
     }
 }
 

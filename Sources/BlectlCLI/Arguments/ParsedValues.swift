@@ -5,6 +5,8 @@ struct ParsedValues: Sendable, Equatable {
     var optionValues: [String: [String]] = [:]
     /// Long names of the flags given.
     var flags: Set<String> = []
+    /// How many times each flag given was given (`-vv`: 2).
+    var flagCounts: [String: Int] = [:]
     /// Argument value name → the string given.
     var arguments: [String: String] = [:]
     /// Canonical name of the subcommand, for error messages; `nil` at the top level.
@@ -18,6 +20,11 @@ struct ParsedValues: Sendable, Equatable {
     /// Whether `flag` was given.
     func isSet(_ flag: Flag) -> Bool {
         flags.contains(flag.spec.long)
+    }
+
+    /// How many times `flag` was given (0 when absent); more than 1 only for a repeatable one.
+    func count(of flag: Flag) -> Int {
+        flagCounts[flag.spec.long] ?? 0
     }
 
     /// The converted value of a single-valued option, or its default, or `nil`.

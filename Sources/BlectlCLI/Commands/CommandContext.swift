@@ -36,9 +36,11 @@ struct CommandContext: Sendable {
     ///   and, for the adapter, ``BLEError/unavailable(_:during:dbusError:)`` `.noAdapter`,
     ///   `.poweredOff` or `.blocked`, or 124 for one still powering on at the deadline
     ///   (stage `adapter`).
-    static func open(_ global: GlobalOptions, deadline: ContinuousClock.Instant, requirement: AdapterRequirement = .powered) async throws -> CommandContext {
+    /// `observer` sees the session's bus traffic and operations (the `-v` trace, the progress line).
+    static func open(_ global: GlobalOptions, deadline: ContinuousClock.Instant, requirement: AdapterRequirement = .powered,
+                     observer: (any SessionObserver)? = nil) async throws -> CommandContext {
         let remaining = max(.zero, deadline - .now)
-        let session = try await Session.open(timeout: remaining == .zero ? zeroTimeoutBusLimit : remaining)
+        let session = try await Session.open(timeout: remaining == .zero ? zeroTimeoutBusLimit : remaining, observer: observer)
         let adapter: Adapter?
         do {
             switch requirement {

@@ -99,10 +99,14 @@ struct NotifyCommand: BlectlSubcommand {
     private static func print(_ subscription: NotificationSubscription, options: NotifyOptions, printer: Printer) async throws {
         let characteristic = subscription.characteristic
         var seq = 0
+        let status = StatusLine.shared
+        let listening = "receiving notifications of \(characteristic.uuid.shortString)"
+        status.show(listening, detail: "0 so far")
         for try await event in subscription.events {
             switch event {
             case .value(let value):
                 seq += 1
+                status.show(listening, detail: "\(seq) so far")
                 switch printer.format {
                 case .json: try await printer.results([record(value, seq: seq, address: options.address, service: characteristic.service,
                                                                   characteristic: characteristic.uuid).serialized()])
@@ -124,6 +128,7 @@ struct NotifyCommand: BlectlSubcommand {
                                             ("message", .string(error.description))]),
                                    text: "\(options.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms")
             case .restored(let connection):
+                status.show(listening, detail: "\(seq) so far")
                 printer.diagnostic(.object([("event", .string("reconnected")), ("address", .string(options.address.description)),
                                             ("connection", .int(connection))]),
                                    text: "\(options.address): reconnected (connection \(connection)); notifications restored")

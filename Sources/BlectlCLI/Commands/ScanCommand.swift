@@ -71,6 +71,8 @@ struct ScanCommand: BlectlSubcommand {
         let adapterName = try context.adapter.name
         // The scan ends at the command's deadline: --timeout counts from blectl's start.
         let deadline = context.deadline
+        let status = StatusLine.shared
+        status.show("scanning", detail: "0 devices")
         try await context.adapter.withDiscovery(filter: filter, setupTimeout: context.remaining) { stream in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -98,6 +100,7 @@ struct ScanCommand: BlectlSubcommand {
                                 break
                             }
                         }
+                        status.show("scanning", detail: reported.count == 1 ? "1 device" : "\(reported.count) devices")
                         try await printer.results(lines)
                         if countReached { return }
                     }

@@ -43,11 +43,12 @@ public struct Printer: Sendable {
         case stderr = 2
     }
 
-    /// Writes all of `text` (retrying short writes and EINTR, waiting for POLLOUT on EAGAIN).
+    /// Writes all of `text` (retrying short writes and EINTR, waiting for POLLOUT on EAGAIN),
+    /// the progress line erased first when it is on that terminal (``StatusLine``).
     /// - Returns: false when the stream is closed (EPIPE: libdbus ignores SIGPIPE) or failing.
     @discardableResult
     public static func write(_ text: String, to stream: Stream) -> Bool {
-        writeAll(Array(text.utf8), to: stream.rawValue) == nil
+        StatusLine.shared.withLineErased(toStdout: stream == .stdout) { writeAll(Array(text.utf8), to: stream.rawValue) == nil }
     }
 
     /// Writes all of `bytes` to `fd` in pieces of at most `pieceSize` bytes, each ending at a

@@ -119,7 +119,9 @@ final class StdoutWriter: @unchecked Sendable {
                 while queue.isEmpty { pthread_cond_wait(wake, mutex) }
                 return queue.removeFirst()
             }
-            let error = Printer.writeAll(chunk, to: fd, piecesOf: 4096)   // PIPE_BUF on Linux
+            let error = StatusLine.shared.withLineErased(toStdout: true) {
+                Printer.writeAll(chunk, to: fd, piecesOf: 4096)   // PIPE_BUF on Linux
+            }
             let (ready, failed): ([CheckedContinuation<Void, any Error>], (any Error)?) = withLock {
                 queued -= chunk.count
                 if let error {

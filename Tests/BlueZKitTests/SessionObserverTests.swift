@@ -1,0 +1,64 @@
+import Testing
+import DBusKit
+import SimulatorHarness
+@testable import BlueZKit
+
+/// A session's observer learns what became of each signal (bluetoothd's applied, anyone
+/// else's dropped, naming sender and owner) and which operations began, in order.
+@Suite struct SessionObserverTests {
+    final class Recorder: SessionObserver {
+        let fates = Lock<[(sender: String?, member: String?, fate: SignalFate)]>([])
+        let operations = Lock<[BLEOperation]>([])
+        func session(received signal: Message, _ fate: SignalFate, at time: ContinuousClock.Instant) {
+            fates.withLock { $0.append((signal.sender, signal.member, fate)) }
+        }
+        func session(began operation: BLEOperation) { operations.withLock { $0.append(operation) } }
+    }
+
+    static let probe = BluetoothAddress("C0:FF:EE:00:00:01")!
+
+    @Test func signalsFromAnyoneButBlueZAreDroppedWithSenderAndOwner() async throws {
+        try await Simulator.with { sim in
+            let recorder = Recorder()
+            let session = try await Session.open(address: sim.address, timeout: .seconds(30), observer: recorder)
+            defer { session.close() }
+            let owner = try #require(try await session.connection.nameOwner(of: "org.bluez"))
+            let impostor = try await offThread { try sim.startImpostor(intervalMilliseconds: 5) }
+            #expect(try await SessionIntegrationTests.eventually { session.foreignSignalCount >= 3 })
+            _ = try await offThread { try impostor.stop() }
+            let fates = recorder.fates.withLock { $0 }
+            let dropped = fates.filter { $0.sender == impostor.uniqueName }
+            #expect(!dropped.isEmpty)
+            #expect(dropped.allSatisfy { $0.fate == .notFromBlueZ(sender: impostor.uniqueName, owner: owner) }, "\(dropped)")
+            #expect(dropped.count == session.foreignSignalCount)
+
+            // bluetoothd's own signals are applied (a scan's devices).
+            let adapter = try Adapter.ready(in: session, named: nil)
+            _ = try await Device.find(Self.probe, on: adapter, timeout: .seconds(20))
+            let applied = recorder.fates.withLock { $0 }.filter { $0.sender == owner }
+            #expect(applied.contains { $0.member == "InterfacesAdded" && $0.fate == .applied })
+            #expect(applied.allSatisfy { $0.fate == .applied || $0.fate == .unchanged })
+        }
+    }
+
+    @Test func operationsBeganInOrderForARead() async throws {
+        try await Simulator.with(faults: ["disconnect_delay_ms": "100"]) { sim in
+            let recorder = Recorder()
+            let session = try await Session.open(address: sim.address, timeout: .seconds(30), observer: recorder)
+            defer { session.close() }
+            let adapter = try Adapter.ready(in: session, named: nil)
+            let device = try await Device.find(Self.probe, on: adapter, timeout: .seconds(20))
+            _ = try await device.withConnection(timeout: .seconds(20)) { connected in
+                let battery = try await connected.service(.batteryService, timeout: .seconds(10))
+                return try await connected.read(try connected.characteristic(.batteryLevel, in: battery), timeout: .seconds(10))
+            }
+            let kinds = recorder.operations.withLock { $0 }.map(\.kind).filter { $0 != .discovery }
+            // Looking for the device, then connect, services, the read, the disconnect.
+            let expected: [BLEOperation.Kind] = [.deviceLookup, .connect, .serviceResolution, .read, .disconnect]
+            #expect(kinds.filter(expected.contains).reduce(into: [BLEOperation.Kind]()) { if $0.last != $1 { $0.append($1) } } == expected,
+                    "\(kinds)")
+            let read = try #require(recorder.operations.withLock { $0 }.first { $0.kind == .read })
+            #expect(read.characteristic == .batteryLevel && read.address == Self.probe)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+// `-v`/`--verbose`: the D-Bus trace on stderr. Every line starts with a monotonic time;
+// each call has a serial that its reply repeats, with the latency; signals acted on are
+// shown at -v, the dropped ones (sim/impostor's) only at -vv, with the reason. stdout is
+// the same as without the trace.
+
+import Foundation
+import SimulatorHarness
+import Testing
+
+@Suite("the D-Bus trace (-v, -vv)")
+struct TraceTests {
+    /// One trace line: its time (seconds since blectl started) and the rest.
+    struct Line: CustomStringConvertible {
+        var time: Double
+        var text: String
+        var description: String { "+\(time) \(text)" }
+    }
+
+    /// stderr's lines, each of which must be `+SECONDS.MICROS TEXT`.
+    static func lines(_ run: Run, exceptLast: Int = 0, sourceLocation: SourceLocation = #_sourceLocation) -> [Line] {
+        run.stderr.split(separator: "\n").dropLast(exceptLast).compactMap { raw in
+            let parts = raw.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].hasPrefix("+"), let dot = parts[0].firstIndex(of: "."),
+                  parts[0][parts[0].index(after: dot)...].count == 6, let time = Double(parts[0].dropFirst()) else {
+                Issue.record("not a trace line: \(raw.debugDescription)", sourceLocation: sourceLocation)
+                return nil
+            }
+            return Line(time: time, text: String(parts[1]))
+        }
+    }
+
+    /// The serial of the first call line containing `needle` (`→ call #7 ...`), and its reply line.
+    static func callAndReply(_ lines: [Line], _ needle: String) -> (call: Line, reply: Line?)? {
+        guard let call = lines.first(where: { $0.text.hasPrefix("→ call #") && $0.text.contains(needle) }),
+              let serial = call.text.split(separator: " ").dropFirst(2).first else { return nil }
+        let reply = lines.first { ($0.text.hasPrefix("← return \(serial) (") || $0.text.hasPrefix("← error \(serial) (")) }
+        return (call, reply)
+    }
+
+    @Test("-v read: calls with destination, path, member and arguments; replies by serial with latency; signals acted on; stdout unchanged")
+    func readTrace() async throws {
+        try await Sim.with { sim in
+            let plain = await sim.blectl(["read", World.probe, "2a19", "--timeout", "10"])
+            let run = await sim.blectl(["-v", "read", World.probe, "2a19", "--timeout", "10"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout == plain.stdout)
+            #expect(run.jsonObject()?["value"] == "57")
+            let lines = Self.lines(run)
+            // Monotonic: never going back.
+            #expect(zip(lines, lines.dropFirst()).allSatisfy { $0.time <= $1.time })
+            #expect(lines.first?.text.hasPrefix("· connected to unix:") == true, "\(lines.first?.description ?? "")")
+
+            let device = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01"
+            let connect = try #require(Self.callAndReply(lines, "org.bluez \(device) org.bluez.Device1.Connect()"), "\(run)")
+            let connectReply = try #require(connect.reply, "\(run)")
+            #expect(connectReply.time >= connect.call.time)
+            #expect(connectReply.text.range(of: #"^← return #\d+ \(\d+\.\d ms\)$"#, options: .regularExpression) != nil, "\(connectReply)")
+
+            let read = try #require(Self.callAndReply(lines, "\(device)/service000f/char0010 org.bluez.GattCharacteristic1.ReadValue({})"), "\(run)")
+            let readReply = try #require(read.reply)
+            #expect(readReply.text.hasSuffix(" ms) 0x57"), "\(readReply)")
+
+            #expect(Self.callAndReply(lines, "org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus.AddMatch(\"type='signal',sender='org.bluez'") != nil)
+            #expect(Self.callAndReply(lines, "org.bluez / org.freedesktop.DBus.ObjectManager.GetManagedObjects()")?.reply != nil)
+            #expect(Self.callAndReply(lines, "org.bluez \(device) org.bluez.Device1.Disconnect()") != nil)
+
+            // The signal that said Connected=true, from bluetoothd's unique name, before the Connect reply.
+            let connected = try #require(lines.firstIndex { $0.text.hasPrefix("← signal :1.") && $0.text.hasSuffix(
+                "\(device) org.freedesktop.DBus.Properties.PropertiesChanged(\"org.bluez.Device1\", {Connected: true}, [])") }, "\(run)")
+            let replyIndex = try #require(lines.firstIndex { $0.text == connectReply.text })
+            #expect(connected < replyIndex)
+            #expect(!run.stderr.contains("(dropped"))
+            #expect(try await sim.leftovers() == [])
+        }
+    }
+
+    @Test("an error reply: its D-Bus name and message, after the call's serial")
+    func errorReply() async throws {
+        try await Sim.with(faults: ["connect_fail": "le-connection-abort-by-remote"]) { sim in
+            let run = await sim.blectl(["-v", "connect", World.probe, "--timeout", "10"])
+            #expect(run.status == 1, "\(run)")
+            let lines = Self.lines(run, exceptLast: 1)
+            let connect = try #require(Self.callAndReply(lines, "org.bluez.Device1.Connect()"), "\(run)")
+            let reply = try #require(connect.reply, "\(run)")
+            #expect(reply.text.range(of: #"^← error #\d+ \(\d+\.\d ms\) org\.bluez\.Error\.Failed "le-connection-abort-by-remote"$"#,
+                                     options: .regularExpression) != nil, "\(reply)")
+            // The error object is still the last line (JSON, as without -v).
+            let last = try #require(run.stderr.split(separator: "\n").last)
+            #expect(J.parse(String(last))?["error"]?["dbus_error"] == "org.bluez.Error.Failed", "\(run)")
+        }
+    }
+
+    @Test("-vv shows the impostor's signals as dropped, naming sender and owner; -v does not; results unchanged")
+    func droppedSignals() async throws {
+        try await Sim.with { sim in
+            let impostor = try await sim.startImpostor()
+            let once = await sim.blectl(["-v", "get-battery", World.battery1, "--timeout", "8"])
+            let twice = await sim.blectl(["-vv", "get-battery", World.battery1, "--timeout", "8"])
+            let report = try await impostor.finish()
+            #expect(report.signals > 0)
+            for run in [once, twice] {
+                #expect(run.status == 0, "\(run)")
+                #expect(run.jsonObject() == ["address": "C0:FF:EE:00:00:03", "percentage": 42, "source": "battery1"])
+            }
+            // org.bluez's owner, as GetNameOwner answered: `← return #6 (0.1 ms) ":1.0"`.
+            let ownerReply = try #require(Self.callAndReply(Self.lines(twice), "GetNameOwner(\"org.bluez\")")?.reply, "\(twice)")
+            let owner = try #require(ownerReply.text.split(separator: "\"").dropFirst().first.map(String.init))
+            let dropped = Self.lines(twice).filter { $0.text.hasSuffix("(dropped: sender \(impostor.uniqueName) is not org.bluez's owner \(owner))") }
+            #expect(!dropped.isEmpty, "\(twice.stderr.prefix(3000))")
+            #expect(dropped.allSatisfy { $0.text.hasPrefix("← signal \(impostor.uniqueName) ") })
+            // -v: no dropped signal, and no signal line from the impostor at all.
+            #expect(!once.stderr.contains("(dropped"))
+            #expect(!once.stderr.contains("← signal \(impostor.uniqueName) "))
+            #expect(once.stderr.contains("→ call #"))
+        }
+    }
+}
