@@ -40,8 +40,11 @@ public enum Blectl {
         case .completionScript(let script):
             printOrExit(script)
         case .completionValues(let kind):
+            // Quiet for any failure of the bus; a reader that has gone ends it by SIGPIPE (141),
+            // as for every command.
             signal(SIGPIPE, SIG_IGN)
             let lines = await CompletionValues.lines(kind)
+            signal(SIGPIPE, SIG_DFL)
             printOrExit(lines.map { $0 + "\n" }.joined())
         case .run(let global, let subcommand):
             // A closed stdout must come back from write(2) as EPIPE (OutputClosed: clean up,
@@ -83,8 +86,6 @@ public enum Blectl {
         }
         exit(0)
     }
-
-    static func run(_ global: GlobalOptions, _ subcommand: Subcommand) async throws {
 
     /// What watches the session: the D-Bus trace with `-v`; else the progress line, when
     /// stderr is a terminal (not TERM=dumb) and `-q` is not given (started here); else nothing.

@@ -62,7 +62,7 @@ public enum BlueZ {
         public static let writeNotPermitted = "Write not permitted"
     }
 
-    static func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) -> MethodCall {
+    package static func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) -> MethodCall {
         MethodCall(destination: service, path: path, interface: interface, member: member, arguments: arguments)
     }
 }

@@ -65,7 +65,7 @@ extension Session {
     ///   signal that follows the reply is folded into the cache.
     /// - Throws: the D-Bus error mapped by ``BLEError/from(_:during:)``, ``BLEError/timedOut(_:)``,
     ///   what `abortIf` fails with, `CancellationError`.
-    func call(
+    package func call(
         _ call: MethodCall, operation: BLEOperation, timeout: Duration,
         abortIf: (@Sendable (ObjectCache, SessionEvent?) -> (any Error)?)? = nil,
         onReply: (@Sendable (Message) -> Void)? = nil

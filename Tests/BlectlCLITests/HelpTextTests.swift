@@ -26,43 +26,43 @@ struct HelpTextTests {
     /// The options each subcommand must document, written out by hand so that
     /// dropping an option from a declaration makes this test fail.
     static let expectedOptions: [String: [String]] = [
-        "blectl": ["--adapter <adapter>", "-f, --format <format>", "--version", "-h, --help"],
+        "blectl": ["--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "--version", "-h, --help"],
         "scan": [
             "-t, --timeout <seconds>", "-n, --name <substring>", "-s, --service <uuid>", "--address <address>",
-            "--rssi-min <dbm>", "--count <n>", "--updates", "--adapter <adapter>", "-f, --format <format>", "-h, --help",
+            "--rssi-min <dbm>", "--count <n>", "--updates", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
-        "connect": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
+        "connect": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
         "get-version": [
             "-t, --timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
-            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
+            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "get-battery": [
             "-t, --timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
-            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
+            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "read": [
             "-s, --service <uuid>", "--descriptor <uuid>", "--offset <bytes>", "-t, --timeout <seconds>",
-            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
+            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "write": [
             "-s, --service <uuid>", "--text", "--without-response", "--file <path>", "-t, --timeout <seconds>",
-            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
+            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "request": [
             "--write <uuid>", "--notify <uuid>", "-s, --service <uuid>", "--text", "--response-prefix <hex>", "--count <n>",
-            "-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help",
+            "-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "notify": [
             "-s, --service <uuid>", "-t, --timeout <seconds>", "--count <n>", "--reconnect",
-            "--adapter <adapter>", "-f, --format <format>", "-h, --help",
+            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
-        "disconnect": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
-        "info": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
-        "devices": ["-t, --timeout <seconds>", "--connected", "--paired", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
-        "adapters": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
-        "pair": ["-t, --timeout <seconds>", "--trust", "--passkey <passkey>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
-        "unpair": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
-        "doctor": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-h, --help"],
+        "disconnect": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "info": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "devices": ["-t, --timeout <seconds>", "--connected", "--paired", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "adapters": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "pair": ["-t, --timeout <seconds>", "--trust", "--passkey <passkey>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "unpair": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "doctor": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
         "completions": ["-h, --help"],
         "help": ["-h, --help"],
     ]
@@ -159,7 +159,8 @@ struct HelpTextTests {
             USAGE: blectl scan [--timeout <seconds>] [--name <substring> ...]
                                [--service <uuid> ...] [--address <address> ...]
                                [--rssi-min <dbm>] [--count <n>] [--updates]
-                               [--adapter <adapter>] [--format <format>]
+                               [--adapter <adapter>] [--format <format>] [--verbose ...]
+                               [--quiet]
 
             OPTIONS:
               -t, --timeout <seconds>
@@ -180,6 +181,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -199,7 +204,7 @@ struct HelpTextTests {
             USAGE: blectl read <address> <characteristic> [--service <uuid>]
                                [--descriptor <uuid>] [--offset <bytes>]
                                [--timeout <seconds>] [--adapter <adapter>]
-                               [--format <format>]
+                               [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -219,6 +224,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -247,7 +256,7 @@ struct HelpTextTests {
             USAGE: blectl write <address> <characteristic> [<value>] [--service <uuid>]
                                 [--text] [--without-response] [--file <path>]
                                 [--timeout <seconds>] [--adapter <adapter>]
-                                [--format <format>]
+                                [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -274,6 +283,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -295,7 +308,7 @@ struct HelpTextTests {
             USAGE: blectl request <address> <value> --write <uuid> --notify <uuid>
                                   [--service <uuid>] [--text] [--response-prefix <hex>]
                                   [--count <n>] [--timeout <seconds>] [--adapter <adapter>]
-                                  [--format <format>]
+                                  [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -319,6 +332,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -335,7 +352,7 @@ struct HelpTextTests {
             does not know has no link to close.
 
             USAGE: blectl disconnect <address> [--timeout <seconds>] [--adapter <adapter>]
-                                     [--format <format>]
+                                     [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -347,6 +364,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -366,7 +387,7 @@ struct HelpTextTests {
 
             USAGE: blectl pair <address> [--timeout <seconds>] [--trust]
                                [--passkey <passkey>] [--adapter <adapter>]
-                               [--format <format>]
+                               [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -383,6 +404,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -399,7 +424,7 @@ struct HelpTextTests {
             already, exits 2 (device_not_found); blectl does not scan for it.
 
             USAGE: blectl unpair <address> [--timeout <seconds>] [--adapter <adapter>]
-                                 [--format <format>]
+                                 [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -411,6 +436,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -430,7 +459,8 @@ struct HelpTextTests {
 
             USAGE: blectl notify <address> <characteristic> [--service <uuid>]
                                  [--timeout <seconds>] [--count <n>] [--reconnect]
-                                 [--adapter <adapter>] [--format <format>]
+                                 [--adapter <adapter>] [--format <format>] [--verbose ...]
+                                 [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -452,6 +482,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -468,7 +502,7 @@ struct HelpTextTests {
 
     @Test func topLevelHelpSections() throws {
         let text = try #require(helpText(["--help"]))
-        #expect(text.hasPrefix("OVERVIEW: Probe Bluetooth LE devices through BlueZ.\n\nUSAGE: blectl [--adapter <adapter>] [--format <format>] <subcommand>\n"))
+        #expect(text.hasPrefix("OVERVIEW: Probe Bluetooth LE devices through BlueZ.\n\nUSAGE: blectl [--adapter <adapter>] [--format <format>] [--verbose ...]\n              [--quiet] <subcommand>\n"))
         for header in ["OPTIONS:", "SUBCOMMANDS:", "EXIT STATUS:"] {
             #expect(text.contains("\n\(header)\n"), "missing \(header)")
         }
@@ -542,7 +576,7 @@ struct HelpTextTests {
             powered adapter, else the first one.
 
             USAGE: blectl info <address> [--timeout <seconds>] [--adapter <adapter>]
-                               [--format <format>]
+                               [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -555,6 +589,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -574,7 +612,8 @@ struct HelpTextTests {
             ? unknown).
 
             USAGE: blectl devices [--timeout <seconds>] [--connected] [--paired]
-                                  [--adapter <adapter>] [--format <format>]
+                                  [--adapter <adapter>] [--format <format>] [--verbose ...]
+                                  [--quiet]
 
             OPTIONS:
               -t, --timeout <seconds>
@@ -586,6 +625,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)
@@ -602,7 +645,7 @@ struct HelpTextTests {
             is printed and the exit status is 0.
 
             USAGE: blectl adapters [--timeout <seconds>] [--adapter <adapter>]
-                                   [--format <format>]
+                                   [--format <format>] [--verbose ...] [--quiet]
 
             OPTIONS:
               -t, --timeout <seconds>
@@ -611,6 +654,10 @@ struct HelpTextTests {
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
+              -v, --verbose           Trace on stderr every D-Bus call blectl makes, its
+                                      reply and every signal it acts on; twice (-vv), every
+                                      signal received, dropped ones too.
+              -q, --quiet             No progress line on stderr when it is a terminal.
               -h, --help              Show help information.
 
             """)

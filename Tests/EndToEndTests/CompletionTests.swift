@@ -64,6 +64,10 @@ struct CompletionTests {
                 ("blectl completions ", "bash zsh fish"),
                 ("blectl help g", "get-version get-battery"),
                 ("blectl frobnicate ", ""),
+                // --opt=value: the value after '=' (readline's word).
+                ("blectl --format=t", "text"),
+                ("blectl scan --format=", "json text"),
+                ("blectl scan --adapter=h", "hci0"),
             ]
             let run = await Self.shell(sim, "/bin/bash", ["-c", script, "_"] + cases.map(\.0))
             #expect(run.status == 0 && run.stderr == "", "\(run)")
@@ -157,6 +161,36 @@ struct CompletionTests {
             }
             let known = await sim.blectl(["__complete", "adapters"])
             #expect(known.status == 0 && known.stdout == "hci0\t00:1A:7D:DA:71:13\n", "\(known)")
+        }
+    }
+
+    /// A path with spaces, typed escaped as in a shell, completes to the whole name (bash then
+    /// quotes it when inserting: -o filenames).
+    @Test("bash: --file paths with spaces stay one word")
+    func bashFileWithSpaces() async throws {
+        try await Sim.with { sim in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blectl comp \(getpid())/dir with space")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
+            FileManager.default.createFile(atPath: directory.appendingPathComponent("file one.bin").path, contents: Data())
+            let parent = directory.deletingLastPathComponent().path
+            let escaped = (directory.path + "/f").replacingOccurrences(of: " ", with: "\\ ")
+            let script = #"source <(blectl completions bash) || exit 3; for line in "$@"; do COMP_LINE="$line"; COMP_POINT=${#line}; COMPREPLY=(); _blectl; printf '[%s]' "${COMPREPLY[@]}"; echo; done"#
+            let lines = ["blectl write X 2a19 --without-response --file \(parent.replacingOccurrences(of: " ", with: "\\ "))/dir",
+                         "blectl write X 2a19 --without-response --file \(escaped)"]
+            let run = await Self.shell(sim, "/bin/bash", ["-c", script, "_"] + lines)
+            #expect(run.status == 0 && run.stderr == "", "\(run)")
+            #expect(run.lines == ["[\(directory.path)]", "[\(directory.path)/file one.bin]"], "\(run)")
+        }
+    }
+
+    @Test("__complete: anything but one known kind lists nothing")
+    func completeStrict() async throws {
+        try await Sim.with { sim in
+            for arguments in [["__complete"], ["__complete", "bogus"], ["__complete", "adapters", "--format", "text"]] {
+                let run = await sim.blectl(arguments)
+                #expect(run.status == 0 && run.stdout == "" && run.stderr == "", "\(run)")
+            }
         }
     }
 }

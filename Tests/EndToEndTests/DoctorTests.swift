@@ -44,7 +44,7 @@ struct DoctorTests {
             #expect(checks.count == 8 && checks[6].2 == "roles: central, peripheral")
             #expect(checks.count == 8 && checks[7].2.hasPrefix("StartDiscovery and StopDiscovery answered in "))
             let calls = try await sim.calls().filter { $0.interface == "org.bluez.Adapter1" }.map(\.member)
-            #expect(calls == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
+            #expect(calls == ["StartDiscovery", "StopDiscovery"])
             try #expect(await sim.leftovers() == [])
             let text = await sim.blectl(["doctor", "--format", "text"])
             #expect(text.status == 0, "\(text)")
@@ -80,15 +80,28 @@ struct DoctorTests {
         Case(label: "no LE central role", faults: ["adapter_roles": "peripheral"], failing: "le", status: 69,
              detail: "hci0 cannot act as an LE central (roles: peripheral)", hintPrefix: "Use an adapter that supports Bluetooth LE"),
         Case(label: "discovery refused (InProgress every time)", faults: ["start_discovery_in_progress": "10"], failing: "discovery", status: 5,
-             detail: "discovery could not start: ", hintPrefix: "Another program may hold the adapter"),
+             detail: "StartDiscovery failed: busy: ", hintPrefix: "Another program may hold the adapter"),
         Case(label: "the bus policy refuses", faults: ["access_denied": "1"], failing: "permission", status: 77,
              detail: "the bus policy refused GetManagedObjects: ", hintPrefix: "Join the group the policy admits", stillChecked: ["rfkill"]),
+        // The bus answers; bluetoothd does not give its objects: bluetoothd's fault, not the bus's.
+        Case(label: "GetManagedObjects never answered", faults: ["get_managed_objects_held": "1"], arguments: ["--timeout", "1"],
+             failing: "bluetoothd", status: 124, detail: "bluetoothd did not give its objects (GetManagedObjects): ",
+             hintPrefix: "bluetoothd may be stuck", stillChecked: ["rfkill"]),
+        // Both calls must be answered: an unanswered StartDiscovery is not a discovery that works.
+        Case(label: "StartDiscovery never answered", faults: ["start_discovery_unanswered": "1"], arguments: ["--timeout", "1.5"],
+             failing: "discovery", status: 124, detail: "StartDiscovery failed: timed out during discovery", hintPrefix: "Another program"),
+        Case(label: "StopDiscovery refused as the adapter goes: 69, as for every command", faults: ["remove_adapter_on": "StopDiscovery"],
+             failing: "discovery", status: 69, detail: "StopDiscovery failed: Bluetooth adapter hci0 was removed during discovery",
+             hintPrefix: "The adapter went away"),
+        Case(label: "powered off at StartDiscovery: 69", faults: ["power_off_on": "StartDiscovery"],
+             failing: "discovery", status: 69, detail: "StartDiscovery failed: Bluetooth adapter hci0 was powered off during discovery",
+             hintPrefix: "The adapter went away"),
     ]
 
     @Test("one check failing: those before pass, exact detail and hint, the status of that check", arguments: cases)
     func failing(_ c: Case) async throws {
         try await Sim.with(faults: c.faults) { sim in
-            let run = await sim.blectl(c.arguments + ["doctor"])
+            let run = await sim.blectl(["doctor"] + c.arguments)
             #expect(run.status == c.status, "\(run)")
             let checks = Self.checks(run)
             #expect(checks.map(\.0) == Self.names, "\(run)")
@@ -106,6 +119,7 @@ struct DoctorTests {
             }
             let error = try #require(run.jsonError())
             #expect(error["exit_status"] == .int(Int(c.status)))
+            #expect(error["operation"]?.string != nil, "every failure names its stage: \(error)")
             try #expect(await sim.leftovers() == [])
         }
     }
@@ -141,6 +155,32 @@ struct DoctorTests {
             let checks = Self.checks(run)
             #expect(checks.map(\.1) == [true, true, true, true, true, true, true, false], "\(checks)")
             #expect(run.jsonError()?["operation"] == "discovery")
+        }
+    }
+
+    /// A signal while StartDiscovery is pending: no report (a cut-short check is no finding),
+    /// 130, and the discovery that bluetoothd may have started ends with blectl's connection.
+    @Test("interrupted: no report, ends by the signal, nothing left")
+    func interrupted() async throws {
+        try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
+            let process = try await sim.launch(["doctor", "--timeout", "20"])
+            _ = try await offThread { try sim.simulator.waitForState { !$0.pendingStartDiscovery.isEmpty } }
+            #expect(await process.signalAndWaitUntilTaken(SIGINT))
+            let result = try await process.finish()
+            #expect(result.status == 130, "\(result)")
+            #expect(result.stdout == "" && result.stderr == "", "\(result)")
+            try await sim.setFault("start_discovery_held", "0")
+            _ = try await offThread { try sim.simulator.waitForState { $0.leftovers.isEmpty } }
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
+    @Test("--timeout 0: a usage error, nothing sent")
+    func zeroTimeout() async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["doctor", "--timeout", "0"])
+            #expect(run.status == 64 && run.stdout == "" && run.stderr.hasPrefix("Error: Invalid value '0' for '--timeout'"), "\(run)")
+            try #expect(await sim.calls().isEmpty)
         }
     }
 }

@@ -255,16 +255,20 @@ struct WriteFileTests {
         }
     }
 
-    @Test("usage: a file that cannot be opened is 64, before anything is connected")
+    /// Bad input: the plain usage error (as for every usage error), and nothing on the bus at
+    /// all (it was a JSON error after GetManagedObjects).
+    @Test("usage: a file that cannot be opened is 64, plain text, nothing sent on the bus")
     func unreadableFile() async throws {
         try await Sim.with(faults: ["echo_device": "1"]) { sim in
-            for path in ["/nonexistent/blectl-input", NSTemporaryDirectory()] {
+            let directory = NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+            for (path, reason) in [("/nonexistent/blectl-input", "No such file or directory"), (directory, "it is a directory")] {
                 let run = await sim.blectl(["write", Self.echo, Self.sink, "--without-response", "--file", path])
                 #expect(run.status == 64, "\(run)")
                 #expect(run.stdout == "")
-                #expect(run.jsonError()?["code"] == "usage")
+                #expect(run.stderr.hasPrefix("Error: Cannot read '--file' '\(path)': \(reason)\n"), "\(run)")
+                #expect(run.stderr.contains("See 'blectl write --help' for more information."))
             }
-            try #expect(await sim.calls().allSatisfy { $0.interface != "org.bluez.Device1" })
+            try #expect(await sim.calls().isEmpty)
         }
     }
 

@@ -35,7 +35,8 @@ private func invocation(for arguments: [String]) throws(UsageError) -> Invocatio
     let root = BlectlCommands.root
     if arguments.first == BlectlCommands.Completions.valuesWord {
         // Asked by a completion script, never by a person: anything unexpected lists nothing.
-        return .completionValues(arguments.count == 2 ? CompletionValueKind(rawValue: arguments[1]) ?? .devices : .devices)
+        guard arguments.count == 2, let kind = CompletionValueKind(rawValue: arguments[1]) else { return .completionScript("") }
+        return .completionValues(kind)
     }
     switch try ArgumentParser(root: root).parse(arguments) {
     case .help(let path):

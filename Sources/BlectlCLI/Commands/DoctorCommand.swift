@@ -9,7 +9,8 @@ struct DoctorCommand: SessionOpeningSubcommand {
     static let defaultTimeout = Duration.seconds(10)
 
     static let timeoutOption = Option.timeout(
-        default: defaultTimeout
+        default: defaultTimeout, help: "Give up after this many seconds; decimals allowed, more than 0.",
+        parser: .seconds(allowingZero: false)
     )
 
     static let command = CommandSpec(
@@ -53,43 +54,79 @@ struct DoctorCommand: SessionOpeningSubcommand {
 
     func run(global: GlobalOptions, printer: Printer, deadline: ContinuousClock.Instant) async throws {
         var checks: [Check] = []
-        var session: Session?
-        do {
-            session = try await Session.open(timeout: max(deadline - .now, .zero))
-        } catch {
-            checks = Self.sessionFailure(error, adapterName: global.adapter)
+        // The bus alone first, so that a bluetoothd that does not answer is not taken for a bus
+        // that does not.
+        if let failure = await Self.busFailure(deadline: deadline) {
+            checks = Self.sessionFailure(failure, adapterName: global.adapter)
+        } else {
+            do {
+                let session = try await Session.open(timeout: max(deadline - .now, .zero))
+                checks = await Self.checks(session, adapterName: global.adapter, deadline: deadline)
+                await session.connection.flush(within: CleanupPolicy.wireTime)
+                // Closing the connection also ends any discovery it still owns (bluetoothd ties
+                // a discovery to the connection that started it).
+                session.close()
+            } catch {
+                checks = Self.sessionFailure(error, adapterName: global.adapter, busReached: true)
+            }
         }
-        if let session {
-            checks = await Self.checks(session, adapterName: global.adapter, deadline: deadline)
-            await session.connection.flush(within: CleanupPolicy.wireTime)
-            session.close()
-        }
+        // Interrupted: no report (a check cut short is not a finding); blectl ends by the signal.
+        if Task.isCancelled || checks.contains(where: { $0.failure is CancellationError }) { throw CancellationError() }
         try await printer.result(Self.lines(checks, format: printer.format))
         if let failure = checks.first(where: { $0.ok == false })?.failure { throw failure }
     }
 
+    /// Connects to the system bus and closes the connection again: nil when that works within
+    /// the deadline, else why not.
+    static func busFailure(deadline: ContinuousClock.Instant) async -> (any Error)? {
+        let operation = BLEOperation(.bus)
+        do {
+            let connection = try await withOneShot(timeout: max(deadline - .now, .zero),
+                                                   timeoutError: { BLEError.timedOut(operation) }) { shot in
+                Task {
+                    do { shot.succeed(try await BusConnection.connect(to: BusConnection.systemBusAddress)) } catch { shot.fail(error) }
+                }
+            }
+            connection.close()
+            return nil
+        } catch let error as BLEError {
+            return error
+        } catch is CancellationError {
+            return CancellationError()
+        } catch {
+            return BLEError.from(error, during: operation)
+        }
+    }
+
     // MARK: - The checks
 
-    /// bus, bluetoothd and permission when the session could not open; rfkill, which needs
-    /// only sysfs, still checked; the rest not checked.
-    static func sessionFailure(_ error: any Error, adapterName: String?) -> [Check] {
+    /// bus, bluetoothd and permission when the bus or the session could not open; rfkill, which
+    /// needs only sysfs, still checked; the rest not checked. `busReached`: the bus answered
+    /// (the failure is bluetoothd's or the policy's).
+    static func sessionFailure(_ error: any Error, adapterName: String?, busReached: Bool = false) -> [Check] {
         let bus = BusConnection.systemBusAddress
         var checks: [Check]
         switch error {
-        case BLEError.unavailable(.busUnreachable(let why), _, _):
+        case is CancellationError:
+            return [Check(name: "bus", ok: false, detail: "interrupted", failure: error)]
+        case BLEError.unavailable(.busUnreachable(let why), _, _) where !busReached:
             checks = [.fail("bus", "cannot connect to \(bus): \(why)",
                             hint: "Start the system bus (systemctl status dbus), or point DBUS_SYSTEM_BUS_ADDRESS at it.", error)]
-        case BLEError.unavailable(.bluezNotRunning, _, _):
-            checks = [.pass("bus", bus),
-                      .fail("bluetoothd", "org.bluez has no owner on the system bus: bluetoothd is not running",
-                            hint: "Start it: sudo systemctl start bluetooth (and enable it to start at boot).", error)]
         case BLEError.permissionDenied(let message, _):
             checks = [.pass("bus", bus), .pass("bluetoothd", "org.bluez is on the system bus"),
                       .fail("permission", "the bus policy refused GetManagedObjects: \(message)",
                             hint: "Join the group the policy admits (often: sudo usermod -aG bluetooth $USER, then log in again); see /usr/share/dbus-1/system.d/bluetooth.conf.", error)]
+        case BLEError.unavailable(.bluezNotRunning, _, _):
+            checks = [.pass("bus", bus),
+                      .fail("bluetoothd", "org.bluez has no owner on the system bus: bluetoothd is not running",
+                            hint: "Start it: sudo systemctl start bluetooth (and enable it to start at boot).", error)]
+        case _ where busReached:
+            checks = [.pass("bus", bus),
+                      .fail("bluetoothd", "bluetoothd did not give its objects (GetManagedObjects): \(error)",
+                            hint: "bluetoothd may be stuck or restarting: systemctl status bluetooth, journalctl -u bluetooth.", error)]
         default:
             checks = [.fail("bus", "no answer from \(bus): \(error)",
-                            hint: "Check that dbus-daemon and bluetoothd are running and not stuck.", error)]
+                            hint: "Check that dbus-daemon is running and not stuck (systemctl status dbus).", error)]
         }
         let failed = checks.last!.name
         return checks + names.dropFirst(checks.count).map { name in
@@ -149,19 +186,43 @@ struct DoctorCommand: SessionOpeningSubcommand {
             checks.append(.skipped("discovery", needs: failed.name))
             return checks
         }
+        checks.append(await discovery(adapter, deadline: deadline))
+        return checks
+    }
+
+    /// StartDiscovery then StopDiscovery, each answered within the deadline (nothing else: no
+    /// filter, no devices taken). A discovery left running by a failure ends when the session's
+    /// connection closes. A failure that comes with the adapter powered off, blocked or gone
+    /// is that (69), as for every command.
+    static func discovery(_ adapter: Adapter, deadline: ContinuousClock.Instant) async -> Check {
+        let session = adapter.session
+        let operation = BLEOperation(.discovery)
         let started = ContinuousClock.now
+        var step = "StartDiscovery"
         do {
             try await CommandDeadline.$instant.withValue(deadline) {
-                try await adapter.withDiscovery(filter: DiscoveryFilter(), setupTimeout: max(deadline - .now, .zero)) { _ in }
+                _ = try await session.call(BlueZ.call(adapter.path, BlueZ.adapterInterface, "StartDiscovery"),
+                                           operation: operation, timeout: max(deadline - .now, .zero))
+                step = "StopDiscovery"
+                _ = try await session.call(BlueZ.call(adapter.path, BlueZ.adapterInterface, "StopDiscovery"),
+                                           operation: operation, timeout: max(deadline - .now, .zero))
             }
-            let (seconds, attoseconds) = (ContinuousClock.now - started).components
-            let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-            checks.append(.pass("discovery", "StartDiscovery and StopDiscovery answered in \(milliseconds) ms"))
+        } catch is CancellationError {
+            return Check(name: "discovery", ok: false, detail: "interrupted", failure: CancellationError())
         } catch {
-            checks.append(.fail("discovery", "discovery could not start: \(error)",
-                                hint: "Another program may hold the adapter (bluetoothctl scan on?); btmon shows what the controller says.", error))
+            var failure: any Error = error
+            if case .unavailable(let why, _, let name)? = await adapter.unavailabilityAfterLinkLoss(
+                within: min(Adapter.linkLossGrace, max(deadline - .now, .zero))) {
+                failure = BLEError.unavailable(why, during: operation, dbusError: name ?? (error as? BLEError)?.dbusError)
+            }
+            let hint = failure is BLEError && ExitStatus(for: failure) == .unavailable
+                ? "The adapter went away during the check: see the checks above, and dmesg."
+                : "Another program may hold the adapter (bluetoothctl scan on?); btmon shows what the controller says."
+            return .fail("discovery", "\(step) failed: \(failure)", hint: hint, failure)
         }
-        return checks
+        let (seconds, attoseconds) = (ContinuousClock.now - started).components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        return .pass("discovery", "StartDiscovery and StopDiscovery answered in \(milliseconds) ms")
     }
 
     /// The rfkill check: the adapter's switch (every Bluetooth switch when there is no
@@ -218,6 +279,7 @@ struct DoctorCommand: SessionOpeningSubcommand {
 struct DoctorFinding: CommandError {
     var message: String
     var status: ExitStatus { .unavailable }
+    var operation: BLEOperation? { BLEOperation(.adapter) }
     var description: String { message }
 }
 

@@ -1,4 +1,7 @@
 import BlueZKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The streaming form of `blectl write`: `write ADDRESS CHARACTERISTIC --without-response
 /// --file PATH|-` sends a file or standard input as write-without-response packets of the
@@ -47,6 +50,17 @@ struct WriteFile: Sendable, Equatable {
         if hasValue { throw UsageError("Give either <value> or '--file', not both", subcommand: subcommand) }
         if text { throw UsageError("'--text' describes <value>; it does not go with '--file'", subcommand: subcommand) }
         if !withoutResponse { throw UsageError("'--file' needs '--without-response' (the stream is written without response)", subcommand: subcommand) }
+        // A path that cannot be read is bad input: said before anything goes on the bus.
+        if case .path(let path)? = file {
+            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)   // O_NONBLOCK: a FIFO does not wait for a writer
+            guard fd >= 0 else {
+                throw UsageError("Cannot read '--file' \(path.quotedForMessage): \(String(cString: strerror(errno)))", subcommand: subcommand)
+            }
+            var info = stat()
+            let isDirectory = fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+            _ = Glibc.close(fd)
+            if isDirectory { throw UsageError("Cannot read '--file' \(path.quotedForMessage): it is a directory", subcommand: subcommand) }
+        }
     }
 
     /// Opens the input, connects, resolves the characteristic, streams, prints the record

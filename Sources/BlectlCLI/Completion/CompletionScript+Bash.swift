@@ -44,7 +44,8 @@ extension CompletionScript {
                 local line="${COMP_LINE:0:COMP_POINT}" cur prog sub="" expect="" ended="" w i n=0
                 local opts valopts args kind
                 local -a words argkinds
-                read -ra words <<< "$line"
+                # Without -r: a backslash-escaped space stays inside its word (dir\\ with\\ space).
+                read -a words <<< "$line"
                 if [[ ${#words[@]} -eq 0 || "$line" == *[[:space:]] ]]; then words+=(""); fi
                 cur="${words[${#words[@]}-1]}"
                 prog="${words[0]}"
@@ -59,6 +60,10 @@ extension CompletionScript {
                     fi
                     if [[ -z "$sub" ]]; then sub="$w"; _\(p)_canonical; _\(p)_spec "$sub"; else n=$((n + 1)); fi
                 done
+                if [[ -z "$expect" && -z "$ended" && "$cur" == --*=* ]]; then
+                    # --format=te: the value after '=' (a word break for readline).
+                    expect="${cur%%=*}"; cur="${cur#*=}"
+                fi
                 if [[ -n "$expect" ]]; then
                     _\(p)_optkind "$sub" "$expect"
                 elif [[ -z "$ended" && "$cur" == -* ]]; then
@@ -74,7 +79,7 @@ extension CompletionScript {
                 case "$kind" in
                     choices:*) COMPREPLY=($(compgen -W "${kind#choices:}" -- "$cur")) ;;
                     subcommands) COMPREPLY=($(compgen -W \(shQuoted(subcommands)) -- "$cur")) ;;
-                    files) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")) ;;
+                    files) compopt -o filenames 2>/dev/null; local IFS=$'\\n'; COMPREPLY=($(compgen -f -- "$cur")) ;;
                     devices|adapters) COMPREPLY=($(compgen -W "$("$prog" __complete "$kind" 2>/dev/null | cut -f1)" -- "$cur")) ;;
                 esac
                 if [[ "$cur" == *:* && "$COMP_WORDBREAKS" == *:* ]]; then
