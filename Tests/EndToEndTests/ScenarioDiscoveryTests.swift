@@ -64,7 +64,9 @@ import Glibc
     /// still report it once the UUIDs arrive.
     @Test func serviceUUIDsArrivingWithTheScanResponseStillMatch() async throws {
         try await Sim.with(faults: ["uuids_in_scan_response": "true"]) { sim in
-            let r = await sim.scenarioRun(["scan", "--timeout", "1", "--service", "180f"])
+            // Ends when both have been reported (--count 2), not at a time a loaded machine may
+            // not keep: the scan responses can take longer than a second to come.
+            let r = await sim.scenarioRun(["scan", "--timeout", "30", "--service", "180f", "--count", "2"])
             #expect(r.run.status == 0, "\(r.run)")
             let lines = r.run.stdout.split(separator: "\n").map(String.init)
             let addresses = lines.compactMap { line -> String? in
