@@ -18,8 +18,8 @@ struct WriteFileUsageTests {
 
     @Test func aFileAndStandardInput() {
         // A path that can be read (an unreadable one is a usage error: WriteFileTests).
-        #expect(invocation(["write", Self.echo, Self.sink, "--without-response", "--file", "/etc/hostname"])
-                == .run(GlobalOptions(), Self.expected(.path("/etc/hostname"))))
+        #expect(invocation(["write", Self.echo, Self.sink, "--without-response", "--file", "/etc/passwd"])
+                == .run(GlobalOptions(), Self.expected(.path("/etc/passwd"))))
         #expect(invocation(["write", Self.echo, Self.sink, "--file", "-", "--without-response"])
                 == .run(GlobalOptions(), Self.expected(.standardInput)))
         #expect(invocation(["write", Self.echo, Self.sink, "--file=-", "--without-response", "--service", "ec400001-6c2d-4b8e-9f3a-0c1d2e3f4a5b", "--timeout", "2.5"])
