@@ -184,7 +184,7 @@ extension [SimCall] {
         let faults = ["service_changed_on": "StartNotify", "no_status_notification": "1",
                       "notify_burst": "2", "notify_burst_char": characteristic]
         try await Sim.with(faults: faults) { sim in
-            let r = await sim.scenarioRun(["notify", address, characteristic, "--count", "2", "--timeout", "10"]
+            let r = await sim.scenarioRun(["notify", address, characteristic, "--count", "2", "--timeout", "20"]
                                           + (reconnect ? ["--reconnect"] : []))
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
@@ -197,7 +197,7 @@ extension [SimCall] {
             #expect(starts.map(\.outcome) == ["pending", "reply"], "\(starts)")
             #expect(starts.count == 2 && starts[0].path != starts[1].path, "\(starts)")
             #expect(calls.filter { $0.member == "StopNotify" }.map(\.path) == [starts.last?.path], "\(calls.scenarioMembers)")
-            r.expectEndedBefore(.seconds(8))
+            r.expectEndedBefore(.seconds(10))
             try await sim.scenarioExpectClean()
         }
     }
