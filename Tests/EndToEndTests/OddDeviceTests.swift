@@ -239,4 +239,30 @@ extension [SimCall] {
             try await sim.scenarioExpectClean()
         }
     }
+
+    /// `notify` mid-stream, the device dropping the vendor service for good: blectl does not
+    /// go deaf but ends with 3 not_supported naming the characteristic, after the values
+    /// received; nothing is left (the old session went with its object).
+    @Test func notifyCharacteristicNotFoundAgainEndsNotSupported() async throws {
+        try await Sim.with(faults: ["no_status_notification": "1", "service_changed_removes": "1"]) { sim in
+            let process = try await sim.launch(["notify", World.probe, World.vendorNotify, "--timeout", "30"])
+            try #require(try await sim.waitForState(timeout: .seconds(20)) { !$0.notifySessions.isEmpty }, "notifications never started")
+            try await sim.burst(World.probe, World.vendorNotify, count: 2)
+            #expect(await process.stdoutContains("\"seq\":2,"), "\(process.currentStderr)")
+            let simulator = sim.simulator
+            try await offThread { try simulator.serviceChanged(address: World.probe, service: World.vendorService) }
+            let result = try await process.finish()
+            let run = Run(arguments: ["notify"], status: result.status, stdout: result.stdout, stderr: result.stderr)
+            #expect(run.status == 3, "\(run)")
+            #expect(run.jsonLines().map { $0["value"]?.string ?? "" } == ["00000001", "00000002"], "\(run.stdout)")
+            scenarioExpectError(run, scenarioError("not_supported", 3, operation: "notification_setup", address: World.probe,
+                                                   service: World.vendorService, characteristic: World.vendorNotify),
+                                mentions: ["characteristic \(World.vendorNotify) in service \(World.vendorService)", "not found again"])
+            let calls = try await sim.calls()
+            #expect(calls.filter { $0.member == "StartNotify" }.map(\.outcome) == ["reply"])
+            #expect(calls.filter { $0.member == "StopNotify" }.isEmpty, "\(calls.scenarioMembers)")
+            #expect(calls.last?.member == "Disconnect", "\(calls.scenarioMembers)")
+            try await sim.scenarioExpectClean()
+        }
+    }
 }
