@@ -105,7 +105,7 @@ extension Device {
                 watcher = nil
                 continuation.finish()
                 (stream, continuation) = AsyncThrowingStream.makeStream(of: SubscriptionEvent.self)
-                state.locked { $0 = SubscriptionState.Values(origin: nil, sessions: $0.sessions) }
+                state.locked { $0 = SubscriptionState.Values(origin: nil, sessions: $0.sessions, removals: $0.removals) }
                 let renewed = try await reconnectAfterLinkWentDown(deadline: deadline)
                 state.locked { $0.origin = renewed }
                 found = try await subscribe(state, origin: renewed, deadline: deadline, ending: reconnect == nil,
@@ -113,6 +113,7 @@ extension Device {
             }
             let stream = stream, continuation = continuation
             result = .success(try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
+                group.addTask { await self.followCharacteristic(state, removals: state.removed, events: continuation) }
                 if let reconnect {
                     group.addTask {
                         await self.keepSubscribed(state, policy: reconnect, characteristic: characteristic, events: continuation)
@@ -127,6 +128,7 @@ extension Device {
         }
         if let watcher { session.removeWatcher(watcher) }
         continuation.finish()
+        state.locked { $0.removals.finish() }
         await endSubscription(state, succeeded: (try? result.get()) != nil, disconnectTimeout: disconnectTimeout)
         do {
             return try result.get()
@@ -148,8 +150,8 @@ extension Device {
         try connected.require(found, oneOf: Self.notifyingFlags, for: .notificationSetup, "notify")
         state.locked { $0.characteristic = found }
         watcher = watchSubscription(state, ending: ending, into: continuation)
-        try await awaitCancellable(startNotify(found, state: state, timeout: deadline - .now))
-        return found
+        try await awaitCancellable(startNotify(found, on: connected, state: state, deadline: deadline))
+        return state.locked { $0.characteristic } ?? found
     }
 
     /// The characteristic flags that allow a subscription (bluetoothd would pass a
@@ -168,6 +170,13 @@ extension Device {
             let up = cache.property("Connected", of: devicePath, on: BlueZ.deviceInterface)?.bool == true
             let (emitted, lost): (SubscriptionEvent?, BLEError?) = state.locked { s in
                 guard let characteristic = s.characteristic else { return (nil, nil) }
+                if up, case .removed(characteristic.path, let interfaces)? = event,
+                   interfaces.contains(BlueZ.gattCharacteristicInterface), s.sessions.contains(characteristic.path) {
+                    // Its object left with the link up (Service Changed): its session went
+                    // with it. followCharacteristic subscribes again on the new object.
+                    s.removals.yield(characteristic)
+                    return (nil, nil)
+                }
                 if up != s.linkUp {
                     s.linkUp = up
                     if up {
@@ -193,30 +202,101 @@ extension Device {
 
     /// StartNotify on `characteristic` in a task of its own (its reply must be seen even when
     /// we are cancelled, so that StopNotify follows a start that succeeded): InProgress is
-    /// retried within `timeout` until the subscription ends, Failed "Already notifying"
+    /// retried within `deadline` until the subscription ends, Failed "Already notifying"
     /// (bluetoothd before 5.6x, for a session it kept) is success; a link loss fails it at
     /// once. The path is recorded for StopNotify when it succeeds.
-    private func startNotify(_ characteristic: GATTCharacteristic, state: SubscriptionState, timeout: Duration) -> Task<Void, any Error> {
-        let operation = operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
-        let lost = linkLost(during: operation)
+    ///
+    /// The characteristic's object leaving while the link is up (Service Changed: a pending
+    /// call is then never answered) fails the call at once, as an UnknownObject answer does;
+    /// the characteristic is found again by its UUIDs (``relocate(_:on:state:deadline:)``),
+    /// becomes the subscription's, and StartNotify goes to its new object (at most
+    /// ``ConnectedDevice/relocationLimit`` times).
+    private func startNotify(_ characteristic: GATTCharacteristic, on connected: ConnectedDevice, state: SubscriptionState,
+                             deadline: ContinuousClock.Instant) -> Task<Void, any Error> {
         let session = session
+        let find = state.locked { s in
+            if s.finder == nil || s.characteristic?.path == characteristic.path { s.finder = connected.finder(for: characteristic) }
+            return s.finder!
+        }
         let task = Task<Void, any Error> {
-            let deadline = ContinuousClock.now + timeout
+            var current = characteristic
+            var moves = 0
             while true {
+                let operation = operation(.notificationSetup, service: current.service, characteristic: current.uuid)
+                let removedOrLost = connected.linkLostOrRemoved(current.path, BlueZ.gattCharacteristicInterface, during: operation)
                 do {
-                    _ = try await session.call(BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, "StartNotify"),
-                                               operation: operation, timeout: deadline - .now, abortIf: lost)
+                    _ = try await session.call(BlueZ.call(current.path, BlueZ.gattCharacteristicInterface, "StartNotify"),
+                                               operation: operation, timeout: deadline - .now, abortIf: removedOrLost)
                     break
                 } catch BLEError.busy where deadline - .now > .milliseconds(60) && !state.locked({ $0.ending }) {
                     try await Task.sleep(for: .milliseconds(50))
                 } catch BLEError.failed(_, BlueZ.Error.failed, SubscriptionState.alreadyNotifying) {
                     break
+                } catch let error where error is ConnectedDevice.AttributeRemoved || ConnectedDevice.isUnknownObject(error) {
+                    guard moves < ConnectedDevice.relocationLimit else {
+                        throw BLEError.failed(operation, dbusError: DBusErrorName.unknownObject,
+                                              message: "\(Self.describe(current)) on \(address) left its object \(moves + 1) times")
+                    }
+                    moves += 1
+                    current = try await relocate(current, on: connected, find: find, deadline: deadline)
+                    state.locked { $0.characteristic = current }
                 }
             }
-            state.locked { _ = $0.sessions.insert(characteristic.path) }
+            state.locked { _ = $0.sessions.insert(current.path) }
         }
         state.locked { $0.start = task }
         return task
+    }
+
+    /// How long a characteristic whose object left (the link up) is waited for at a new
+    /// object before the subscription ends with ``BLEError/notSupported(_:_:)``.
+    public static let characteristicRelocationTimeout: Duration = .seconds(5)
+
+    /// The characteristic alike `characteristic` (same service and characteristic UUIDs, same
+    /// position among those alike) once it is in the device's tree again, waited for up to
+    /// ``characteristicRelocationTimeout`` (and `deadline`).
+    /// - Throws: ``BLEError/notSupported(_:_:)`` naming the characteristic when it is not
+    ///   found again in time, ``BLEError/timedOut(_:)`` at `deadline`, the link lost.
+    private func relocate(_ characteristic: GATTCharacteristic, on connected: ConnectedDevice,
+                          find: @escaping @Sendable ([GATTService]) -> GATTCharacteristic?,
+                          deadline: ContinuousClock.Instant) async throws -> GATTCharacteristic {
+        let operation = operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
+        let limit = ContinuousClock.now + Self.characteristicRelocationTimeout
+        do {
+            return try await connected.relocated(deadline: min(deadline, limit), operation: operation, find: find)
+        } catch BLEError.timedOut where ContinuousClock.now < deadline {
+            throw BLEError.notSupported(operation, "\(Self.describe(characteristic)) on \(address) left (the device changed "
+                + "its GATT database) and was not found again within \(Self.characteristicRelocationTimeout)")
+        }
+    }
+
+    static func describe(_ characteristic: GATTCharacteristic) -> String {
+        "characteristic \(characteristic.uuid.named) in service \(characteristic.service.named)"
+    }
+
+    /// Follows the subscription's characteristic when its object leaves mid-stream while the
+    /// link is up (``SubscriptionState/Values/removals``): found again by its UUIDs and
+    /// subscribed to again on its new object, the values on the same stream. Not found again,
+    /// or StartNotify failing with the link still up, ends the stream with that error; the
+    /// link going down meanwhile leaves the rest to the link-loss handling.
+    private func followCharacteristic(_ state: SubscriptionState, removals: AsyncStream<GATTCharacteristic>,
+                                      events: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation) async {
+        for await removed in removals {
+            let connected = ConnectedDevice(device: self, origin: state.locked { $0.origin } ?? .connectedByUs)
+            let deadline = ContinuousClock.now + Self.characteristicRelocationTimeout * 2
+            do {
+                guard let find = state.locked({ $0.finder }) else { continue }
+                let found = try await relocate(removed, on: connected, find: find, deadline: deadline)
+                state.locked { $0.characteristic = found }
+                try await awaitCancellable(startNotify(found, on: connected, state: state, deadline: deadline))
+            } catch is CancellationError {
+                return
+            } catch {
+                let path = path
+                let up = session.withCache { $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool == true }
+                if up { events.finish(throwing: error) }
+            }
+        }
     }
 
     // MARK: - Reconnecting
@@ -284,7 +364,7 @@ extension Device {
         let found = try await characteristic(connected)
         try connected.require(found, oneOf: Self.notifyingFlags, for: .notificationSetup, "notify")
         state.locked { $0.characteristic = found }
-        try await awaitCancellable(startNotify(found, state: state, timeout: deadline - .now))
+        try await awaitCancellable(startNotify(found, on: connected, state: state, deadline: deadline))
     }
 
     // MARK: - Clean-up
@@ -349,11 +429,22 @@ final class SubscriptionState: Sendable {
         var sessions: Set<ObjectPath> = []
         /// The subscription is ending: a StartNotify answered InProgress is not retried.
         var ending = false
+        /// Finds the characteristic again by its UUIDs (and position) after its object left.
+        var finder: (@Sendable ([GATTService]) -> GATTCharacteristic?)?
+        /// Characteristics whose object left mid-stream with the link up, for
+        /// followCharacteristic.
+        var removals: AsyncStream<GATTCharacteristic>.Continuation
     }
 
     private let values: Lock<Values>
+    /// What the watcher yields into `removals`.
+    let removed: AsyncStream<GATTCharacteristic>
 
-    init(origin: ConnectionOrigin) { values = Lock(Values(origin: origin)) }
+    init(origin: ConnectionOrigin) {
+        let (removed, removals) = AsyncStream.makeStream(of: GATTCharacteristic.self)
+        self.removed = removed
+        values = Lock(Values(origin: origin, removals: removals))
+    }
 
     func locked<R>(_ body: (inout Values) -> R) -> R { values.withLock { body(&$0) } }
 }

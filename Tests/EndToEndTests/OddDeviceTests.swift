@@ -173,4 +173,96 @@ extension [SimCall] {
             try await sim.scenarioExpectClean()
         }
     }
+
+    /// `notify`'s StartNotify is pending when its service leaves (on the vendor response
+    /// characteristic and on Battery Level; with and without --reconnect): it fails at once and
+    /// goes again to the characteristic found again by its UUIDs; the values that come after
+    /// are printed from seq 1 and the session stopped on the new object.
+    @Test(arguments: [(World.probe, World.vendorNotify, false), (World.probe, World.vendorNotify, true),
+                      (World.gattBattery, "2a19", false)])
+    func notifyStartPendingWhenItsServiceLeavesIsSentAgain(address: String, characteristic: String, reconnect: Bool) async throws {
+        let faults = ["service_changed_on": "StartNotify", "no_status_notification": "1",
+                      "notify_burst": "2", "notify_burst_char": characteristic]
+        try await Sim.with(faults: faults) { sim in
+            let r = await sim.scenarioRun(["notify", address, characteristic, "--count", "2", "--timeout", "20"]
+                                          + (reconnect ? ["--reconnect"] : []))
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.stderr == "")
+            let records = r.run.jsonLines()
+            #expect(records.map { $0["value"]?.string ?? "" } == ["00000001", "00000002"], "\(r.run.stdout)")
+            #expect(records.map { $0["seq"]?.int ?? 0 } == [1, 2])
+            #expect(records.map { $0["connection"]?.int ?? 0 } == [1, 1])
+            let calls = try await sim.calls()
+            let starts = calls.filter { $0.member == "StartNotify" }
+            #expect(starts.map(\.outcome) == ["pending", "reply"], "\(starts)")
+            #expect(starts.count == 2 && starts[0].path != starts[1].path, "\(starts)")
+            #expect(calls.filter { $0.member == "StopNotify" }.map(\.path) == [starts.last?.path], "\(calls.scenarioMembers)")
+            r.expectEndedBefore(.seconds(10))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// `notify` mid-stream: the vendor service changes (its objects removed, the session with
+    /// them, and added again at new paths) after 3 values: blectl subscribes again on the new
+    /// object and the next 3 values follow on the same stream (seq 4..6, link 1), none lost or
+    /// repeated; StopNotify on the new object at the end. With and without --reconnect.
+    @Test(arguments: [false, true])
+    func notifySubscriptionFollowsItsCharacteristicMidStream(reconnect: Bool) async throws {
+        try await Sim.with(faults: ["no_status_notification": "1"]) { sim in
+            let process = try await sim.launch(["notify", World.probe, World.vendorNotify, "--count", "6", "--timeout", "30"]
+                                               + (reconnect ? ["--reconnect"] : []))
+            try #require(try await sim.waitForState(timeout: .seconds(20)) { !$0.notifySessions.isEmpty }, "notifications never started")
+            let first = try #require(try await sim.state().notifySessions.first?.path)
+            try await sim.burst(World.probe, World.vendorNotify, count: 3)
+            #expect(await process.stdoutContains("\"seq\":3,"), "\(process.currentStderr)")
+            let simulator = sim.simulator
+            try await offThread { try simulator.serviceChanged(address: World.probe, service: World.vendorService) }
+            // The service is added again at new handles, from 0x0100 on (sim/README.md).
+            let again = try await sim.waitForState(timeout: .seconds(10)) { $0.notifySessions.contains { $0.path.contains("/service01") } }
+            try #require(again, "not subscribed again: \(process.currentStderr)")
+            try await sim.burst(World.probe, World.vendorNotify, count: 3)
+            let result = try await process.finish()
+            let run = Run(arguments: ["notify"], status: result.status, stdout: result.stdout, stderr: result.stderr)
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            let records = run.jsonLines()
+            #expect(records.map { $0["value"]?.string ?? "" } == ["00000001", "00000002", "00000003", "00000001", "00000002", "00000003"],
+                    "\(run.stdout)")
+            #expect(records.map { $0["seq"]?.int ?? 0 } == Array(1...6))
+            #expect(records.map { $0["connection"]?.int ?? 0 } == Array(repeating: 1, count: 6))
+            let calls = try await sim.calls()
+            let starts = calls.filter { $0.member == "StartNotify" }
+            #expect(starts.map(\.outcome) == ["reply", "reply"], "\(starts)")
+            #expect(starts.first?.path == first && starts.last?.path != first, "\(starts)")
+            #expect(calls.filter { $0.member == "StopNotify" }.map(\.path) == [starts.last?.path], "\(calls.scenarioMembers)")
+            #expect(calls.filter { $0.member == "Connect" }.count == 1)
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    /// `notify` mid-stream, the device dropping the vendor service for good: blectl does not
+    /// go deaf but ends with 3 not_supported naming the characteristic, after the values
+    /// received; nothing is left (the old session went with its object).
+    @Test func notifyCharacteristicNotFoundAgainEndsNotSupported() async throws {
+        try await Sim.with(faults: ["no_status_notification": "1", "service_changed_removes": "1"]) { sim in
+            let process = try await sim.launch(["notify", World.probe, World.vendorNotify, "--timeout", "30"])
+            try #require(try await sim.waitForState(timeout: .seconds(20)) { !$0.notifySessions.isEmpty }, "notifications never started")
+            try await sim.burst(World.probe, World.vendorNotify, count: 2)
+            #expect(await process.stdoutContains("\"seq\":2,"), "\(process.currentStderr)")
+            let simulator = sim.simulator
+            try await offThread { try simulator.serviceChanged(address: World.probe, service: World.vendorService) }
+            let result = try await process.finish()
+            let run = Run(arguments: ["notify"], status: result.status, stdout: result.stdout, stderr: result.stderr)
+            #expect(run.status == 3, "\(run)")
+            #expect(run.jsonLines().map { $0["value"]?.string ?? "" } == ["00000001", "00000002"], "\(run.stdout)")
+            scenarioExpectError(run, scenarioError("not_supported", 3, operation: "notification_setup", address: World.probe,
+                                                   service: World.vendorService, characteristic: World.vendorNotify),
+                                mentions: ["characteristic \(World.vendorNotify) in service \(World.vendorService)", "not found again"])
+            let calls = try await sim.calls()
+            #expect(calls.filter { $0.member == "StartNotify" }.map(\.outcome) == ["reply"])
+            #expect(calls.filter { $0.member == "StopNotify" }.isEmpty, "\(calls.scenarioMembers)")
+            #expect(calls.last?.member == "Disconnect", "\(calls.scenarioMembers)")
+            try await sim.scenarioExpectClean()
+        }
+    }
 }

@@ -21,6 +21,7 @@ FAULTS = {
     "disconnect_mid_read": (bool, False, "ReadValue stays pending, then the link drops; the read fails Failed 'Operation failed'"),
     "drop_link_on": (str, "", "this GATT method (ReadValue, WriteValue, StartNotify) is left unanswered; 200 ms later the link drops, then the call fails"),
     "service_changed_on": (str, "", "this GATT method (ReadValue, WriteValue, StartNotify) on a characteristic makes the device change its GATT database (Service Changed): the call is never answered (a write is not applied), the objects of that characteristic's service are removed (InterfacesRemoved, children first; its notify sessions end with them) and 100 ms later added again at new handles (new object paths, values kept); the old paths answer org.freedesktop.DBus.Error.UnknownObject; once (the fault clears itself)"),
+    "service_changed_removes": (bool, False, "a Service Changed (service_changed_on, control ServiceChanged) removes the service for good: its objects are not added again (the device dropped it from its database)"),
     "start_notify_held": (bool, False, "StartNotify is held unanswered (pending_gatt lists it, StopNotify answers InProgress) until this fault is cleared, then answered and the session started; the client leaving drops it"),
     "start_notify_delay_ms": (int, 0, "delay the StartNotify reply (and the notify session)"),
     "start_notify_never_answers": (bool, False, "StartNotify is registered but never answered (the CCC write got no response); StopNotify answers InProgress; the client leaving drops it"),

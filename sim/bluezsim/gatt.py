@@ -667,6 +667,8 @@ class GattTree:
         def readd():
             if self.device.removed or not self.device.gatt_exported or self.services[index] is not new:
                 return
+            if self.sim.faults.get("service_changed_removes"):
+                return          # the device dropped the service from its database
             so_new, chars_new = new
             objs = [so_new]
             for ch in chars_new:
