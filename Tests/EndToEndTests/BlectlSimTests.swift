@@ -31,22 +31,10 @@ struct BlectlSimTests {
                                                    withDestinationPath: repoRoot.appendingPathComponent("sim/blectl-sim").path)
         let environment = ["PATH": bin.path + ":/usr/bin:/bin", "HOME": top.path, "XDG_RUNTIME_DIR": runtime.path]
         let run: @Sendable (String) async throws -> Run = { script in
-            try await offThread {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/bin/bash")
-                process.arguments = ["-euo", "pipefail", "-c", script]
-                process.environment = environment
-                let out = Pipe(), err = Pipe()
-                process.standardOutput = out
-                process.standardError = err
-                process.standardInput = FileHandle.nullDevice
-                try process.run()
-                let stdout = out.fileHandleForReading.readDataToEndOfFile()
-                let stderr = err.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                return Run(arguments: ["bash", "-c", script], status: process.terminationStatus,
-                           stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
-            }
+            // The harness's spawn (close-on-exec pipes, read in full): Foundation's Process
+            // here hung once, its pipe never reaching EOF while other tests spawned children.
+            let r = try await offThread { try runToEnd("/bin/bash", ["-euo", "pipefail", "-c", script], environment: environment) }
+            return Run(arguments: ["bash", "-c", script], status: r.status, stdout: r.stdout, stderr: r.stderr)
         }
         do {
             try await body(run, runtime)

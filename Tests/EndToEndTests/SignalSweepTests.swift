@@ -55,7 +55,7 @@ struct SignalSweepTests {
         Command(arguments: ["write", World.vendor, World.vendorWrite, "00"]) { run in
             run.lines.count == 1 && J.parse(run.lines[0])?["length"] == 1
         },
-        Command(arguments: ["request", World.vendor, "--write", World.vendorWrite, "--notify", World.vendorNotify, "01"]) { run in
+        Command(arguments: ["request", World.vendor, "--write", World.vendorWrite, "--notify", World.vendorNotify, "01", "--response-prefix", "81"]) { run in
             run.lines.count == 1 && J.parse(run.lines[0])?["responses"] == [["value": "81020007", "text": .null]]
         },
         // A stream with a notification session: the vendor status 90 00 comes every 300 ms.

@@ -233,6 +233,13 @@ extension Duration {
     }
 }
 
+/// Runs `executable` with `args` to its end (SIGKILL after `timeout`, a hang guard), stdin
+/// /dev/null, stdout and stderr read in full: for tests that run programs without a simulator.
+public func runToEnd(_ executable: String, _ args: [String], environment: [String: String],
+                     timeout: Duration = .seconds(60)) throws -> ProcessResult {
+    try spawnChild(executable, args, environment: environment, stdinPipe: false).wait(timeout: timeout)
+}
+
 /// Starts `executable` (a path, or a name looked up in PATH) with `args`.
 /// stdin: a pipe when `stdinPipe`, else /dev/null. stdout/stderr: pipes, or the
 /// parent's stderr for stderr when `inheritStderr`.
