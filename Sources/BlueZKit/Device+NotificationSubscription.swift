@@ -50,6 +50,15 @@ extension Device {
     /// that error; reaching the deadline without the subscription restored ends it, at the
     /// deadline, with ``BLEError/timedOut(_:)`` (connect).
     ///
+    /// A GATT database change (Service Changed: bluetoothd removes the service's objects and
+    /// exports them again at new paths), the link up: a StartNotify pending on a removed
+    /// object fails at once and goes again to the characteristic found again by its service
+    /// and characteristic UUIDs (``ConnectedDevice/relocationLimit`` times at most); a
+    /// subscription whose object leaves after it was set up subscribes again on the new
+    /// object, its values in the same stream (the values sent meanwhile reached no session).
+    /// Not found again within ``characteristicRelocationTimeout``: the set-up, or the stream,
+    /// ends with ``BLEError/notSupported(_:_:)`` naming the characteristic.
+    ///
     /// At the end: StopNotify on every characteristic path a StartNotify succeeded on (waiting
     /// first, at most ``CleanupPolicy/pendingStartTimeout``, for one still pending), even when
     /// the link is down (the session is kept), errors dropped; then Disconnect if the last
