@@ -106,7 +106,8 @@ public enum Blectl {
             var failure: (any Error)?
             do {
                 try await CommandDeadline.$instant.withValue(deadline) {
-                    try await command.run(global: global, printer: Printer(format: global.format), deadline: deadline)
+                    try await command.run(global: global, printer: Printer(format: global.format), deadline: deadline,
+                                          observer: observer)
                 }
             } catch {
                 failure = error

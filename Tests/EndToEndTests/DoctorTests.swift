@@ -183,4 +183,16 @@ struct DoctorTests {
             try #expect(await sim.calls().isEmpty)
         }
     }
+
+    /// -v traces doctor's session like every command's (it opens its session itself).
+    @Test("-v: the D-Bus trace of doctor's calls on stderr, the report unchanged on stdout")
+    func traced() async throws {
+        try await Sim.with { sim in
+            let run = await sim.blectl(["-v", "doctor"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr.contains("org.freedesktop.DBus.ObjectManager.GetManagedObjects"), "\(run.stderr)")
+            #expect(run.stderr.contains("org.bluez.Adapter1.StartDiscovery") && run.stderr.contains("org.bluez.Adapter1.StopDiscovery"), "\(run.stderr)")
+            #expect(Self.checks(run).map(\.0) == Self.names)
+        }
+    }
 }

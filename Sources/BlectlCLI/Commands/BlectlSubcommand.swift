@@ -33,8 +33,10 @@ extension BlectlSubcommand {
 /// ``CommandContext``.
 protocol SessionOpeningSubcommand: BlectlSubcommand {
     /// Runs the command within `deadline`: results through `printer`, failures thrown
-    /// (after the results).
-    func run(global: GlobalOptions, printer: Printer, deadline: ContinuousClock.Instant) async throws
+    /// (after the results); `observer` (the `-v` trace, the progress line) sees the session
+    /// it opens.
+    func run(global: GlobalOptions, printer: Printer, deadline: ContinuousClock.Instant,
+             observer: (any SessionObserver)?) async throws
 }
 
 extension SessionOpeningSubcommand {
@@ -42,7 +44,7 @@ extension SessionOpeningSubcommand {
 
     func run(_ context: CommandContext) async throws {
         try await run(global: GlobalOptions(adapter: context.adapterName, format: context.printer.format),
-                      printer: context.printer, deadline: context.deadline)
+                      printer: context.printer, deadline: context.deadline, observer: nil)
     }
 }
 

@@ -52,7 +52,8 @@ struct DoctorCommand: SessionOpeningSubcommand {
     /// The checks, in order.
     static let names = ["bus", "bluetoothd", "permission", "adapter", "rfkill", "powered", "le", "discovery"]
 
-    func run(global: GlobalOptions, printer: Printer, deadline: ContinuousClock.Instant) async throws {
+    func run(global: GlobalOptions, printer: Printer, deadline: ContinuousClock.Instant,
+             observer: (any SessionObserver)?) async throws {
         var checks: [Check] = []
         // The bus alone first, so that a bluetoothd that does not answer is not taken for a bus
         // that does not.
@@ -60,7 +61,7 @@ struct DoctorCommand: SessionOpeningSubcommand {
             checks = Self.sessionFailure(failure, adapterName: global.adapter)
         } else {
             do {
-                let session = try await Session.open(timeout: max(deadline - .now, .zero))
+                let session = try await Session.open(timeout: max(deadline - .now, .zero), observer: observer)
                 checks = await Self.checks(session, adapterName: global.adapter, deadline: deadline)
                 await session.connection.flush(within: CleanupPolicy.wireTime)
                 // Closing the connection also ends any discovery it still owns (bluetoothd ties
