@@ -73,8 +73,7 @@ import SimulatorHarness
         }
         #expect(after == [87])
         #expect(session.watcherCount == 0)
-        _ = try await offThread { try sim.waitForState { $0.leftovers.isEmpty } }
-        #expect(try sim.state().leftovers == [])
+        #expect(try await offThread { try sim.leftovers() } == [])
     }
 
     @Test func aBlinkBeforeAnyOperationLeavesTheSessionUsable() async throws {

@@ -95,8 +95,7 @@ import SimulatorHarness
             #expect(values.allSatisfy { $0.connection == 1 })
             #expect(recorder.others == [])
             #expect(session.watcherCount == 0)
-            _ = try await offThread { try sim.waitForState { $0.leftovers.isEmpty } }
-            #expect(try await offThread { try sim.state().leftovers } == [])
+            #expect(try await offThread { try sim.leftovers() } == [])
         }
     }
 
@@ -141,8 +140,7 @@ import SimulatorHarness
             #expect(calls.filter { $0.member == "StartNotify" }.allSatisfy { ["reply", "error:org.bluez.Error.InProgress"].contains($0.outcome) })
             #expect(calls.filter { $0.member == "StopNotify" }.map(\.outcome) == ["reply"])
             #expect(session.watcherCount == 0)
-            _ = try await offThread { try sim.waitForState { $0.leftovers.isEmpty } }
-            #expect(try await offThread { try sim.state().leftovers } == [])
+            #expect(try await offThread { try sim.leftovers() } == [])
         }
     }
 
@@ -174,8 +172,7 @@ import SimulatorHarness
             let calls = try await offThread { try sim.calls() }
             #expect(calls.filter { $0.member == "StartNotify" }.map(\.outcome) == ["reply", "reply"])
             #expect(calls.contains { $0.member == "StartDiscovery" })
-            _ = try await offThread { try sim.waitForState { $0.leftovers.isEmpty } }
-            #expect(try await offThread { try sim.state().leftovers } == [])
+            #expect(try await offThread { try sim.leftovers() } == [])
             #expect(session.watcherCount == 0)
         }
     }
@@ -246,8 +243,7 @@ import SimulatorHarness
                                          message: "le-connection-abort-by-local"))
             }
             #expect(recorder.end as? BLEError == .timedOut(BLEOperation(.connect, address: Self.gattBattery)), "\(String(describing: recorder.end))")
-            _ = try await offThread { try sim.waitForState { $0.leftovers.isEmpty } }
-            #expect(try await offThread { try sim.state().leftovers } == [])
+            #expect(try await offThread { try sim.leftovers() } == [])
             #expect(session.watcherCount == 0)
         }
     }

@@ -42,7 +42,7 @@ import SimulatorHarness
         let again = try await device.withPairing(agent: Agent(), timeout: .seconds(20)) { $0 }
         #expect(again == .alreadyPaired)
         try #expect(sim.calls().filter { $0.member == "Pair" }.count == 1)
-        try #expect(sim.waitForState { $0.leftovers.isEmpty })
+        #expect(try sim.leftovers() == [])
     }
 
     @Test("a passkey: the agent is asked and types it; a wrong one fails with authenticationFailed")
@@ -61,7 +61,7 @@ import SimulatorHarness
         }
         #expect(wrong.requests.map(\.method) == ["RequestPasskey"])
         #expect(wrong.requests.map(\.accepted) == [true])
-        try #expect(sim.waitForState { $0.leftovers.isEmpty })
+        #expect(try sim.leftovers() == [])
         let right = Agent(passkey: Passkey(123_456), devices: [device.path])
         let state = try await device.withPairing(agent: right, timeout: .seconds(20)) { _ in
             try await device.setTrusted(true, timeout: .seconds(5))
@@ -69,7 +69,7 @@ import SimulatorHarness
         }
         #expect(state == PairingState(paired: true, bonded: true, trusted: true))
         #expect(right.requests.map(\.method) == ["RequestPasskey"])
-        try #expect(sim.waitForState { $0.leftovers.isEmpty })
+        #expect(try sim.leftovers() == [])
         // Removed: gone from BlueZ with its pairing; removing it again: not found.
         try await device.remove(timeout: .seconds(10))
         #expect(device.pairingState == nil)

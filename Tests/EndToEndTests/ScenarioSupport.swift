@@ -45,7 +45,7 @@ extension Sim {
         return false
     }
 
-    /// Expects nothing blectl could have started to be left (polled up to 10 s).
+    /// Expects nothing blectl could have started to be left (polled up to 60 s: at once when clean).
     func scenarioExpectClean(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let left = try await leftovers()
         #expect(left.isEmpty, "left behind: \(left)", sourceLocation: sourceLocation)

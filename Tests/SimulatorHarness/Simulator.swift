@@ -330,6 +330,19 @@ public final class Simulator: Sendable {
         }
     }
 
+    /// What a client left in the simulator (``SimState/leftovers``), once it is clean or
+    /// `timeout` has passed: polled, so a clean-up still on its way (a Disconnect the
+    /// simulator has not read yet on a loaded machine) is waited for; empty when clean.
+    /// The generous default costs nothing when the state is clean: it returns at once.
+    public func leftovers(within timeout: Duration = .seconds(60)) throws -> [String] {
+        var last: [String] = []
+        _ = try waitForState(timeout: timeout) { state in
+            last = state.leftovers
+            return last.isEmpty
+        }
+        return last
+    }
+
     // MARK: running clients against this simulator
 
     private func childEnvironment(_ extra: [String: String]) -> [String: String] {
