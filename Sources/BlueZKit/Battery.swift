@@ -47,11 +47,14 @@ extension ConnectedDevice {
         let path = device.path
         let operation = device.operation(.battery)
         let lost = device.linkLost(during: operation)
+        // What the device lacks names the GATT service it has not (0x180F), as the error
+        // object's `service` field.
+        let missing = device.operation(.battery, service: .batteryService)
         let graceOver = graceEnd <= deadline
         if min(graceEnd, deadline) <= .now, graceOver {
             // The GATT lookup took the whole grace: one look at the cache decides.
             if let percentage = battery1Percentage { return try Self.checked(percentage, on: device) }
-            throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT service \(BluetoothUUID.batteryService.named)")
+            throw BLEError.notSupported(missing, "\(device.address) has no org.bluez.Battery1 and no GATT service \(BluetoothUUID.batteryService.named)")
         }
         do {
             let percentage = try await session.wait(for: operation, timeout: max(.zero, min(graceEnd, deadline) - .now)) { cache, event -> WaitStep<Int> in
@@ -60,7 +63,7 @@ extension ConnectedDevice {
             }
             return try Self.checked(percentage, on: device)
         } catch BLEError.timedOut where graceOver {
-            throw BLEError.notSupported(operation, "\(device.address) has no org.bluez.Battery1 and no GATT service \(BluetoothUUID.batteryService.named)")
+            throw BLEError.notSupported(missing, "\(device.address) has no org.bluez.Battery1 and no GATT service \(BluetoothUUID.batteryService.named)")
         }
     }
 

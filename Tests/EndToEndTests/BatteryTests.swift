@@ -56,6 +56,8 @@ struct BatteryTests {
             #expect(error["exit_status"] == 3)
             #expect(error["address"] == "C0:FF:EE:00:00:05")
             #expect(error["dbus_error"] == .null)
+            #expect(error["operation"] == "battery")
+            #expect(error["service"] == "180f")
             #expect(error["message"] == "not supported by the device: C0:FF:EE:00:00:05 has no org.bluez.Battery1 and no GATT service 180f (Battery)")
             try #expect(await sim.leftovers() == [])
         }

@@ -53,7 +53,7 @@ import Testing
             let r = await sim.scenarioRun(["get-battery", World.plain, "--timeout", "10"])
             #expect(r.run.status == 3, "\(r.run)")
             #expect(r.run.stdout == "")
-            scenarioExpectError(r.run, scenarioError("not_supported", 3, operation: "battery", address: World.plain),
+            scenarioExpectError(r.run, scenarioError("not_supported", 3, operation: "battery", address: World.plain, service: "180f"),
                                 message: "not supported by the device: \(World.plain) has no org.bluez.Battery1 and no GATT service 180f (Battery)")
             r.expectEndedBefore(.seconds(10))
             try await sim.scenarioExpectClean()

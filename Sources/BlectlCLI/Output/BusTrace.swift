@@ -141,14 +141,7 @@ final class BusTrace: SessionObserver {
         case .signature(let v): out += "g" + JSONValue.string(v).serialized()
         case .unixFD(let v): out += "fd \(v.fileDescriptor.map(String.init) ?? "-")"
         case .bytes(let v): out += v.isEmpty ? "[]" : "0x" + v.hexString
-        case .array(_, let elements):
-            out += "["
-            for (index, element) in elements.enumerated() {
-                if index > 0 { out += ", " }
-                shortForm(element, into: &out, limit: limit)
-                if out.utf8.count > limit { return }
-            }
-            out += "]"
+        case .array(_, let elements): sequence(elements, "[", "]", into: &out, limit: limit)
         case .dictionary(_, _, let entries):
             out += "{"
             for (index, entry) in entries.enumerated() {
@@ -163,16 +156,22 @@ final class BusTrace: SessionObserver {
                 if out.utf8.count > limit { return }
             }
             out += "}"
-        case .structure(let fields):
-            out += "("
-            for (index, field) in fields.enumerated() {
-                if index > 0 { out += ", " }
-                shortForm(field, into: &out, limit: limit)
-                if out.utf8.count > limit { return }
-            }
-            out += ")"
+        case .structure(let fields): sequence(fields, "(", ")", into: &out, limit: limit)
         case .variant(let inner): shortForm(inner, into: &out, limit: limit)
         }
+    }
+
+    /// `values` comma-separated between `open` and `close` (an array's elements, a
+    /// structure's fields); stops once `out` is past `limit` (`utf8.count` of a native
+    /// string is O(1), so the check per element costs nothing).
+    private static func sequence(_ values: [DBusValue], _ open: String, _ close: String, into out: inout String, limit: Int) {
+        out += open
+        for (index, value) in values.enumerated() {
+            if index > 0 { out += ", " }
+            shortForm(value, into: &out, limit: limit)
+            if out.utf8.count > limit { return }
+        }
+        out += close
     }
 
     /// `1.234567`: seconds with microseconds.
