@@ -87,7 +87,8 @@ extension Device {
     ///   - timeout: the limit for registering the agent and pairing (connecting and service
     ///     resolution included).
     ///   - disconnectTimeout: how long to wait for the Disconnect reply when `body` ends
-    ///     normally; when interrupted or failed, ``CleanupPolicy/interruptedTimeout``.
+    ///     normally; when interrupted or failed, at most ``CleanupPolicy/interruptedTimeout``
+    ///     (zero: sent and on the wire, not waited for; bluetoothd completes it without us).
     /// - Returns: what `body` returns.
     /// - Throws: ``BLEError/authenticationFailed(_:dbusError:message:)`` (AuthenticationFailed:
     ///   a wrong passkey; AuthenticationRejected, AuthenticationCanceled, AuthenticationTimeout),
@@ -121,7 +122,7 @@ extension Device {
         }
         if pairSent && !wasConnected {
             let succeeded = (try? result.get()) != nil && !Task.isCancelled
-            await disconnectAsCleanup(waitingUpTo: succeeded ? disconnectTimeout : CleanupPolicy.interruptedTimeout)
+            await disconnectAsCleanup(waitingUpTo: Self.disconnectWait(disconnectTimeout, succeeded: succeeded))
         }
         return try result.get()
     }
