@@ -43,6 +43,27 @@ import Testing
         }
     }
 
+    /// What tells "sent and left" from "waited for the answer": BlueZ's answer here comes
+    /// 3.5 s after the Disconnect, within the 4 s blectl used to wait for it. blectl must have
+    /// left the bus before it (the simulator marks a call whose caller left while it was
+    /// unanswered): it has nothing to do after the Disconnect but flush it and exit.
+    @Test("blectl leaves the bus before BlueZ answers its Disconnect", arguments: [
+        ["get-battery", World.probe],
+        ["read", World.probe, "2a19"],
+        ["read", World.probe, "2a99"],
+    ])
+    func leavesBeforeTheAnswer(_ arguments: [String]) async throws {
+        try await Sim.with(faults: ["disconnect_delay_ms": "3500"], fastDisconnect: false) { sim in
+            let run = await sim.blectl(arguments)
+            #expect(run.status == (arguments.last == "2a99" ? 3 : 0), "\(run)")
+            try #expect(await sim.waitForState(timeout: .seconds(20)) { $0.connections.isEmpty })
+            let disconnects = try await sim.calls().filter { $0.member == "Disconnect" }
+            #expect(disconnects.map(\.outcome) == ["reply"], "\(disconnects)")
+            #expect(disconnects.map(\.callerLeft) == [true], "blectl waited on the bus for BlueZ's answer")
+            try await sim.scenarioExpectClean()
+        }
+    }
+
     @Test("-v: the trace shows the Disconnect sent and no reply awaited; the result line unchanged")
     func traceShowsTheDisconnectSent() async throws {
         try await Sim.with(faults: ["disconnect_held": "1"], fastDisconnect: false) { sim in

@@ -402,6 +402,9 @@ class Sim:
     # ------------------------------------------------------------ clients
     def _name_owner_changed(self, name, old, new):
         if name.startswith(":") and old and not new:
+            for record in self.calls:
+                if record["sender"] == name and record["outcome"] == "pending":
+                    record["caller_left"] = True
             self.discovery.client_left(name)
             for dev in list(self.devices.values()):
                 dev.client_left(name)
