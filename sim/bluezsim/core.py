@@ -29,6 +29,7 @@ class Sim:
         self.startup_faults = dict(startup_faults)
         self.calls = []
         self.resolved_at = {}
+        self.added_at = {}
         self.bus = Bus(IFACES, self.calls.append)
         self.bus.intercept = self._intercept
         self.faults = Faults()
@@ -201,6 +202,7 @@ class Sim:
             self.build_world()
         self.calls.clear()
         self.resolved_at.clear()
+        self.added_at.clear()
 
     def stop_bluez(self):
         """Like bluetoothd stopping on SIGTERM: links dropped first, then off the bus."""
@@ -380,6 +382,7 @@ class Sim:
             self.devices[spec.address] = dev
             self.bus.export(dev.obj)
             self.sightings += 1
+            self.added_at[spec.address] = time.monotonic()
         return dev
 
     def device_by_path(self, path):
@@ -547,6 +550,7 @@ class Sim:
             "paired": sorted(a for a, d in self.devices.items() if d.paired),
             "connects": list(self.connects),
             "resolved_at": dict(self.resolved_at),
+            "added_at": dict(self.added_at),
         }
 
     def state_json(self):
