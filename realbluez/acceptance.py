@@ -1306,17 +1306,21 @@ def test_back_to_back():
     fired, connects anew; every result correct, nothing left once the timer has run. The
     first command's result comes before its link went down: the link is still up when it
     has exited."""
-    found_up = 0
+    found_up, sources = 0, {}
     for i in range(BACK_TO_BACK_RUNS):
         linked = connected_now()
         found_up += linked
         r = blectl("get-battery", PERIPHERAL, "--timeout", "30")
         expect_rc(r, 0)
         d = r.json()
-        eq((d["address"], d["percentage"], d["source"]), (PERIPHERAL, 73, "battery1"), f"get-battery {i + 1}")
+        # battery1, or gatt when Battery1 was not there (yet) on the link the command used
+        # (seen on bluetoothd 5.66 in a loop: the timer fired and the command connected anew).
+        eq((d["address"], d["percentage"]), (PERIPHERAL, 73), f"get-battery {i + 1}")
+        sources[d["source"]] = sources.get(d["source"], 0) + 1
+        check(d["source"] in ("battery1", "gatt"), f"get-battery {i + 1}: source {d['source']!r}")
         if i == 0:
             eq(connected_now(), True, "the link right after the first get-battery exited (result before the link went down)")
-    note(f"back to back: {found_up} of {BACK_TO_BACK_RUNS} get-battery found the link up")
+    note(f"back to back: {found_up} of {BACK_TO_BACK_RUNS} get-battery found the link up; sources {sources}")
     assert_idle("back-to-back get-battery")
 
 

@@ -162,7 +162,7 @@ extension Device {
         await disconnectAsCleanup(waitingUpTo: CleanupPolicy.interruptedTimeout)
     }
 
-    private func waitUntilDisconnected(timeout: Duration, operation: BLEOperation) async throws {
+    func waitUntilDisconnected(timeout: Duration, operation: BLEOperation) async throws {
         let path = path
         try await session.wait(for: operation, timeout: timeout) { cache, _ -> WaitStep<Void> in
             cache.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool == true ? .keepWaiting : .done(())
