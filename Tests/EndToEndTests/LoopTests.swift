@@ -103,4 +103,25 @@ import Testing
             try await sim.scenarioExpectClean()
         }
     }
+
+    @Test("pair right after a failed read: the link found up goes down under the bonding; Pair again on a link of its own")
+    func pairAfterAFailedRead() async throws {
+        let faults = World.secureFaults.merging(["disconnect_held": "1", "pair_never_completes": "1"]) { $1 }
+        try await Sim.with(faults: faults, fastDisconnect: false) { sim in
+            let refused = await sim.blectl(["read", World.secure, "5ec00002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"])
+            #expect(refused.status == 77, "\(refused)")
+            let process = try await sim.launch(["pair", World.secure, "--passkey", "123456"])
+            // The bonding runs over the link BlueZ is disconnecting; then its timer fires.
+            try #expect(await sim.waitForState(timeout: .seconds(20)) { $0.pairings?.first?.stage == "exchange" }, "no bonding")
+            try await sim.setFault("pair_never_completes", "0")
+            try await sim.setFault("disconnect_held", "0")
+            let result = try await process.finish(timeout: .seconds(30))
+            #expect(result.status == 0, "\(result)")
+            #expect(J.parse(result.stdout)?["paired"] == true, "\(result)")
+            let calls = try await sim.calls()
+            #expect(calls.filter { $0.member == "Pair" }.map(\.outcome) == ["error:org.bluez.Error.AuthenticationCanceled", "reply"])
+            #expect(calls.filter { $0.member == "Disconnect" }.count == 2, "the read's link, then the one the second Pair opened")
+            try await sim.scenarioExpectClean()
+        }
+    }
 }
