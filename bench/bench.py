@@ -18,6 +18,8 @@ import sys
 import time
 import zlib
 
+import prompt
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out")
@@ -772,6 +774,7 @@ def report():
         L.append(f"\nthroughput blectl/bleak: AcquireWrite {fmt(r1, '.1f')}x, WriteValue command {fmt(r2, '.1f')}x\n")
         verdict.append(("write --file throughput ≥ bleak's write_gatt_char loop (AcquireWrite)", r1 is not None and r1 >= 1,
                         f"{fmt(r1, '.1f')}x"))
+    prompt.report(sys.modules[__name__], L, verdict)
     L.append("### Targets\n")
     L.append("| target | met | value |\n|---|---|---|")
     for name, ok, val in verdict:
@@ -822,7 +825,7 @@ def main():
         RESULTS.update(json.load(open(os.path.join(OUT, "results.json"))))  # add to an earlier run
     else:
         RESULTS["machine"] = machine()
-    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write").split(",")
+    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,prompt").split(",")
     if "startup" in only:
         bench_startup()
     if "discovery" in only:
@@ -834,6 +837,8 @@ def main():
         bench_ctrl_c()
     if "write" in only:
         bench_write()
+    if "prompt" in only:
+        prompt.bench_prompt(sys.modules[__name__])
     RESULTS["machine"]["loadavg_end"] = os.getloadavg()
     save()
     plot()

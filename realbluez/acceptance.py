@@ -1296,6 +1296,34 @@ def test_request_after_failure():
     assert_no_notify_session("request after a failed command")
 
 
+BACK_TO_BACK_RUNS = 20
+
+
+def test_back_to_back():
+    """get-battery BACK_TO_BACK_RUNS times in a row on one device: each prints its result and
+    exits without waiting for BlueZ's answer to its Disconnect, so the next finds the link
+    still up (bluetoothd's 2 s disconnect timer) and reads over it, or, once the timer has
+    fired, connects anew; every result correct, nothing left once the timer has run. The
+    first command's result comes before its link went down: the link is still up when it
+    has exited."""
+    found_up, sources = 0, {}
+    for i in range(BACK_TO_BACK_RUNS):
+        linked = connected_now()
+        found_up += linked
+        r = blectl("get-battery", PERIPHERAL, "--timeout", "30")
+        expect_rc(r, 0)
+        d = r.json()
+        # battery1, or gatt when Battery1 was not there (yet) on the link the command used
+        # (seen on bluetoothd 5.66 in a loop: the timer fired and the command connected anew).
+        eq((d["address"], d["percentage"]), (PERIPHERAL, 73), f"get-battery {i + 1}")
+        sources[d["source"]] = sources.get(d["source"], 0) + 1
+        check(d["source"] in ("battery1", "gatt"), f"get-battery {i + 1}: source {d['source']!r}")
+        if i == 0:
+            eq(connected_now(), True, "the link right after the first get-battery exited (result before the link went down)")
+    note(f"back to back: {found_up} of {BACK_TO_BACK_RUNS} get-battery found the link up; sources {sources}")
+    assert_idle("back-to-back get-battery")
+
+
 def test_notify_after_failure():
     """notify --count right after a failed command: subscribed on a link of its own,
     exactly the values sent, nothing left."""
@@ -1392,7 +1420,7 @@ TESTS = [
     test_request, test_request_timeout, test_disconnect_held, test_disconnect_not_connected,
     test_unpair_connected, test_pair_unpair,
     test_notify_count, test_notify_timeout, test_notify_link_drop, test_notify_reconnect,
-    test_request_after_failure, test_notify_after_failure, test_write_file_in_vm,
+    test_request_after_failure, test_notify_after_failure, test_back_to_back, test_write_file_in_vm,
     test_bluetoothd_restart_during_connect,
     # Last: these restart bluetoothd without the battery plugin.
     test_battery_noplugin, test_connect_noplugin, test_read_descriptor_noplugin,

@@ -162,7 +162,7 @@ extension Device {
         await disconnectAsCleanup(waitingUpTo: CleanupPolicy.interruptedTimeout)
     }
 
-    private func waitUntilDisconnected(timeout: Duration, operation: BLEOperation) async throws {
+    func waitUntilDisconnected(timeout: Duration, operation: BLEOperation) async throws {
         let path = path
         try await session.wait(for: operation, timeout: timeout) { cache, _ -> WaitStep<Void> in
             cache.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool == true ? .keepWaiting : .done(())
@@ -213,8 +213,12 @@ extension Device {
     ///
     /// - Parameters:
     ///   - timeout: the limit for connecting and resolving services together.
-    ///   - disconnectTimeout: how long to wait for the Disconnect reply when `body` ends
-    ///     normally; when interrupted, ``CleanupPolicy/interruptedTimeout``.
+    ///   - disconnectTimeout: how long to wait for the Disconnect reply (BlueZ sends it once
+    ///     the link is down, after its 2 s disconnect timer) when `body` ends normally; after a
+    ///     failure or an interruption, at most ``CleanupPolicy/interruptedTimeout``. Zero sends
+    ///     the Disconnect, makes sure it has left for the bus, and returns at once: bluetoothd
+    ///     completes it even when the caller then leaves the bus (the link stays up, and usable
+    ///     by the next caller, until its timer has run).
     /// - Throws: the errors of ``connect(timeout:)`` and ``waitForServicesResolved(timeout:)``,
     ///   ``BLEError/timedOut(_:)`` (connect) when a link found up does not go down in time to
     ///   connect anew, what `body` throws; a ``BLEError/disconnected(_:)`` that came with Bluetooth itself
@@ -259,19 +263,25 @@ extension Device {
             result = .failure(error)
         }
         if origin == .connectedByUs {
-            // After success, wait for BlueZ to finish the disconnect (so that the next command
-            // finds the device free); after a failure or an interruption, only briefly:
-            // BlueZ completes the Disconnect on its own. An interruption that comes while we
-            // wait stops the wait at once.
+            // After success, wait up to `disconnectTimeout` for BlueZ to finish the disconnect
+            // (so that the next caller finds the device free); after a failure or an
+            // interruption, at most briefly: BlueZ completes the Disconnect on its own, even
+            // once we have left the bus. An interruption that comes while we wait stops the
+            // wait at once. The Disconnect is on the wire in every case.
             let succeeded = (try? result.get()) != nil
-            let limit = succeeded && !Task.isCancelled ? disconnectTimeout : CleanupPolicy.interruptedTimeout
-            await disconnectAsCleanup(waitingUpTo: limit)
+            await disconnectAsCleanup(waitingUpTo: Self.disconnectWait(disconnectTimeout, succeeded: succeeded))
         }
         do {
             return try result.get()
         } catch {
             throw await refinedLinkLoss(error)
         }
+    }
+
+    /// How long clean-up waits for the Disconnect reply: `disconnectTimeout` after a success,
+    /// at most ``CleanupPolicy/interruptedTimeout`` after a failure or an interruption.
+    static func disconnectWait(_ disconnectTimeout: Duration, succeeded: Bool) -> Duration {
+        succeeded && !Task.isCancelled ? disconnectTimeout : min(disconnectTimeout, CleanupPolicy.interruptedTimeout)
     }
 
     /// Connects again once a link found up has gone down before anything was done on it:

@@ -64,14 +64,16 @@ extension Device {
     /// the link is down (the session is kept), errors dropped; then Disconnect if the last
     /// connection was made by us and is still up (a reconnection's Connect that is
     /// interrupted is abandoned by ``connect(timeout:)`` itself), waiting for the reply up to
-    /// `disconnectTimeout` after a success, ``CleanupPolicy/interruptedTimeout`` otherwise.
+    /// `disconnectTimeout` after a success, at most ``CleanupPolicy/interruptedTimeout``
+    /// otherwise (zero: only put on the wire; bluetoothd completes it without us).
     ///
     /// AcquireNotify would replace the value source, not this structure: see the notes on
     /// `SubscriptionState` (in this file).
     /// - Parameters:
     ///   - timeout: the limit for the set-up (connect, services, characteristic, StartNotify).
     ///   - reconnect: how to reconnect after a link loss; nil ends the stream at the first loss.
-    ///   - disconnectTimeout: how long to wait for the Disconnect reply after a success.
+    ///   - disconnectTimeout: how long to wait for the Disconnect reply after a success; zero
+    ///     sends it and returns once it has left for the bus.
     ///   - characteristic: finds the characteristic on a connection (called once per
     ///     connection); what it throws ends the set-up or the subscription.
     /// - Returns: what `body` returns.
@@ -401,8 +403,7 @@ extension Device {
         let path = path
         let linkUp = session.withCache { $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool == true }
         if state.locked({ $0.origin }) == .connectedByUs && linkUp {
-            let limit = succeeded && !Task.isCancelled ? disconnectTimeout : CleanupPolicy.interruptedTimeout
-            await disconnectAsCleanup(waitingUpTo: limit)
+            await disconnectAsCleanup(waitingUpTo: Self.disconnectWait(disconnectTimeout, succeeded: succeeded))
         }
     }
 }

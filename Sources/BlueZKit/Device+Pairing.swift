@@ -82,12 +82,20 @@ extension Device {
     /// fails the Pair with AuthenticationCanceled and sends the agent Cancel), then the agent
     /// is unregistered and the link Pair may have opened is disconnected, which also stops a
     /// connection attempt still under way.
+    ///
+    /// A link found up may be on its way down (bluetoothd 5.66 keeps it for its 2 s disconnect
+    /// timer after a Disconnect, such as the one the command before sent): when its loss ends
+    /// the bonding (Pair failing while Connected turned false), this waits for Connected=false
+    /// and sends Pair once more within `timeout`; Pair then brings up a link of its own, which
+    /// is disconnected at the end like any link Pair opened.
+    ///
     /// - Parameters:
     ///   - agent: the agent to register, or nil.
     ///   - timeout: the limit for registering the agent and pairing (connecting and service
     ///     resolution included).
     ///   - disconnectTimeout: how long to wait for the Disconnect reply when `body` ends
-    ///     normally; when interrupted or failed, ``CleanupPolicy/interruptedTimeout``.
+    ///     normally; when interrupted or failed, at most ``CleanupPolicy/interruptedTimeout``
+    ///     (zero: sent and on the wire, not waited for; bluetoothd completes it without us).
     /// - Returns: what `body` returns.
     /// - Throws: ``BLEError/authenticationFailed(_:dbusError:message:)`` (AuthenticationFailed:
     ///   a wrong passkey; AuthenticationRejected, AuthenticationCanceled, AuthenticationTimeout),
@@ -103,14 +111,25 @@ extension Device {
     ) async throws -> T {
         if pairingState?.paired == true { return try await body(.alreadyPaired) }
         let path = path
-        let wasConnected = session.withCache { $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool } == true
+        var wasConnected = session.withCache { $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool } == true
         let deadline = ContinuousClock.now + timeout
         var pairSent = false
         let result: Result<T, any Error>
         do {
             result = .success(try await session.withAgent(ifAny: agent, timeout: timeout) {
                 pairSent = true
-                let outcome = try await pair(timeout: deadline - .now)
+                var outcome: PairingOutcome
+                do {
+                    outcome = try await pair(timeout: deadline - .now)
+                } catch let error as BLEError where wasConnected && !Task.isCancelled && Self.mayBeLinkLoss(error) && !isConnected {
+                    // The link we found was on its way down (bluetoothd keeps it up for its 2 s
+                    // disconnect timer after the command before sent Disconnect) and its loss
+                    // ended the bonding: once Connected is false, Pair again, on a link Pair
+                    // brings up, which is then ours to disconnect.
+                    try await waitUntilDisconnected(timeout: deadline - .now, operation: operation(.pair))
+                    wasConnected = false
+                    outcome = try await pair(timeout: deadline - .now)
+                }
                 if outcome == .alreadyPaired { pairSent = false }
                 return try await body(outcome)
             })
@@ -121,9 +140,24 @@ extension Device {
         }
         if pairSent && !wasConnected {
             let succeeded = (try? result.get()) != nil && !Task.isCancelled
-            await disconnectAsCleanup(waitingUpTo: succeeded ? disconnectTimeout : CleanupPolicy.interruptedTimeout)
+            await disconnectAsCleanup(waitingUpTo: Self.disconnectWait(disconnectTimeout, succeeded: succeeded))
         }
         return try result.get()
+    }
+
+    /// Whether the device's Connected is true in the cache.
+    private var isConnected: Bool {
+        let path = path
+        return session.withCache { $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool } == true
+    }
+
+    /// Whether Pair failed as bluetoothd fails a bonding whose link went down
+    /// (AuthenticationCanceled, AuthenticationFailed, ConnectionAttemptFailed, Failed).
+    static func mayBeLinkLoss(_ error: BLEError) -> Bool {
+        switch error {
+        case .authenticationFailed, .failed, .disconnected: true
+        default: false
+        }
     }
 
     /// Device1.Pair; on timeout or cancellation, CancelPairing.

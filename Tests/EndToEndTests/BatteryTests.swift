@@ -75,9 +75,14 @@ struct BatteryTests {
                 #expect(object["percentage"] == 87, "round \(round)")
                 #expect(object["address"] == "C0:FF:EE:00:00:01", "round \(round)")
             }
-            let connects = try await sim.calls().filter { $0.member == "Connect" }
-            #expect(connects.map(\.outcome) == ["reply", "reply"])
+            // The second found the first's link up (BlueZ still disconnecting it) and read over
+            // it, or, its timer run, connected anew: which depends on the machine's speed.
+            // Either way each command disconnects only a link it made.
             try #expect(await sim.leftovers() == [])
+            let calls = try await sim.calls()
+            let connects = calls.filter { $0.member == "Connect" }
+            #expect([["reply"], ["reply", "reply"]].contains(connects.map(\.outcome)), "\(connects)")
+            #expect(calls.filter { $0.member == "Disconnect" }.count == connects.count)
         }
     }
 }

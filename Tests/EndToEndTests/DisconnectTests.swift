@@ -73,6 +73,8 @@ struct DisconnectTests {
         try await Sim.with { sim in
             let read = await sim.blectl(["read", World.probe, "2a19"])
             #expect(read.status == 0, "\(read)")
+            // The read left its Disconnect with BlueZ, which ends the link after its timer.
+            try #expect(await sim.waitForState(timeout: .seconds(10)) { $0.connections.isEmpty })
             let run = await sim.blectl(["disconnect", World.probe])
             #expect(run.jsonObject() == ["address": .string(World.probe), "was_connected": false])
             try #expect(await sim.calls().deviceMembers == ["Connect", "Disconnect"], "the read's own pair only")

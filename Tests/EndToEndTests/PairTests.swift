@@ -170,6 +170,8 @@ struct PairTests {
     func unpair() async throws {
         try await Sim.with(faults: World.secureFaults) { sim in
             #expect(await sim.blectl(["pair", World.secure]).status == 0)
+            // The link Pair opened is disconnected by BlueZ after blectl has gone.
+            try #expect(await sim.waitForState(timeout: .seconds(10)) { $0.connections.isEmpty })
             let callsBefore = try await sim.calls().count
             let run = await sim.blectl(["unpair", World.secure])
             #expect(run.status == 0, "\(run)")

@@ -19,6 +19,14 @@ public struct SimCall: Sendable, Decodable, Equatable {
     public let outcome: String
     /// SetDiscoveryFilter: the filter as the simulator parsed it.
     public let filter: [String: JSONValue]?
+    /// The caller left the bus while the call was still unanswered (its answer, if any,
+    /// went nowhere); nil when it did not.
+    public let callerLeft: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case member, interface, path, sender, outcome, filter
+        case callerLeft = "caller_left"
+    }
 }
 
 /// The simulator's State() JSON, decoded.

@@ -1,5 +1,6 @@
 """bleak equivalents of blectl's one-shot commands, for bench/run:
-    oneshot.py battery ADDRESS   scan for it, connect, read 0x2A19, disconnect, print JSON
+    oneshot.py battery ADDRESS   scan for it, connect, read 0x2A19, print JSON (flushed: its
+                                 time to result), disconnect (bleak waits for BlueZ's reply)
     oneshot.py version ADDRESS   same, reading the Device Information strings
     oneshot.py connect ADDRESS   connect and list services (for the Ctrl-C test)
 """
@@ -25,14 +26,14 @@ async def main(what, address):
     async with BleakClient(device, timeout=60) as client:
         if what == "battery":
             value = await client.read_gatt_char(BATTERY)
-            print(json.dumps({"address": address, "percentage": value[0]}))
+            print(json.dumps({"address": address, "percentage": value[0]}), flush=True)
         elif what == "version":
             result = {"address": address}
             for service in client.services:
                 for char in service.characteristics:
                     if char.uuid in DIS:
                         result[DIS[char.uuid]] = (await client.read_gatt_char(char)).decode()
-            print(json.dumps(result))
+            print(json.dumps(result), flush=True)
         else:
             print(json.dumps({"address": address, "services": [s.uuid for s in client.services]}))
     return 0

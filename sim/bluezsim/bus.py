@@ -2,6 +2,8 @@
 ObjectManager / Properties / Introspectable, message dispatch with replies that
 may be sent later, and signal emission. One idea: speak D-Bus like gdbus does."""
 
+import time
+
 import dbus
 import dbus.lowlevel
 
@@ -131,6 +133,7 @@ class Call:
             return
         self.done = True
         self.record["outcome"] = "reply"
+        self.record["answered_at"] = time.monotonic()
         if not self.bus.alive or self.generation != self.bus.generation:
             return
         if self.msg.get_no_reply():
@@ -145,6 +148,7 @@ class Call:
             return
         self.done = True
         self.record["outcome"] = "error:" + name
+        self.record["answered_at"] = time.monotonic()
         if not self.bus.alive or self.generation != self.bus.generation:
             return
         if self.msg.get_no_reply():
@@ -315,7 +319,8 @@ class Bus:
         if msg.get_type() != 1:  # method calls only
             return
         record = {"member": msg.get_member(), "interface": msg.get_interface(),
-                  "path": msg.get_path(), "sender": msg.get_sender(), "outcome": "pending"}
+                  "path": msg.get_path(), "sender": msg.get_sender(), "outcome": "pending",
+                  "received_at": time.monotonic()}
         self.on_call_log(record)
         call = Call(self, msg, record)
         try:

@@ -28,6 +28,8 @@ class Sim:
     def __init__(self, startup_faults):
         self.startup_faults = dict(startup_faults)
         self.calls = []
+        self.resolved_at = {}
+        self.added_at = {}
         self.bus = Bus(IFACES, self.calls.append)
         self.bus.intercept = self._intercept
         self.faults = Faults()
@@ -199,6 +201,8 @@ class Sim:
                 self.bus.unexport(path)
             self.build_world()
         self.calls.clear()
+        self.resolved_at.clear()
+        self.added_at.clear()
 
     def stop_bluez(self):
         """Like bluetoothd stopping on SIGTERM: links dropped first, then off the bus."""
@@ -333,7 +337,7 @@ class Sim:
     def all_specs(self):
         specs = world.default_devices() + world.filler_devices() + world.cached_devices() + world.bonded_devices()
         specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices() + world.secure_devices()
-        specs += world.echo_devices() + world.dual_devices(self.dual_variant() or "inquiry")
+        specs += world.echo_devices() + world.dual_devices(self.dual_variant() or "inquiry") + world.battery_devices()
         return specs
 
     def dual_variant(self):
@@ -363,6 +367,8 @@ class Sim:
             specs += world.echo_devices()
         if self.faults.get("toolbox_device"):
             specs += world.toolbox_devices()
+        if self.faults.get("battery_devices"):
+            specs += world.battery_devices()
         if self.faults.get("secure_device"):
             specs += world.secure_devices()
         if self.dual_variant():
@@ -376,6 +382,7 @@ class Sim:
             self.devices[spec.address] = dev
             self.bus.export(dev.obj)
             self.sightings += 1
+            self.added_at[spec.address] = time.monotonic()
         return dev
 
     def device_by_path(self, path):
@@ -398,6 +405,9 @@ class Sim:
     # ------------------------------------------------------------ clients
     def _name_owner_changed(self, name, old, new):
         if name.startswith(":") and old and not new:
+            for record in self.calls:
+                if record["sender"] == name and record["outcome"] == "pending":
+                    record["caller_left"] = True
             self.discovery.client_left(name)
             for dev in list(self.devices.values()):
                 dev.client_left(name)
@@ -539,6 +549,8 @@ class Sim:
             "agent_calls": list(self.agents.requests),
             "paired": sorted(a for a, d in self.devices.items() if d.paired),
             "connects": list(self.connects),
+            "resolved_at": dict(self.resolved_at),
+            "added_at": dict(self.added_at),
         }
 
     def state_json(self):

@@ -356,6 +356,8 @@ class Device:
             self._add_battery()
         uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
         self.set(UUIDs=uuids, ServicesResolved=True)
+        # When (CLOCK_MONOTONIC): the state's `resolved_at`, for the benchmarks.
+        self.sim.resolved_at[self.spec.address] = time.monotonic()
         # Notify sessions kept over a link loss (DropLink) are re-enabled by bluetoothd
         # itself once its GATT client is ready: the CCC writes follow the resolution.
         self._later(self.link_timers, REARM_MS, self.gatt.rearm)

@@ -143,6 +143,15 @@ def toolbox_devices():
                        services=[gatt_svc(), battery_svc(33), toolbox_svc()])]
 
 
+def battery_devices():
+    """Advertising only with the battery_devices switch: five plain LE devices with a Battery
+    Service (0x2A19 = 11, 22, 33, 44, 55), no Battery1, for loops over several devices
+    (bench/prompt.py: every client reads the same GATT characteristic)."""
+    return [DeviceSpec("C0:FF:EE:00:01:%02X" % i, "blesim Cell %d" % i, rssi=-60 - i, uuids=[u16(0x180F)],
+                       services=[gatt_svc(), battery_svc(11 * i)], group="battery")
+            for i in range(1, 6)]
+
+
 def default_devices():
     return [
         DeviceSpec("C0:FF:EE:00:00:01", "blesim Probe", rssi=-55,

@@ -81,10 +81,18 @@ struct CommandContext: Sendable {
         return BLEError.unavailable(why, during: stage, dbusError: name ?? bleError.dbusError)
     }
 
+    /// How long a one-shot command waits for BlueZ's answer to the Disconnect of a link it
+    /// made: not at all. The result is printed by then; the Disconnect is sent and flushed to
+    /// the bus, and blectl exits. bluetoothd completes a Disconnect whose caller has left the
+    /// bus: the link stays up for its 2 s disconnect timer (a command run meanwhile reads
+    /// over it, and leaves it to BlueZ), then goes down. Waiting cost every command 2 s.
+    static let disconnectWait: Duration = .zero
+
     /// Finds the device at `address` (known to BlueZ, or by scanning), connects and resolves
-    /// its services, runs `body`, and disconnects what it connected: all within the deadline.
+    /// its services, runs `body`, and disconnects what it connected without waiting for the
+    /// answer (``disconnectWait``): all within the deadline.
     func withConnectedDevice<T: Sendable>(_ address: BluetoothAddress, _ body: (ConnectedDevice) async throws -> T) async throws -> T {
         let device = try await Device.find(address, on: try adapter, timeout: remaining)
-        return try await device.withConnection(timeout: remaining, body)
+        return try await device.withConnection(timeout: remaining, disconnectTimeout: Self.disconnectWait, body)
     }
 }

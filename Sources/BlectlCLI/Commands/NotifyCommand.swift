@@ -63,7 +63,7 @@ struct NotifyCommand: BlectlSubcommand {
         // Where AcquireNotify would come in: see BlueZKit's SubscriptionState. notify stays on
         // StartNotify, which also gets the values a device sends before its CCC write completes.
         try await device.withNotificationSubscription(
-            timeout: context.remaining, reconnect: policy,
+            timeout: context.remaining, reconnect: policy, disconnectTimeout: CommandContext.disconnectWait,
             characteristic: { connected in try await target.resolve(on: connected, timeout: max(.zero, deadline - .now)) }
         ) { subscription in
             let listening = BLEOperation(.notifications, address: options.address, service: subscription.characteristic.service,

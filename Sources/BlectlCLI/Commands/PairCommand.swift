@@ -46,7 +46,7 @@ struct PairCommand: BlectlSubcommand {
         // The agent answers for this device only: while registered it may be bluetoothd's
         // default agent, asked about other devices too.
         let agent = Agent(passkey: passkey, devices: [device.path])
-        try await device.withPairing(agent: agent, timeout: context.remaining) { _ in
+        try await device.withPairing(agent: agent, timeout: context.remaining, disconnectTimeout: CommandContext.disconnectWait) { _ in
             if trust { try await device.setTrusted(true, timeout: context.remaining) }
             let state = try await device.readPairingState(timeout: context.remaining)
             // Printed before the clean-up (UnregisterAgent, the Disconnect BlueZ answers
