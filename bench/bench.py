@@ -18,6 +18,8 @@ import sys
 import time
 import zlib
 
+import scancost
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out")
@@ -682,6 +684,9 @@ def report():
                             f"bluetoothctl/blectl {worst['ctl']:.1f}x"))
         verdict.append(("peak RSS < 1 KB per tracked device above baseline (N ≥ 2000, worst)", worst["rss"] < 1024,
                         f"{worst['rss']:.0f} B/device"))
+        # issue 12, targets 3 and 4 (bench/scancost.py)
+        for row in scancost.discovery_rows(d, base):
+            verdict.append(row)
         # scaling
         ns_ = list(d)
         if len(ns_) > 1:
@@ -772,6 +777,7 @@ def report():
         L.append(f"\nthroughput blectl/bleak: AcquireWrite {fmt(r1, '.1f')}x, WriteValue command {fmt(r2, '.1f')}x\n")
         verdict.append(("write --file throughput ≥ bleak's write_gatt_char loop (AcquireWrite)", r1 is not None and r1 >= 1,
                         f"{fmt(r1, '.1f')}x"))
+    verdict.extend(scancost.report_rows(sys.modules[__name__]))
     L.append("### Targets\n")
     L.append("| target | met | value |\n|---|---|---|")
     for name, ok, val in verdict:
@@ -834,6 +840,8 @@ def main():
         bench_ctrl_c()
     if "write" in only:
         bench_write()
+    if "updates" in only:
+        scancost.bench_updates(sys.modules[__name__])
     RESULTS["machine"]["loadavg_end"] = os.getloadavg()
     save()
     plot()
