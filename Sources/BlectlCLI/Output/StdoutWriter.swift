@@ -7,7 +7,8 @@ import Musl
 /// Writes results to stdout on a thread of its own, so that a reader that stops reading
 /// (`blectl scan --updates | slow-consumer`, a paused pipeline) never holds up the command:
 /// the scan still ends at its timeout, discovery is still stopped, and a signal still
-/// cleans up at once. Only the writer thread ever blocks in write(2).
+/// cleans up at once. Only the writer thread ever blocks in write(2); a caller writes itself
+/// only what cannot block (see ``writtenDirectly(_:)``).
 ///
 /// Lines are queued whole; the thread writes them in pieces of at most `PIPE_BUF` bytes
 /// cut at line ends (a pipe takes such a write whole or not at all), so a process that ends
