@@ -19,6 +19,7 @@ import time
 import zlib
 
 import prompt
+import scancost
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -684,6 +685,9 @@ def report():
                             f"bluetoothctl/blectl {worst['ctl']:.1f}x"))
         verdict.append(("peak RSS < 1 KB per tracked device above baseline (N ≥ 2000, worst)", worst["rss"] < 1024,
                         f"{worst['rss']:.0f} B/device"))
+        # issue 12, targets 3 and 4 (bench/scancost.py)
+        for row in scancost.discovery_rows(d, base):
+            verdict.append(row)
         # scaling
         ns_ = list(d)
         if len(ns_) > 1:
@@ -775,6 +779,7 @@ def report():
         verdict.append(("write --file throughput ≥ bleak's write_gatt_char loop (AcquireWrite)", r1 is not None and r1 >= 1,
                         f"{fmt(r1, '.1f')}x"))
     prompt.report(sys.modules[__name__], L, verdict)
+    verdict.extend(scancost.report_rows(sys.modules[__name__]))
     L.append("### Targets\n")
     L.append("| target | met | value |\n|---|---|---|")
     for name, ok, val in verdict:
@@ -825,7 +830,7 @@ def main():
         RESULTS.update(json.load(open(os.path.join(OUT, "results.json"))))  # add to an earlier run
     else:
         RESULTS["machine"] = machine()
-    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,prompt").split(",")
+    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,prompt,updates").split(",")
     if "startup" in only:
         bench_startup()
     if "discovery" in only:
@@ -839,6 +844,8 @@ def main():
         bench_write()
     if "prompt" in only:
         prompt.bench_prompt(sys.modules[__name__])
+    if "updates" in only:
+        scancost.bench_updates(sys.modules[__name__])
     RESULTS["machine"]["loadavg_end"] = os.getloadavg()
     save()
     plot()

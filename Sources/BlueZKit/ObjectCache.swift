@@ -3,34 +3,61 @@ import DBusKit
 /// The properties of every org.bluez object this session knows, kept current by folding
 /// InterfacesAdded, InterfacesRemoved and PropertiesChanged into it (a pure reducer, as bleak's
 /// manager does). Only the interfaces blectl uses are kept.
+///
+/// Device1 properties (tens of thousands of devices during a busy scan) are kept packed,
+/// one compact record per device (``PackedProperties``), and decoded when read; the other
+/// interfaces as dictionaries. Both read the same.
 public struct ObjectCache: Sendable {
     public typealias Properties = [String: DBusValue]
-    /// path -> interface -> property -> value
-    public private(set) var objects: [ObjectPath: [String: Properties]] = [:]
+    /// path -> interface -> property -> value, Device1 excepted.
+    private var others: [ObjectPath: [String: Properties]] = [:]
+    /// path -> Device1 properties, packed.
+    private var devices: [ObjectPath: PackedProperties] = [:]
 
     public init() {}
 
+    /// path -> interface -> property -> value: every object, decoded (a copy: reading one
+    /// object through ``subscript(_:_:)`` or ``property(_:of:on:)`` is cheaper).
+    public var objects: [ObjectPath: [String: Properties]] {
+        var out = others
+        for (path, packed) in devices { out[path, default: [:]][BlueZ.deviceInterface] = packed.dictionary }
+        return out
+    }
+
     public subscript(path: ObjectPath, interface: String) -> Properties? {
-        objects[path]?[interface]
+        if interface == BlueZ.deviceInterface { return devices[path]?.dictionary }
+        return others[path]?[interface]
     }
 
     public func property(_ name: String, of path: ObjectPath, on interface: String) -> DBusValue? {
-        objects[path]?[interface]?[name]
+        if interface == BlueZ.deviceInterface { return devices[path]?.value(of: name) }
+        return others[path]?[interface]?[name]
+    }
+
+    /// Whether `path` has `interface`.
+    func has(_ path: ObjectPath, _ interface: String) -> Bool {
+        interface == BlueZ.deviceInterface ? devices[path] != nil : others[path]?[interface] != nil
+    }
+
+    /// Those of `names` that the device at `path` has (Device1), decoded in one pass; nil
+    /// when there is no such device.
+    func deviceProperties(_ names: Set<String>, of path: ObjectPath) -> Properties? {
+        devices[path]?.values(of: names)
     }
 
     /// Paths having `interface`, sorted.
     public func paths(with interface: String, under root: ObjectPath? = nil) -> [ObjectPath] {
-        objects.compactMap { path, interfaces in
-            guard interfaces[interface] != nil else { return nil }
-            if let root, !path.isDescendant(ofOrEqualTo: root) { return nil }
-            return path
-        }.sorted()
+        let candidates: [ObjectPath] = interface == BlueZ.deviceInterface
+            ? Array(devices.keys)
+            : others.compactMap { path, interfaces in interfaces[interface] != nil ? path : nil }
+        return candidates.filter { path in root.map { path.isDescendant(ofOrEqualTo: $0) } ?? true }.sorted()
     }
 
     /// Replaces the contents with a GetManagedObjects reply (`a{oa{sa{sv}}}`). Malformed
     /// entries are skipped.
     public mutating func load(managedObjects value: DBusValue) {
-        objects.removeAll(keepingCapacity: true)
+        others.removeAll(keepingCapacity: true)
+        devices.removeAll(keepingCapacity: true)
         for entry in value.dictionaryEntries ?? [] {
             guard let path = entry.key.objectPath else { continue }
             add(path, interfaces: entry.value)
@@ -43,7 +70,11 @@ public struct ObjectCache: Sendable {
         for entry in value.dictionaryEntries ?? [] {
             guard let name = entry.key.string, BlueZ.cachedInterfaces.contains(name) else { continue }
             let properties = entry.value.stringKeyedDictionary ?? [:]
-            objects[path, default: [:]][name, default: [:]].merge(properties) { _, new in new }
+            if name == BlueZ.deviceInterface {
+                devices[path, default: PackedProperties()].merge(properties, invalidated: [])
+            } else {
+                others[path, default: [:]][name, default: [:]].merge(properties) { _, new in new }
+            }
             added[name] = properties
         }
         return added
@@ -61,18 +92,24 @@ public struct ObjectCache: Sendable {
         case (BlueZ.objectManager, "InterfacesRemoved"):
             guard signal.body.count >= 2, let path = signal.body[0].objectPath,
                   let names = signal.body[1].stringArray else { return nil }
-            let removed = names.filter { objects[path]?[$0] != nil }
-            for name in removed { objects[path]?[name] = nil }
-            if objects[path]?.isEmpty == true { objects[path] = nil }
+            let removed = names.filter { has(path, $0) }
+            for name in removed {
+                if name == BlueZ.deviceInterface { devices[path] = nil } else { others[path]?[name] = nil }
+            }
+            if others[path]?.isEmpty == true { others[path] = nil }
             return removed.isEmpty ? nil : .removed(path, interfaces: removed)
         case (BlueZ.properties, "PropertiesChanged"):
             guard signal.body.count >= 2, let path = signal.path, let interface = signal.body[0].string,
                   BlueZ.cachedInterfaces.contains(interface),
-                  objects[path]?[interface] != nil,
+                  has(path, interface),
                   let changed = signal.body[1].stringKeyedDictionary else { return nil }
             let invalidated = signal.body.count >= 3 ? (signal.body[2].stringArray ?? []) : []
-            objects[path]![interface]!.merge(changed) { _, new in new }
-            for name in invalidated { objects[path]![interface]![name] = nil }
+            if interface == BlueZ.deviceInterface {
+                devices[path]!.merge(changed, invalidated: invalidated)
+            } else {
+                others[path]![interface]!.merge(changed) { _, new in new }
+                for name in invalidated { others[path]![interface]![name] = nil }
+            }
             return .changed(path, interface: interface, changed: changed, invalidated: invalidated)
         default:
             return nil
@@ -80,5 +117,8 @@ public struct ObjectCache: Sendable {
     }
 
     /// Forgets everything (bluetoothd left the bus).
-    public mutating func clear() { objects.removeAll() }
+    public mutating func clear() {
+        others.removeAll()
+        devices.removeAll()
+    }
 }

@@ -4,6 +4,7 @@
  *   cbaseline --version           print a version string and exit (start-up floor)
  *   cbaseline objects             connect to the system bus, GetManagedObjects on org.bluez,
  *                                 decode the reply, exit (what `blectl scan --timeout 0` does)
+ *   cbaseline scan-updates [SECONDS]  as scan, a line for every RSSI sighting (blectl scan --updates)
  *   cbaseline scan [SECONDS]      AddMatch InterfacesAdded/InterfacesRemoved/PropertiesChanged
  *                                 from org.bluez, GetManagedObjects, SetDiscoveryFilter
  *                                 {Transport: le}, StartDiscovery; read and decode every
@@ -118,8 +119,9 @@ static device *lookup(const char *path, int create) {
 }
 
 static unsigned long reported;
+static int every_sighting; /* scan-updates: a line per RSSI sighting, as blectl scan --updates */
 static void report(device *d, int rssi) {
-    if (d->reported || !d->address) return;
+    if ((d->reported && !every_sighting) || !d->address) return;
     d->reported = 1;
     reported++;
     printf("{\"address\":\"%s\",\"name\":\"%s\",\"rssi\":%d}\n", d->address, d->name ? d->name : "", rssi);
@@ -242,8 +244,9 @@ int main(int argc, char **argv) {
         dbus_connection_close(c);
         return 0;
     }
-    if (strcmp(argv[1], "scan")) {
-        fprintf(stderr, "usage: cbaseline --version | objects | scan [SECONDS]\n");
+    every_sighting = !strcmp(argv[1], "scan-updates");
+    if (strcmp(argv[1], "scan") && !every_sighting) {
+        fprintf(stderr, "usage: cbaseline --version | objects | scan [SECONDS] | scan-updates [SECONDS]\n");
         return 2;
     }
     double seconds = argc > 2 ? atof(argv[2]) : 10;

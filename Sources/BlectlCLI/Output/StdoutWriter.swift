@@ -7,7 +7,8 @@ import Musl
 /// Writes results to stdout on a thread of its own, so that a reader that stops reading
 /// (`blectl scan --updates | slow-consumer`, a paused pipeline) never holds up the command:
 /// the scan still ends at its timeout, discovery is still stopped, and a signal still
-/// cleans up at once. Only the writer thread ever blocks in write(2).
+/// cleans up at once. Only the writer thread ever blocks in write(2); a caller writes itself
+/// only what cannot block (see ``writtenDirectly(_:)``).
 ///
 /// Lines are queued whole; the thread writes them in pieces of at most `PIPE_BUF` bytes
 /// cut at line ends (a pipe takes such a write whole or not at all), so a process that ends
@@ -24,6 +25,8 @@ final class StdoutWriter: @unchecked Sendable {
     static let highWater = 256 * 1024
 
     private let fd: Int32
+    /// stdout is a pipe (FIFO): small writes can be made without blocking when it polls writable.
+    private let isPipe: Bool
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let wake = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var queue: [[UInt8]] = []       // chunks of whole lines, oldest first
@@ -40,6 +43,8 @@ final class StdoutWriter: @unchecked Sendable {
 
     init(fd: Int32) {
         self.fd = fd
+        var status = stat()
+        isPipe = fstat(fd, &status) == 0 && (status.st_mode & S_IFMT) == S_IFIFO
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(wake, nil)
     }
@@ -52,6 +57,7 @@ final class StdoutWriter: @unchecked Sendable {
         let bytes = Array(text.utf8)
         let refusal: (any Error)? = withLock {
             if let failure { return failure }
+            if writtenDirectly(bytes) { return failure }
             startIfNeeded()
             queue.append(bytes)
             queued += bytes.count
@@ -98,6 +104,28 @@ final class StdoutWriter: @unchecked Sendable {
             waiter?.continuation.resume(throwing: CancellationError())
         }
     }
+
+    /// Writes `bytes` at once, from the caller's thread, when that cannot block: stdout is a
+    /// pipe that takes a write (POLLOUT: a free buffer slot), nothing is queued or being
+    /// written (order), and `bytes` is at most `PIPE_BUF` (a pipe takes such a write whole,
+    /// into that slot). Saves the writer thread's wake-up per batch of `scan` lines
+    /// (issue 12: a thread hand-off per small batch dominated the scan's CPU). Under the lock,
+    /// so the writer thread cannot start a write meanwhile. Returns whether it wrote (a
+    /// failure is recorded as the thread's would be).
+    private func writtenDirectly(_ bytes: [UInt8]) -> Bool {
+        guard isPipe, queued == 0, !bytes.isEmpty, bytes.count <= Self.pipeBuf else { return false }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        guard poll(&descriptor, 1, 0) == 1, descriptor.revents & Int16(POLLOUT) != 0,
+              descriptor.revents & Int16(POLLERR | POLLHUP) == 0 else { return false }
+        let error = StatusLine.shared.withLineErased(toStdout: true) {
+            Printer.writeAll(bytes, to: fd, piecesOf: Self.pipeBuf)
+        }
+        if let error { failure = error == EPIPE ? OutputClosed() : OutputFailed(errno: error) }
+        return true
+    }
+
+    /// PIPE_BUF on Linux.
+    static let pipeBuf = 4096
 
     /// Under the lock.
     private func startIfNeeded() {

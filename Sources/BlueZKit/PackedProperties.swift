@@ -1,0 +1,349 @@
+import DBusKit
+
+/// One object's properties on one interface, packed into a single byte buffer: the compact
+/// record the object cache keeps per Device1 (a scan tracks tens of thousands of them).
+///
+/// A dictionary of ``DBusValue``s costs a hash table plus one heap box per value (the enum
+/// is indirect) and one per string longer than 15 bytes: about 2.5 KB for the 20 properties
+/// bluetoothd sends per device. Packed, the same properties take one allocation of a few
+/// hundred bytes. Any value round-trips exactly (types, signatures of empty containers,
+/// entry order), so readers see the same ``DBusValue``s the signals carried; the one kind
+/// that cannot be packed, a Unix file descriptor (which Device1 never has), stays decoded
+/// beside the buffer.
+///
+/// Layout: entries one after another, each a key then a value. A key is one byte, the index
+/// of a name in ``knownNames``, or `0xFF`, a length and the name's UTF-8. A value is a type
+/// code (the D-Bus one; `A` for `ay`, `e` for a dictionary, `r` for a structure) and its
+/// payload: fixed-size numbers little-endian, strings as a length and UTF-8, containers as
+/// their element signatures, a count and their elements. Lengths and counts are LEB128.
+struct PackedProperties: Sendable, Equatable {
+    private(set) var bytes: [UInt8] = []
+    /// Values that cannot be packed (file descriptors), by name.
+    private var unpacked: [String: DBusValue] = [:]
+
+    /// Device1 property names (bluez/doc/org.bluez.Device.rst), stored as one byte each.
+    static let knownNames: [String] = [
+        "Address", "AddressType", "Name", "Icon", "Class", "Appearance", "UUIDs", "Paired",
+        "Bonded", "Connected", "Trusted", "Blocked", "WakeAllowed", "Alias", "Adapter",
+        "LegacyPairing", "CablePairing", "Modalias", "RSSI", "TxPower", "ManufacturerData",
+        "ServiceData", "ServicesResolved", "AdvertisingFlags", "AdvertisingData", "Sets",
+        "PreferredBearer",
+    ]
+    private static let knownIndex: [String: UInt8] = Dictionary(
+        uniqueKeysWithValues: knownNames.enumerated().map { ($0.element, UInt8($0.offset)) })
+    private static let otherName: UInt8 = 0xFF
+
+    init() {}
+
+    /// Packs `properties` (values as they are: variants are kept as variants).
+    init(_ properties: [String: DBusValue]) {
+        merge(properties, invalidated: [])
+    }
+
+    var isEmpty: Bool { bytes.isEmpty && unpacked.isEmpty }
+
+    /// The value of `name`, nil when absent.
+    func value(of name: String) -> DBusValue? {
+        if !unpacked.isEmpty, let value = unpacked[name] { return value }
+        var found: DBusValue?
+        forEachEntry { key, reader in
+            guard key == name else { return true }
+            found = reader.readValue()
+            return false
+        }
+        return found
+    }
+
+    /// The values of those of `names` present (one pass over the buffer).
+    func values(of names: Set<String>) -> [String: DBusValue] {
+        var out = [String: DBusValue](minimumCapacity: names.count)
+        for (key, value) in unpacked where names.contains(key) { out[key] = value }
+        forEachEntry { key, reader in
+            if names.contains(key), let value = reader.readValue() { out[key] = value }
+            return true
+        }
+        return out
+    }
+
+    /// Every property, decoded.
+    var dictionary: [String: DBusValue] {
+        var out = unpacked
+        out.reserveCapacity(unpacked.count + 24)
+        forEachEntry { key, reader in
+            if let value = reader.readValue() { out[key] = value }
+            return true
+        }
+        return out
+    }
+
+    /// `changed` replaces (or adds) those properties; `invalidated` ones are dropped (applied
+    /// after `changed`, as PropertiesChanged is folded).
+    mutating func merge(_ changed: [String: DBusValue], invalidated: [String]) {
+        guard !changed.isEmpty || !invalidated.isEmpty else { return }
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count + changed.count * 16)
+        // Keep the entries not replaced nor dropped, byte for byte.
+        if !bytes.isEmpty {
+            forEachEntry { key, reader in
+                let start = reader.entryStart
+                reader.skipValue()
+                if changed[key] == nil, !invalidated.contains(key) {
+                    out.append(contentsOf: bytes[start..<reader.offset])
+                }
+                return true
+            }
+        }
+        for (key, value) in changed {
+            unpacked[key] = nil
+            guard !invalidated.contains(key) else { continue }
+            var entry = PackedWriter()
+            entry.writeKey(key)
+            if entry.writeValue(value) {
+                out.append(contentsOf: entry.bytes)
+            } else {
+                unpacked[key] = value
+            }
+        }
+        for key in invalidated { unpacked[key] = nil }
+        bytes = out
+    }
+
+    /// Calls `body` with each entry's name and a reader placed at its value, until it returns
+    /// false. `body` may read the value, skip it, or leave it (the walk skips what is left).
+    private func forEachEntry(_ body: (String, inout PackedReader) -> Bool) {
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = PackedReader(buffer: buffer)
+            while reader.offset < buffer.count {
+                reader.entryStart = reader.offset
+                guard let key = reader.readKey() else { return }
+                let valueStart = reader.offset
+                var entry = reader
+                guard body(key, &entry) else { return }
+                reader.offset = valueStart
+                reader.skipValue()
+            }
+        }
+    }
+
+    fileprivate static func key(index: UInt8) -> String? {
+        Int(index) < knownNames.count ? knownNames[Int(index)] : nil
+    }
+
+    fileprivate static func index(of key: String) -> UInt8? { knownIndex[key] }
+    fileprivate static var other: UInt8 { otherName }
+}
+
+/// Appends packed keys and values.
+private struct PackedWriter {
+    var bytes = [UInt8]()
+
+    mutating func writeKey(_ key: String) {
+        if let index = PackedProperties.index(of: key) {
+            bytes.append(index)
+        } else {
+            bytes.append(PackedProperties.other)
+            writeString(key)
+        }
+    }
+
+    mutating func writeLength(_ value: Int) {
+        var v = UInt(value)
+        while v >= 0x80 {
+            bytes.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func writeString(_ s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            writeLength(utf8.count)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    mutating func writeFixed<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends `value`; false when it holds something that cannot be packed (a file
+    /// descriptor), the bytes then being unusable.
+    mutating func writeValue(_ value: DBusValue) -> Bool {
+        switch value {
+        case .byte(let v): bytes.append(UInt8(ascii: "y")); bytes.append(v)
+        case .boolean(let v): bytes.append(UInt8(ascii: "b")); bytes.append(v ? 1 : 0)
+        case .int16(let v): bytes.append(UInt8(ascii: "n")); writeFixed(v)
+        case .uint16(let v): bytes.append(UInt8(ascii: "q")); writeFixed(v)
+        case .int32(let v): bytes.append(UInt8(ascii: "i")); writeFixed(v)
+        case .uint32(let v): bytes.append(UInt8(ascii: "u")); writeFixed(v)
+        case .int64(let v): bytes.append(UInt8(ascii: "x")); writeFixed(v)
+        case .uint64(let v): bytes.append(UInt8(ascii: "t")); writeFixed(v)
+        case .double(let v): bytes.append(UInt8(ascii: "d")); writeFixed(v.bitPattern)
+        case .string(let s): bytes.append(UInt8(ascii: "s")); writeString(s)
+        case .objectPath(let p): bytes.append(UInt8(ascii: "o")); writeString(p.rawValue)
+        case .signature(let s): bytes.append(UInt8(ascii: "g")); writeString(s)
+        case .unixFD: return false
+        case .bytes(let b):
+            bytes.append(UInt8(ascii: "A"))
+            writeLength(b.count)
+            bytes.append(contentsOf: b)
+        case .array(let element, let values):
+            bytes.append(UInt8(ascii: "a"))
+            writeString(element)
+            writeLength(values.count)
+            for v in values { guard writeValue(v) else { return false } }
+        case .dictionary(let keySignature, let valueSignature, let entries):
+            bytes.append(UInt8(ascii: "e"))
+            writeString(keySignature)
+            writeString(valueSignature)
+            writeLength(entries.count)
+            for entry in entries {
+                guard writeValue(entry.key), writeValue(entry.value) else { return false }
+            }
+        case .structure(let fields):
+            bytes.append(UInt8(ascii: "r"))
+            writeLength(fields.count)
+            for v in fields { guard writeValue(v) else { return false } }
+        case .variant(let inner):
+            bytes.append(UInt8(ascii: "v"))
+            return writeValue(inner)
+        }
+        return true
+    }
+}
+
+/// Reads what ``PackedWriter`` wrote (only ever its own output: no validation beyond bounds).
+private struct PackedReader {
+    let buffer: UnsafeBufferPointer<UInt8>
+    var offset = 0
+    var entryStart = 0
+
+    init(buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
+
+    mutating func byte() -> UInt8 {
+        guard offset < buffer.count else { return 0 }
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    mutating func readLength() -> Int {
+        var value = 0
+        var shift = 0
+        while offset < buffer.count {
+            let b = byte()
+            value |= Int(b & 0x7F) << shift
+            if b & 0x80 == 0 { break }
+            shift += 7
+        }
+        return value
+    }
+
+    mutating func readString() -> String {
+        let count = min(readLength(), buffer.count - offset)
+        defer { offset += count }
+        return String(decoding: UnsafeBufferPointer(rebasing: buffer[offset..<offset + count]), as: UTF8.self)
+    }
+
+    mutating func skipString() {
+        let count = readLength()
+        offset = min(buffer.count, offset + count)
+    }
+
+    mutating func readFixed<T: FixedWidthInteger>(_: T.Type) -> T {
+        let size = MemoryLayout<T>.size
+        guard offset + size <= buffer.count else { offset = buffer.count; return 0 }
+        var value = T.zero
+        let start = offset
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[start..<start + size]))) }
+        offset += size
+        return T(littleEndian: value)
+    }
+
+    mutating func readKey() -> String? {
+        let index = byte()
+        if index == PackedProperties.other { return readString() }
+        return PackedProperties.key(index: index)
+    }
+
+    mutating func readValue() -> DBusValue? {
+        guard offset < buffer.count else { return nil }
+        switch byte() {
+        case UInt8(ascii: "y"): return .byte(byte())
+        case UInt8(ascii: "b"): return .boolean(byte() != 0)
+        case UInt8(ascii: "n"): return .int16(readFixed(Int16.self))
+        case UInt8(ascii: "q"): return .uint16(readFixed(UInt16.self))
+        case UInt8(ascii: "i"): return .int32(readFixed(Int32.self))
+        case UInt8(ascii: "u"): return .uint32(readFixed(UInt32.self))
+        case UInt8(ascii: "x"): return .int64(readFixed(Int64.self))
+        case UInt8(ascii: "t"): return .uint64(readFixed(UInt64.self))
+        case UInt8(ascii: "d"): return .double(Double(bitPattern: readFixed(UInt64.self)))
+        case UInt8(ascii: "s"): return .string(readString())
+        case UInt8(ascii: "o"): return .objectPath(ObjectPath(readString()))
+        case UInt8(ascii: "g"): return .signature(readString())
+        case UInt8(ascii: "A"):
+            let count = min(readLength(), buffer.count - offset)
+            defer { offset += count }
+            return .bytes(Array(buffer[offset..<offset + count]))
+        case UInt8(ascii: "a"):
+            let element = readString()
+            let count = readLength()
+            var values = [DBusValue]()
+            values.reserveCapacity(min(count, buffer.count - offset))
+            for _ in 0..<count {
+                guard let v = readValue() else { return nil }
+                values.append(v)
+            }
+            return .array(elementSignature: element, values)
+        case UInt8(ascii: "e"):
+            let keySignature = readString()
+            let valueSignature = readString()
+            let count = readLength()
+            var entries = [DBusValue.DictEntry]()
+            entries.reserveCapacity(min(count, buffer.count - offset))
+            for _ in 0..<count {
+                guard let k = readValue(), let v = readValue() else { return nil }
+                entries.append(.init(k, v))
+            }
+            return .dictionary(keySignature: keySignature, valueSignature: valueSignature, entries)
+        case UInt8(ascii: "r"):
+            let count = readLength()
+            var fields = [DBusValue]()
+            for _ in 0..<count {
+                guard let v = readValue() else { return nil }
+                fields.append(v)
+            }
+            return .structure(fields)
+        case UInt8(ascii: "v"):
+            return readValue().map { .variant($0) }
+        default:
+            offset = buffer.count  // not ours: stop
+            return nil
+        }
+    }
+
+    mutating func skipValue() {
+        guard offset < buffer.count else { return }
+        switch byte() {
+        case UInt8(ascii: "y"), UInt8(ascii: "b"): offset += 1
+        case UInt8(ascii: "n"), UInt8(ascii: "q"): offset += 2
+        case UInt8(ascii: "i"), UInt8(ascii: "u"): offset += 4
+        case UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"): offset += 8
+        case UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"), UInt8(ascii: "A"): skipString()
+        case UInt8(ascii: "a"):
+            skipString()
+            for _ in 0..<readLength() where offset < buffer.count { skipValue() }
+        case UInt8(ascii: "e"):
+            skipString()
+            skipString()
+            for _ in 0..<readLength() where offset < buffer.count { skipValue(); skipValue() }
+        case UInt8(ascii: "r"):
+            for _ in 0..<readLength() where offset < buffer.count { skipValue() }
+        case UInt8(ascii: "v"):
+            skipValue()
+        default:
+            offset = buffer.count
+        }
+        offset = min(offset, buffer.count)
+    }
+}
