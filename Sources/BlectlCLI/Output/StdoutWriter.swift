@@ -9,7 +9,7 @@ import Musl
 /// the scan still ends at its timeout, discovery is still stopped, and a signal still
 /// cleans up at once. Only the writer thread ever blocks in write(2).
 ///
-/// Lines are queued whole; the thread writes them in pieces of at most `PIPE_BUF` bytes
+/// Lines are queued whole; the thread takes everything queued at once and writes it in pieces of at most `PIPE_BUF` bytes
 /// cut at line ends (a pipe takes such a write whole or not at all), so a process that ends
 /// while the reader is stalled leaves only complete lines behind (lines longer than
 /// `PIPE_BUF` excepted). Producers wait, without holding a thread, while more than
@@ -115,9 +115,16 @@ final class StdoutWriter: @unchecked Sendable {
 
     private func run() {
         while true {
+            // Everything queued goes in one buffer: a producer that queues line by line (a
+            // notification stream) costs one write(2) per PIPE_BUF, not one per line.
             let chunk: [UInt8] = withLock {
                 while queue.isEmpty { pthread_cond_wait(wake, mutex) }
-                return queue.removeFirst()
+                if queue.count == 1 { return queue.removeFirst() }
+                var all: [UInt8] = []
+                all.reserveCapacity(queue.reduce(0) { $0 + $1.count })
+                for piece in queue { all.append(contentsOf: piece) }
+                queue.removeAll(keepingCapacity: true)
+                return all
             }
             let error = StatusLine.shared.withLineErased(toStdout: true) {
                 Printer.writeAll(chunk, to: fd, piecesOf: 4096)   // PIPE_BUF on Linux
