@@ -50,16 +50,18 @@ final class StdoutWriter: @unchecked Sendable {
     ///   write failed otherwise (ENOSPC, EIO); `CancellationError` when cancelled while waiting.
     func enqueue(_ text: String) async throws {
         let bytes = Array(text.utf8)
-        let refusal: (any Error)? = withLock {
-            if let failure { return failure }
+        let outcome: Result<Bool, any Error> = withLock {
+            if let failure { return .failure(failure) }
             startIfNeeded()
             queue.append(bytes)
             queued += bytes.count
             pthread_cond_signal(wake)
-            return nil
+            return .success(queued > Self.highWater)
         }
-        if let refusal { throw refusal }
-        try await wait(untilQueuedAtMost: Self.highWater)
+        // Below the high-water mark (the usual case) there is nothing to wait for.
+        if try outcome.get() {
+            try await wait(untilQueuedAtMost: Self.highWater)
+        }
     }
 
     /// Waits until everything queued is written.
