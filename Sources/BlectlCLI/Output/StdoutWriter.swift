@@ -9,7 +9,8 @@ import Musl
 /// the scan still ends at its timeout, discovery is still stopped, and a signal still
 /// cleans up at once. Only the writer thread ever blocks in write(2).
 ///
-/// Lines are queued whole; the thread takes everything queued at once and writes it in pieces of at most `PIPE_BUF` bytes
+/// While nothing is queued and stdout has room, a line is written at once by the task that
+/// queues it (no thread hand-off per line). Otherwise lines are queued whole; the thread takes everything queued at once and writes it in pieces of at most `PIPE_BUF` bytes
 /// cut at line ends (a pipe takes such a write whole or not at all), so a process that ends
 /// while the reader is stalled leaves only complete lines behind (lines longer than
 /// `PIPE_BUF` excepted). Producers wait, without holding a thread, while more than
@@ -52,6 +53,17 @@ final class StdoutWriter: @unchecked Sendable {
         let bytes = Array(text.utf8)
         let outcome: Result<Bool, any Error> = withLock {
             if let failure { return .failure(failure) }
+            // Nothing queued or being written, and stdout has room for a write of up to
+            // PIPE_BUF bytes now (a pipe then takes it whole without blocking): written here,
+            // without waking the writer thread (a notification stream would wake it per value).
+            if queued == 0, bytes.count <= Self.pipeBuffer, Self.hasRoom(fd) {
+                if let error = StatusLine.shared.withLineErased(toStdout: true, { Printer.writeAll(bytes, to: fd) }) {
+                    let failure: any Error = error == EPIPE ? OutputClosed() : OutputFailed(errno: error)
+                    self.failure = failure
+                    return .failure(failure)
+                }
+                return .success(false)
+            }
             startIfNeeded()
             queue.append(bytes)
             queued += bytes.count
@@ -101,6 +113,17 @@ final class StdoutWriter: @unchecked Sendable {
         }
     }
 
+    /// PIPE_BUF on Linux: a pipe takes a write of at most this many bytes whole or not at all.
+    static let pipeBuffer = 4096
+
+    /// Whether `fd` takes a write now (poll POLLOUT, without waiting): for a pipe, room for
+    /// at least ``pipeBuffer`` bytes.
+    private static func hasRoom(_ fd: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLOUT) != 0
+            && descriptor.revents & Int16(POLLERR | POLLHUP | POLLNVAL) == 0
+    }
+
     /// Under the lock.
     private func startIfNeeded() {
         guard !started else { return }
@@ -129,7 +152,7 @@ final class StdoutWriter: @unchecked Sendable {
                 return all
             }
             let error = StatusLine.shared.withLineErased(toStdout: true) {
-                Printer.writeAll(chunk, to: fd, piecesOf: 4096)   // PIPE_BUF on Linux
+                Printer.writeAll(chunk, to: fd, piecesOf: Self.pipeBuffer)
             }
             let (ready, failed): ([CheckedContinuation<Void, any Error>], (any Error)?) = withLock {
                 queued -= chunk.count
