@@ -66,7 +66,12 @@ ASAN_OPTIONS ?= detect_leaks=0
 
 SWIFT_BUILD   := $(SWIFT) build --scratch-path $(SCRATCH) $(SWIFTFLAGS)
 SWIFT_TEST    := $(SWIFT) test --scratch-path $(SCRATCH) $(SWIFTFLAGS)
-RELEASE_FLAGS := -c release $(STATIC_STDLIB)
+# The release binary packs its relative relocations (DT_RELR, lld's -z pack-relative-relocs;
+# glibc 2.36+, Debian 12): the static Swift runtime leaves ~28,000 of them, which the dynamic
+# loader otherwise applies one by one at every start (LD_DEBUG=statistics: 2.9M cycles in
+# ld.so per start, 1.4M packed). `make build RELR_FLAGS=` links without.
+RELR_FLAGS    ?= $(if $(LLD_FLAGS),$(LLD_FLAGS) -Xlinker -z -Xlinker pack-relative-relocs,)
+RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RELR_FLAGS)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 

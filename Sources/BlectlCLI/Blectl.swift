@@ -1,4 +1,5 @@
 import BlueZKit
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -21,17 +22,46 @@ public enum Blectl {
         }
     }
 
+    /// Runs blectl with the process's arguments, as ``main()``, from synchronous code (the
+    /// program's `main.swift`): what needs no bus (a usage error, `--help`, `--version`, a
+    /// completion script) is answered here without starting Swift concurrency or Dispatch's
+    /// threads; everything else runs in a task, with Dispatch's main queue serving the main
+    /// actor as under an async `main`. Exits.
+    public static func start() -> Never {
+        let started = ContinuousClock.now
+        switch RawArguments.decode(RawArguments.fromProcess()) {
+        case .failure(let error):
+            Printer.write(renderUsageError(error), to: .stderr)
+            exit(ExitStatus.usage.rawValue)
+        case .success(let arguments):
+            let invocation = parseOrExit(arguments)
+            answerWithoutBus(invocation)
+            Task { await run(invocation, started: started) }
+            dispatchMain()
+        }
+    }
+
     /// Runs blectl with `arguments` (without argv[0]) and exits.
     public static func main(_ arguments: [String]) async -> Never {
         let started = ContinuousClock.now
-        let invocation: Invocation
+        let invocation = parseOrExit(arguments)
+        answerWithoutBus(invocation)
+        await run(invocation, started: started)
+    }
+
+    /// The parsed command line, or exit 64 with the usage error on stderr.
+    private static func parseOrExit(_ arguments: [String]) -> Invocation {
         switch parseCommandLine(arguments) {
         case .failure(let error):
             Printer.write(renderUsageError(error), to: .stderr)
             exit(ExitStatus.usage.rawValue)
         case .success(let parsed):
-            invocation = parsed
+            return parsed
         }
+    }
+
+    /// Help, the version and completion scripts: printed, and exit; returns for the rest.
+    private static func answerWithoutBus(_ invocation: Invocation) {
         switch invocation {
         case .help(let text):
             printOrExit(text)
@@ -39,6 +69,17 @@ public enum Blectl {
             printOrExit("blectl \(version)\n")
         case .completionScript(let script):
             printOrExit(script)
+        case .completionValues, .run:
+            return
+        }
+    }
+
+    /// Runs an invocation that needs the bus (after ``answerWithoutBus(_:)``) and exits.
+    private static func run(_ invocation: Invocation, started: ContinuousClock.Instant) async -> Never {
+        switch invocation {
+        case .help, .version, .completionScript:
+            answerWithoutBus(invocation)
+            exit(0)
         case .completionValues(let kind):
             // Quiet for any failure of the bus; a reader that has gone ends it by SIGPIPE (141),
             // as for every command.

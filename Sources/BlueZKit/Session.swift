@@ -113,45 +113,46 @@ public final class Session: Sendable {
             self?.receive(messages)
         }
         connection.onConnectionLost { [weak self] in self?.end(with: .busLost) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for rule in Self.matchRules {
-                group.addTask { [connection] in try await connection.addMatch(rule, timeout: timeout) }
-            }
-            try await group.waitForAll()
-        }
-        // The owner, then the objects: each applied on the queue, in order with the signals
-        // around it, so nothing between them is lost or taken from someone else.
-        let owner = BusConnection.busCall("GetNameOwner", [.string(BlueZ.service)])
+        // The match rules, org.bluez's owner, then its objects: all on the wire at once, in
+        // this order, the replies awaited together (one round trip where there were three).
+        // The bus daemon handles a connection's messages in order, so the rules are in force
+        // before it answers GetNameOwner and before GetManagedObjects reaches bluetoothd; each
+        // reply is applied on the connection's queue as it is delivered, in order with the
+        // signals around it, so nothing between them is lost or taken from someone else. The
+        // first failure to arrive is the one reported (an AddMatch's, then GetNameOwner's: a
+        // missing bluetoothd fails GetNameOwner before GetManagedObjects).
+        let calls = Self.matchRules.map { BusConnection.busCall("AddMatch", [.string($0.description)]) }
+            + [BusConnection.busCall("GetNameOwner", [.string(BlueZ.service)]), BlueZ.call("/", BlueZ.objectManager, "GetManagedObjects")]
+        let ownerCall = calls.count - 2, objectsCall = calls.count - 1
+        let left = Lock(calls.count)
         do {
-            try await applyReply(to: owner, timeout: timeout) { state, reply in
-                if let name = reply.body.first?.string, state.bluezOwner == nil, state.ended == nil { state.bluezOwner = name }
-                return nil
+            try await withOneShot(timeout: timeout) { (shot: OneShot<Void>) in
+                for (index, call) in calls.enumerated() {
+                    let pending = connection.send(call) { [weak self] result in
+                        let reply: Message
+                        switch result {
+                        case .failure(let error):
+                            shot.fail(error)
+                            return
+                        case .success(let message):
+                            reply = message
+                        }
+                        if index == ownerCall {
+                            self?.withEvents { state, _ in
+                                if let name = reply.body.first?.string, state.bluezOwner == nil, state.ended == nil { state.bluezOwner = name }
+                            }
+                        } else if index == objectsCall {
+                            self?.withEvents { state, _ in
+                                state.cache.load(managedObjects: reply.body.first ?? .array(elementSignature: "y", []))
+                            }
+                        }
+                        if left.withLock({ left in left -= 1; return left == 0 }) { shot.succeed(()) }
+                    }
+                    shot.onFinish { pending.cancel() }
+                }
             }
         } catch BusError.errorReply(DBusErrorName.nameHasNoOwner, _) {
             throw BLEError.unavailable(.bluezNotRunning, dbusError: DBusErrorName.nameHasNoOwner)
-        }
-        try await applyReply(to: BlueZ.call("/", BlueZ.objectManager, "GetManagedObjects"), timeout: timeout) { state, reply in
-            state.cache.load(managedObjects: reply.body.first ?? .array(elementSignature: "y", []))
-            return nil
-        }
-    }
-
-    /// Sends `call` and, on the connection's queue as its reply is delivered (after every
-    /// signal that arrived before it), applies the reply to the state under the lock; the
-    /// event `apply` returns goes to the watchers.
-    private func applyReply(to call: MethodCall, timeout: Duration?,
-                            _ apply: @escaping @Sendable (inout State, Message) -> SessionEvent?) async throws {
-        try await withOneShot(timeout: timeout) { (shot: OneShot<Void>) in
-            let pending = connection.send(call) { [weak self] result in
-                switch result {
-                case .success(let reply):
-                    self?.withEvents { state, emit in if let event = apply(&state, reply) { emit(event, state) } }
-                    shot.succeed(())
-                case .failure(let error):
-                    shot.fail(error)
-                }
-            }
-            shot.onFinish { pending.cancel() }
         }
     }
 

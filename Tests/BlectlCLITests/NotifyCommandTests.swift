@@ -88,6 +88,24 @@ struct NotifyCommandTests {
                 == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"001b","text":null,"seq":1,"time":"1970-01-01T00:00:00.000Z","connection":1}"#)
     }
 
+    @Test func jsonLineWriterWritesTheRecord() {
+        var writer = NotifyCommand.JSONLineWriter(address: Self.address, service: .batteryService, characteristic: .batteryLevel)
+        let cases: [([UInt8], Int, Duration)] = [
+            (Array("hi".utf8), 12, .seconds(1_796_026_502) + .microseconds(47_999)),
+            ([0x00, 0x1b], 1, .seconds(1_796_026_502) + .milliseconds(999)),     // same second
+            ([], 99_999, .seconds(1_796_026_503)),                               // the next second
+            (Array("\"q\\ é".utf8), 3, .seconds(951_782_400) + .milliseconds(5)),
+            ([0x00, 0x00, 0x27, 0x10], 10_000, .zero),
+        ]
+        for (bytes, seq, time) in cases {
+            let value = NotifiedValue(bytes: bytes, connection: seq % 3 + 1, receivedAt: time)
+            #expect(writer.line(value, seq: seq) == NotifyCommand.record(value, seq: seq, address: Self.address, service: .batteryService,
+                                                                         characteristic: .batteryLevel).serialized())
+        }
+        #expect(writer.line(NotifiedValue(bytes: [0x01], connection: 1, receivedAt: .milliseconds(10)), seq: 5)
+                == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"01","text":null,"seq":5,"time":"1970-01-01T00:00:00.010Z","connection":1}"#)
+    }
+
     @Test func textLine() {
         let value = NotifiedValue(bytes: Array("hi".utf8), connection: 2, receivedAt: .seconds(951_782_400) + .milliseconds(5))
         #expect(NotifyCommand.text(value, seq: 7) == #"2000-02-29T00:00:00.005Z  7      2           6869              "hi""#)

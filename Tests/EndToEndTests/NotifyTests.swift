@@ -111,6 +111,29 @@ struct NotifyTests {
         }
     }
 
+    @Test("notify_rate_hz: a stream at a set rate, in batches, stopped at notify_rate_total; every value printed, in order")
+    func steadyRate() async throws {
+        try await Sim.with(faults: ["notify_rate_hz": "2000", "notify_rate_total": "3000", "notify_every_char": "2a19"]) { sim in
+            let started = Date()
+            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--count", "3000", "--timeout", "120"], timeout: .seconds(150))
+            let ended = Date()
+            #expect(run.status == 0, "\(run.status) \(run.stderr)")
+            #expect(run.stderr == "")
+            Self.expectRecords(run, values: (1...3000).map(Self.hex), connections: Array(repeating: 1, count: 3000),
+                               from: started, to: ended)
+            let simulator = sim.simulator
+            let (sent, batches, seconds) = try await offThread {
+                let rate = try simulator.stateDictionary()["notify_rate"] as? [String: Any] ?? [:]
+                return (rate["sent"] as? Int ?? -1, rate["batches"] as? Int ?? -1, rate["seconds"] as? Double ?? -1)
+            }
+            // Exactly the total, sent over time (every 5 ms what is due), not in one burst.
+            #expect(sent == 3000)
+            #expect(batches >= 2)
+            #expect(seconds > 0)
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
     @Test("the timeout reached: 0, with the values received so far")
     func timeoutReached() async throws {
         try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"]) { sim in

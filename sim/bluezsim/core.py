@@ -24,6 +24,11 @@ from .pairing import Agents
 ADAPTER_PATH = "/org/bluez/hci0"
 
 
+def fresh_rate_stats():
+    """notify_rate_hz's totals: notifications sent, in how many batches, the monotonic times
+    of the first batch and of the end of the last one."""
+    return {"sent": 0, "batches": 0, "first": None, "last": None}
+
 class Sim:
     def __init__(self, startup_faults):
         self.startup_faults = dict(startup_faults)
@@ -51,6 +56,7 @@ class Sim:
         self.holds = 0
         self.acquired = []         # acquire.AcquiredSocket held by clients, in the order acquired
         self.echo = EchoStats()    # what the echo device's sink received
+        self.rate_stats = fresh_rate_stats()  # notify_rate_hz: what was sent, when
         self.connects = []         # every Connect attempt started: {"address", "bearer": "le"|"bredr"}
 
     # ------------------------------------------------------------ timers
@@ -192,6 +198,7 @@ class Sim:
         for sock in list(self.acquired):
             sock.close("bluez_gone")
         self.echo = EchoStats()
+        self.rate_stats = fresh_rate_stats()
         self.connects = []
         self.apply_startup_faults()
         if not self.bus.alive and self.conn_factory is not None:
@@ -461,7 +468,7 @@ class Sim:
             for dev in self.devices.values():
                 for ch in dev.chars():
                     ch.set(MTU=value)
-        elif name in ("notify_every_ms", "notify_every_char"):
+        elif name in ("notify_every_ms", "notify_every_char", "notify_rate_hz", "notify_rate_total"):
             for dev in self.devices.values():
                 dev.gatt.restart_tickers()
 
@@ -544,6 +551,9 @@ class Sim:
             "holds": self.holds,
             "acquired": [s.describe() for s in self.acquired],
             "echo": self.echo.as_json(),
+            "notify_rate": {"sent": self.rate_stats["sent"], "batches": self.rate_stats["batches"],
+                            "seconds": (self.rate_stats["last"] - self.rate_stats["first"])
+                            if self.rate_stats["first"] is not None else None},
             "agents": self.agents.state(),
             "pairings": pairings,
             "agent_calls": list(self.agents.requests),

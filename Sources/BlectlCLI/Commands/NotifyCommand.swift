@@ -102,14 +102,14 @@ struct NotifyCommand: BlectlSubcommand {
         let status = StatusLine.shared
         let listening = "receiving notifications of \(characteristic.uuid.shortString)"
         status.show(listening, detail: "0 so far")
+        var json = JSONLineWriter(address: options.address, service: characteristic.service, characteristic: characteristic.uuid)
         for try await event in subscription.events {
             switch event {
             case .value(let value):
                 seq += 1
-                status.show(listening, detail: "\(seq) so far")
+                if status.isActive { status.show(listening, detail: "\(seq) so far") }
                 switch printer.format {
-                case .json: try await printer.results([record(value, seq: seq, address: options.address, service: characteristic.service,
-                                                                  characteristic: characteristic.uuid).serialized()])
+                case .json: try await printer.results([json.line(value, seq: seq)])
                 case .text:
                     let row = text(value, seq: seq)
                     try await printer.results(seq == 1 ? textHeader(address: options.address, characteristic: characteristic) + [row] : [row])
@@ -149,6 +149,61 @@ struct NotifyCommand: BlectlSubcommand {
             ("time", .string(Records.rfc3339(sinceEpoch: value.receivedAt))),
             ("connection", .int(value.connection)),
         ])
+    }
+
+    /// Writes ``record(_:seq:address:service:characteristic:)``'s JSON line, the same bytes,
+    /// without building the object each time: the fields every value shares are serialized
+    /// once, the date and time up to the second is kept while the second lasts, and only a
+    /// value's text goes through ``JSONValue`` (it may need escaping). A stream runs to
+    /// thousands of values a second.
+    struct JSONLineWriter {
+        private let prefix: [UInt8]
+        private var second: Int64 = .min
+        private var dateAndTime: [UInt8] = []      // `"YYYY-MM-DDTHH:MM:SS.` of `second`
+        private var line: [UInt8] = []
+
+        init(address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) {
+            // The object's opening and its first three members, no closing brace.
+            prefix = Array(JSONValue.object([
+                ("address", .string(address.description)),
+                ("service", .string(service.shortString)),
+                ("characteristic", .string(characteristic.shortString)),
+            ]).serialized().utf8.dropLast())
+        }
+
+        mutating func line(_ value: NotifiedValue, seq: Int) -> String {
+            line.removeAll(keepingCapacity: true)
+            line += prefix
+            line += #","value":""#.utf8
+            let digits: StaticString = "0123456789abcdef"
+            for byte in value.bytes {
+                line.append(digits.utf8Start[Int(byte >> 4)])
+                line.append(digits.utf8Start[Int(byte & 0xF)])
+            }
+            line += #"","text":"#.utf8
+            if let text = Records.text(of: value.bytes) {
+                line += JSONValue.string(text).serialized().utf8
+            } else {
+                line += "null".utf8
+            }
+            line += #","seq":"#.utf8
+            line += String(seq).utf8
+            line += #","time":"#.utf8
+            let (seconds, attoseconds) = value.receivedAt.components
+            if seconds != second {
+                second = seconds
+                dateAndTime = Array(("\"" + String(Records.rfc3339(sinceEpoch: .seconds(seconds)).dropLast(4))).utf8)
+            }
+            line += dateAndTime
+            let millis = Int(attoseconds / 1_000_000_000_000_000)
+            line.append(UInt8(ascii: "0") + UInt8(millis / 100))
+            line.append(UInt8(ascii: "0") + UInt8(millis / 10 % 10))
+            line.append(UInt8(ascii: "0") + UInt8(millis % 10))
+            line += #"Z","connection":"#.utf8
+            line += String(value.connection).utf8
+            line.append(UInt8(ascii: "}"))
+            return String(decoding: line, as: UTF8.self)
+        }
     }
 
     /// The text columns under ``textHeader(address:characteristic:)``, each padded to its

@@ -10,7 +10,8 @@ import Musl
 /// cleans up at once. Only the writer thread ever blocks in write(2); a caller writes itself
 /// only what cannot block (see ``writtenDirectly(_:)``).
 ///
-/// Lines are queued whole; the thread writes them in pieces of at most `PIPE_BUF` bytes
+/// While nothing is queued and stdout is a pipe with room, a batch of at most `PIPE_BUF` bytes is written at once by the task that
+/// queues it (no thread hand-off per line). Otherwise lines are queued whole; the thread takes everything queued at once and writes it in pieces of at most `PIPE_BUF` bytes
 /// cut at line ends (a pipe takes such a write whole or not at all), so a process that ends
 /// while the reader is stalled leaves only complete lines behind (lines longer than
 /// `PIPE_BUF` excepted). Producers wait, without holding a thread, while more than
@@ -55,17 +56,19 @@ final class StdoutWriter: @unchecked Sendable {
     ///   write failed otherwise (ENOSPC, EIO); `CancellationError` when cancelled while waiting.
     func enqueue(_ text: String) async throws {
         let bytes = Array(text.utf8)
-        let refusal: (any Error)? = withLock {
-            if let failure { return failure }
-            if writtenDirectly(bytes) { return failure }
+        let outcome: Result<Bool, any Error> = withLock {
+            if let failure { return .failure(failure) }
+            if writtenDirectly(bytes) { return failure.map { .failure($0) } ?? .success(false) }
             startIfNeeded()
             queue.append(bytes)
             queued += bytes.count
             pthread_cond_signal(wake)
-            return nil
+            return .success(queued > Self.highWater)
         }
-        if let refusal { throw refusal }
-        try await wait(untilQueuedAtMost: Self.highWater)
+        // Below the high-water mark (the usual case) there is nothing to wait for.
+        if try outcome.get() {
+            try await wait(untilQueuedAtMost: Self.highWater)
+        }
     }
 
     /// Waits until everything queued is written.
@@ -113,19 +116,19 @@ final class StdoutWriter: @unchecked Sendable {
     /// so the writer thread cannot start a write meanwhile. Returns whether it wrote (a
     /// failure is recorded as the thread's would be).
     private func writtenDirectly(_ bytes: [UInt8]) -> Bool {
-        guard isPipe, queued == 0, !bytes.isEmpty, bytes.count <= Self.pipeBuf else { return false }
+        guard isPipe, queued == 0, !bytes.isEmpty, bytes.count <= Self.pipeBuffer else { return false }
         var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
         guard poll(&descriptor, 1, 0) == 1, descriptor.revents & Int16(POLLOUT) != 0,
               descriptor.revents & Int16(POLLERR | POLLHUP) == 0 else { return false }
         let error = StatusLine.shared.withLineErased(toStdout: true) {
-            Printer.writeAll(bytes, to: fd, piecesOf: Self.pipeBuf)
+            Printer.writeAll(bytes, to: fd, piecesOf: Self.pipeBuffer)
         }
         if let error { failure = error == EPIPE ? OutputClosed() : OutputFailed(errno: error) }
         return true
     }
 
-    /// PIPE_BUF on Linux.
-    static let pipeBuf = 4096
+    /// PIPE_BUF on Linux: a pipe takes a write of at most this many bytes whole or not at all.
+    static let pipeBuffer = 4096
 
     /// Under the lock.
     private func startIfNeeded() {
@@ -143,12 +146,19 @@ final class StdoutWriter: @unchecked Sendable {
 
     private func run() {
         while true {
+            // Everything queued goes in one buffer: a producer that queues line by line (a
+            // notification stream) costs one write(2) per PIPE_BUF, not one per line.
             let chunk: [UInt8] = withLock {
                 while queue.isEmpty { pthread_cond_wait(wake, mutex) }
-                return queue.removeFirst()
+                if queue.count == 1 { return queue.removeFirst() }
+                var all: [UInt8] = []
+                all.reserveCapacity(queue.reduce(0) { $0 + $1.count })
+                for piece in queue { all.append(contentsOf: piece) }
+                queue.removeAll(keepingCapacity: true)
+                return all
             }
             let error = StatusLine.shared.withLineErased(toStdout: true) {
-                Printer.writeAll(chunk, to: fd, piecesOf: 4096)   // PIPE_BUF on Linux
+                Printer.writeAll(chunk, to: fd, piecesOf: Self.pipeBuffer)
             }
             let (ready, failed): ([CheckedContinuation<Void, any Error>], (any Error)?) = withLock {
                 queued -= chunk.count
