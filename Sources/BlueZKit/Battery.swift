@@ -49,12 +49,13 @@ extension ConnectedDevice {
         let lost = device.linkLost(during: operation)
         // What the device lacks names the GATT service it has not (0x180F), as the error
         // object's `service` field.
-        let missing = device.operation(.battery, service: .batteryService)
+        let lacking = BLEError.notSupported(device.operation(.battery, service: .batteryService),
+                                            "\(device.address) has no org.bluez.Battery1 and no GATT service \(BluetoothUUID.batteryService.named)")
         let graceOver = graceEnd <= deadline
         if min(graceEnd, deadline) <= .now, graceOver {
             // The GATT lookup took the whole grace: one look at the cache decides.
             if let percentage = battery1Percentage { return try Self.checked(percentage, on: device) }
-            throw BLEError.notSupported(missing, "\(device.address) has no org.bluez.Battery1 and no GATT service \(BluetoothUUID.batteryService.named)")
+            throw lacking
         }
         do {
             let percentage = try await session.wait(for: operation, timeout: max(.zero, min(graceEnd, deadline) - .now)) { cache, event -> WaitStep<Int> in
@@ -63,7 +64,7 @@ extension ConnectedDevice {
             }
             return try Self.checked(percentage, on: device)
         } catch BLEError.timedOut where graceOver {
-            throw BLEError.notSupported(missing, "\(device.address) has no org.bluez.Battery1 and no GATT service \(BluetoothUUID.batteryService.named)")
+            throw lacking
         }
     }
 
