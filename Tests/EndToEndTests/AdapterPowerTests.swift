@@ -22,7 +22,7 @@ struct AdapterPowerTests {
     @Test("scan waits for an adapter powering on, then lists the advertisers")
     func scanWaitsForPowerOn() async throws {
         try await Sim.with(faults: ["adapter_powering_on_ms": "500"]) { sim in
-            let run = await sim.blectl(["scan", "--timeout", "4"])
+            let run = await sim.blectl(["scan", "--count", "10", "--timeout", "60"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             let addresses = Set(run.jsonLines().compactMap { $0["address"]?.string })
@@ -34,7 +34,8 @@ struct AdapterPowerTests {
     @Test("still powering on at the timeout: 124 in the adapter stage, nothing sent to the adapter")
     func poweringOnPastTheTimeout() async throws {
         try await Sim.with(faults: ["adapter_powering_on_ms": "600000"]) { sim in
-            let run = await sim.blectl(["connect", World.probe, "--timeout", "1"])
+            let run = await sim.blectl(["connect", World.probe, "--timeout", "5"])
+
             #expect(run.status == 124, "\(run)")
             #expect(run.stdout == "")
             let error = try #require(run.jsonError())

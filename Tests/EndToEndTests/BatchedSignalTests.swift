@@ -33,7 +33,7 @@ struct BatchedSignalTests {
     ])
     func vendorAnswerThenUnsolicited(_ c: VendorCase) async throws {
         try await Sim.with(faults: ["unsolicited_after_answer": "1", "hold_client_ms": "50"]) { sim in
-            let run = await sim.blectl([c.command, c.address, "--timeout", "5"] + World.vendorOptions)
+            let run = await sim.blectl([c.command, c.address, "--timeout", "30"] + World.vendorOptions)
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "", "\(run)")
             #expect(run.jsonObject() == c.expected)
@@ -52,7 +52,8 @@ struct BatchedSignalTests {
     @Test("scan --updates: two RSSI changes in one batch are both printed, in order, once each")
     func rssiChangesInOneBatch() async throws {
         try await Sim.with(faults: ["rssi_back_to_back": World.probe, "hold_client_ms": "50"]) { sim in
-            let run = await sim.blectl(["scan", "--updates", "--timeout", "2", "--name", "Probe"])
+            let run = await sim.blectl(["scan", "--updates", "--timeout", "5", "--name", "Probe"])
+
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "", "\(run)")
             let records = run.jsonLines()

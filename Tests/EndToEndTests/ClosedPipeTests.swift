@@ -67,7 +67,8 @@ struct ClosedPipeTests {
                 : "\"$0\" \"$@\" >/dev/null"
             let simulator = sim.simulator
             let r = try await offThread {
-                simulator.run("/bin/bash", ["-c", script, BlectlBinary.path, "scan", "--timeout", "1"], timeout: .seconds(20))
+                simulator.run("/bin/bash", ["-c", script, BlectlBinary.path, "scan", "--count", "10", "--timeout", "60"], timeout: .seconds(90))
+
             }
             let run = Run(arguments: ["scan"], status: r.status, stdout: r.stdout, stderr: r.stderr)
             #expect(run.status == 0, "\(run)")

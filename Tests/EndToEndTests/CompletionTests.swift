@@ -30,10 +30,11 @@ struct CompletionTests {
         return Run(arguments: [executable] + arguments, status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 
-    /// A simulator whose BlueZ knows the five named devices (after a 1 s scan).
+    /// A simulator whose BlueZ knows the five named devices (after a scan that heard all ten).
     static func withKnownDevices(_ body: (Sim) async throws -> Void) async throws {
         try await Sim.with { sim in
-            let scan = await sim.blectl(["scan", "--timeout", "1"])
+            let scan = await sim.blectl(["scan", "--count", "10", "--timeout", "60"])
+
             #expect(scan.status == 0, "\(scan)")
             try await body(sim)
         }

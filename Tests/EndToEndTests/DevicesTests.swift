@@ -31,7 +31,7 @@ struct DevicesTests {
     @Test("after a scan: the devices BlueZ kept, by address, with what it keeps of their advertising")
     func afterScan() async throws {
         try await Sim.with { sim in
-            let scan = await sim.blectl(["scan", "--timeout", "1"])
+            let scan = await sim.blectl(["scan", "--count", "10", "--timeout", "60"])
             #expect(scan.status == 0, "\(scan)")
             let run = await sim.blectl(["devices"])
             #expect(run.status == 0, "\(run)")
@@ -56,7 +56,8 @@ struct DevicesTests {
     @Test("after a scan: connectable devices are kept named or not, non-connectable ones dropped")
     func unnamedConnectableKept() async throws {
         try await Sim.with(faults: ["weird_names": "true"]) { sim in
-            let scan = await sim.blectl(["scan", "--timeout", "1"])
+            let scan = await sim.blectl(["scan", "--count", "15", "--timeout", "60"])
+
             #expect(scan.status == 0, "\(scan)")
             let run = await sim.blectl(["devices"])
             #expect(run.status == 0, "\(run)")
@@ -140,7 +141,8 @@ struct DevicesTests {
     @Test("--format text while another client scans: RSSI, TX power, advertising data in their columns")
     func textTableDuringScan() async throws {
         try await Sim.with(faults: ["preconnected": World.probe]) { sim in
-            let scan = try await sim.launch(["scan", "--timeout", "10"])
+            let scan = try await sim.launch(["scan", "--timeout", "60"])
+
             #expect(await scan.stdoutContains("4A:C2:7D:11:93:E0"), "the scan heard nothing")
             #expect(await scan.stdoutContains("7B:05:E6:40:BB:13"), "the scan heard nothing")
             let run = await sim.blectl(["devices", "--format", "text"])
@@ -247,7 +249,8 @@ struct AdaptersTests {
             let named = await sim.blectl(["adapters", "--adapter", "hci1"])
             #expect(named.jsonLines() == [Self.hci1.with("power_state", "off-blocked")], "\(named)")
             // Discovering follows another client's scan.
-            let scan = try await sim.launch(["scan", "--timeout", "10"])
+            let scan = try await sim.launch(["scan", "--timeout", "60"])
+
             #expect(await scan.stdoutContains("C0:FF:EE:00:00:05"), "the scan heard nothing")
             let during = await sim.blectl(["--adapter=hci0", "adapters"])
             scan.sendSignal(SIGINT)

@@ -112,14 +112,20 @@ struct DisconnectTests {
 
     @Test("BlueZ slower than --timeout: 124 naming the disconnect")
     func timedOut() async throws {
-        try await Sim.with(faults: ["preconnected": World.probe, "disconnect_delay_ms": "3000"], fastDisconnect: false) { sim in
-            let run = await sim.blectl(["disconnect", World.probe, "--timeout", "0.5"])
+        // The disconnection is held by state (disconnect_held), not by a delay the set-up
+        // might outlast on a loaded machine; 5 s leave the stages before it time to finish.
+        try await Sim.with(faults: ["preconnected": World.probe, "disconnect_held": "1"], fastDisconnect: false) { sim in
+            let run = await sim.blectl(["disconnect", World.probe, "--timeout", "5"])
             #expect(run.status == 124, "\(run)")
             #expect(run.stdout == "")
             scenarioExpectError(run, scenarioError("timed_out", 124, operation: "disconnect", address: World.probe),
                                 message: "timed out during disconnect on C0:FF:EE:00:00:01")
-            // The Disconnect is BlueZ's now: it completes on its own.
-            try #expect(await sim.waitForState(timeout: .seconds(6)) { $0.connections.isEmpty })
+            try #expect(await sim.calls().scenarioOutcomes("Disconnect") == ["pending"])
+            try #expect(await sim.state().connections.first?.disconnecting == true)
+            // The Disconnect is BlueZ's now: it completes on its own once BlueZ goes on.
+            try await sim.setFault("disconnect_held", "0")
+            try #expect(await sim.waitForState { $0.connections.isEmpty })
+
         }
     }
 

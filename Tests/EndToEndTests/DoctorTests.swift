@@ -88,7 +88,7 @@ struct DoctorTests {
              failing: "bluetoothd", status: 124, detail: "bluetoothd did not give its objects (GetManagedObjects): ",
              hintPrefix: "bluetoothd may be stuck", stillChecked: ["rfkill"]),
         // Both calls must be answered: an unanswered StartDiscovery is not a discovery that works.
-        Case(label: "StartDiscovery never answered", faults: ["start_discovery_unanswered": "1"], arguments: ["--timeout", "1.5"],
+        Case(label: "StartDiscovery never answered", faults: ["start_discovery_unanswered": "1"], arguments: ["--timeout", "5"],
              failing: "discovery", status: 124, detail: "StartDiscovery failed: timed out during discovery", hintPrefix: "Another program"),
         Case(label: "StopDiscovery refused as the adapter goes: 69, as for every command", faults: ["remove_adapter_on": "StopDiscovery"],
              failing: "discovery", status: 69, detail: "StopDiscovery failed: Bluetooth adapter hci0 was removed during discovery",
@@ -150,11 +150,14 @@ struct DoctorTests {
     @Test("discovery that never answers within --timeout: 124, discovery named")
     func discoveryTimeout() async throws {
         try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
-            let run = await sim.blectl(["doctor", "--timeout", "1"])
+            let run = await sim.blectl(["doctor", "--timeout", "5"])
             #expect(run.status == 124, "\(run)")
             let checks = Self.checks(run)
             #expect(checks.map(\.1) == [true, true, true, true, true, true, true, false], "\(checks)")
             #expect(run.jsonError()?["operation"] == "discovery")
+            // The stage held is the one named: the StartDiscovery reached BlueZ.
+            try #expect(await sim.calls().filter { $0.member == "StartDiscovery" }.map(\.outcome) == ["pending"])
+
         }
     }
 

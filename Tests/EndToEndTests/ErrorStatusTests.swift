@@ -64,7 +64,7 @@ struct ErrorStatusTests {
              faults: ["remove_device_during_connect_times": "-1"],
              arguments: ["connect", World.probe], status: 2, code: "device_not_found",
              message: .exactly("device C0:FF:EE:00:00:01 not found"), operation: "device_lookup", address: probe),
-        Case(label: "no such device", arguments: ["get-battery", World.missing, "--timeout", "1.5"], status: 2,
+        Case(label: "no such device", arguments: ["get-battery", World.missing, "--timeout", "5"], status: 2,
              code: "device_not_found", message: .exactly("device C0:FF:EE:00:00:99 not found"),
              operation: "device_lookup", address: "C0:FF:EE:00:00:99"),
         Case(label: "no Device Information service", arguments: ["get-version", World.battery1], status: 3,
@@ -97,27 +97,27 @@ struct ErrorStatusTests {
              message: .exactly("busy: connect on C0:FF:EE:00:00:01: In Progress"),
              operation: "connect", address: probe, dbusError: "org.bluez.Error.InProgress"),
         Case(label: "discovery always in progress (start_discovery_in_progress)", faults: ["start_discovery_in_progress": "-1"],
-             arguments: ["scan", "--timeout", "1"], status: 5, code: "busy",
+             arguments: ["scan", "--timeout", "30"], status: 5, code: "busy",
              message: .exactly("busy: discovery: adapter busy: discovery could not start (Operation already in progress)"),
              operation: "discovery", dbusError: "org.bluez.Error.InProgress"),
-        Case(label: "no adapter (no_adapter)", faults: ["no_adapter": "1"], arguments: ["scan", "--timeout", "1"],
+        Case(label: "no adapter (no_adapter)", faults: ["no_adapter": "1"], arguments: ["scan", "--timeout", "30"],
              status: 69, code: "unavailable", message: .exactly("no Bluetooth adapter"), operation: "adapter"),
         Case(label: "no adapter for a device command", faults: ["no_adapter": "1"], arguments: ["get-battery", World.probe],
              status: 69, code: "unavailable", message: .exactly("no Bluetooth adapter"), operation: "adapter", address: probe),
         Case(label: "adapter powered off (adapter_powered_off)", faults: ["adapter_powered_off": "1"],
              arguments: ["connect", World.probe], status: 69, code: "unavailable",
              message: .exactly("Bluetooth adapter hci0 is powered off"), operation: "adapter", address: probe),
-        Case(label: "adapter powered off, scan", faults: ["adapter_powered_off": "1"], arguments: ["scan", "--timeout", "1"],
+        Case(label: "adapter powered off, scan", faults: ["adapter_powered_off": "1"], arguments: ["scan", "--timeout", "30"],
              status: 69, code: "unavailable", message: .exactly("Bluetooth adapter hci0 is powered off"), operation: "adapter"),
-        Case(label: "--adapter names an adapter that does not exist", arguments: ["--adapter", "hci1", "scan", "--timeout", "1"],
+        Case(label: "--adapter names an adapter that does not exist", arguments: ["--adapter", "hci1", "scan", "--timeout", "30"],
              status: 69, code: "unavailable", message: .exactly("Bluetooth adapter hci1 not found"), operation: "adapter"),
         // rfkill: off at once, with a hint (PowerState "off-blocked", bluetoothd --experimental or >= 5.64).
         Case(label: "adapter blocked by rfkill (adapter_rfkill_blocked)", faults: ["adapter_rfkill_blocked": "1", "experimental": "1"],
-             arguments: ["get-battery", World.probe, "--timeout", "5"], status: 69, code: "unavailable",
+             arguments: ["get-battery", World.probe, "--timeout", "30"], status: 69, code: "unavailable",
              message: .exactly("Bluetooth adapter hci0 is blocked by rfkill (try 'rfkill unblock bluetooth')"),
              operation: "adapter", address: probe),
         Case(label: "adapter off with PowerState 'off' (experimental)", faults: ["adapter_powered_off": "1", "experimental": "1"],
-             arguments: ["connect", World.probe, "--timeout", "5"], status: 69, code: "unavailable",
+             arguments: ["connect", World.probe, "--timeout", "30"], status: 69, code: "unavailable",
              message: .exactly("Bluetooth adapter hci0 is powered off"), operation: "adapter", address: probe),
         Case(label: "bluetoothd leaves the bus (bluez_exit_on Connect)", faults: ["bluez_exit_on": "Connect"],
              arguments: ["connect", World.probe], status: 69, code: "unavailable",
@@ -132,7 +132,7 @@ struct ErrorStatusTests {
              arguments: ["get-version", World.probe], status: 69, code: "unavailable",
              message: .exactly("bluetoothd left the system bus during connect on C0:FF:EE:00:00:01"), operation: "connect", address: probe),
         Case(label: "bluetoothd stops during discovery (bluez_stop_on StartDiscovery)", faults: ["bluez_stop_on": "StartDiscovery"],
-             arguments: ["scan", "--timeout", "5"], status: 69, code: "unavailable",
+             arguments: ["scan", "--timeout", "30"], status: 69, code: "unavailable",
              message: .exactly("bluetoothd left the system bus during discovery"), operation: "discovery"),
         // Powered off, blocked by rfkill or removed while a stage runs: 69 with the reason and
         // the stage, whatever BlueZ answered the call in flight (org.bluez.Error.Failed, kept).
@@ -145,7 +145,7 @@ struct ErrorStatusTests {
              message: .exactly("Bluetooth adapter hci0 was powered off during connect on C0:FF:EE:00:00:01"),
              operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
         Case(label: "adapter powered off during StartDiscovery (power_off_on StartDiscovery)", faults: ["power_off_on": "StartDiscovery"],
-             arguments: ["scan", "--timeout", "5"], status: 69, code: "unavailable",
+             arguments: ["scan", "--timeout", "30"], status: 69, code: "unavailable",
              message: .exactly("Bluetooth adapter hci0 was powered off during discovery"),
              operation: "discovery", dbusError: "org.bluez.Error.Failed"),
         Case(label: "adapter powered off during SetDiscoveryFilter, looking for a device (power_off_on SetDiscoveryFilter)",
@@ -176,7 +176,7 @@ struct ErrorStatusTests {
              arguments: ["read", World.probe, "2a19"], status: 69, code: "unavailable",
              message: .exactly("Bluetooth adapter hci0 was removed during read of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01"),
              operation: "read", address: probe, service: "180f", characteristic: "2a19"),
-        Case(label: "access denied, scan (access_denied)", faults: ["access_denied": "1"], arguments: ["scan", "--timeout", "1"],
+        Case(label: "access denied, scan (access_denied)", faults: ["access_denied": "1"], arguments: ["scan", "--timeout", "30"],
              status: 77, code: "permission_denied", message: .prefix("permission denied by the D-Bus policy: "),
              operation: "bus", dbusError: "org.freedesktop.DBus.Error.AccessDenied"),
         Case(label: "access denied, get-version", faults: ["access_denied": "1"], arguments: ["get-version", World.probe],
@@ -190,18 +190,18 @@ struct ErrorStatusTests {
              faults: ["get_managed_objects_held": "1"], arguments: ["connect", World.probe, "--timeout", "0.5"], status: 124, code: "timed_out",
              message: .exactly("timed out during the connection to the system bus"), operation: "bus", address: probe),
         Case(label: "Connect never answered (connect_never_answers)", faults: ["connect_never_answers": "1"],
-             arguments: ["connect", World.probe, "--timeout", "1"], status: 124, code: "timed_out",
+             arguments: ["connect", World.probe, "--timeout", "5"], status: 124, code: "timed_out",
              message: .exactly("timed out during connect on C0:FF:EE:00:00:01"), operation: "connect", address: probe),
         Case(label: "services never resolved (services_resolved_never)", faults: ["services_resolved_never": "1"],
-             arguments: ["connect", World.probe, "--timeout", "1"], status: 124, code: "timed_out",
+             arguments: ["connect", World.probe, "--timeout", "5"], status: 124, code: "timed_out",
              message: .exactly("timed out during service resolution on C0:FF:EE:00:00:01"),
              operation: "service_resolution", address: probe),
         Case(label: "read never answered (read_never_answers)", faults: ["read_never_answers": "1"],
-             arguments: ["get-version", World.probe, "--timeout", "1.5"], status: 124, code: "timed_out",
+             arguments: ["get-version", World.probe, "--timeout", "5"], status: 124, code: "timed_out",
              message: .exactly("timed out during read of characteristic 2a26 (Firmware Revision String) in service 180a (Device Information) on C0:FF:EE:00:00:01"),
              operation: "read", address: probe, service: "180a", characteristic: "2a26"),
         Case(label: "vendor answer never comes (no_notification)", faults: ["no_notification": "1"],
-             arguments: ["get-battery", World.vendor, "--timeout", "1"] + World.vendorOptions, status: 124, code: "timed_out",
+             arguments: ["get-battery", World.vendor, "--timeout", "5"] + World.vendorOptions, status: 124, code: "timed_out",
              message: .exactly("timed out waiting for the response notification of characteristic \(World.vendorNotify) in service \(World.vendorService) on C0:FF:EE:00:00:02"),
              operation: "response", address: "C0:FF:EE:00:00:02", service: .string(World.vendorService),
              characteristic: .string(World.vendorNotify)),
@@ -235,7 +235,7 @@ struct ErrorStatusTests {
     @Test("--format text: 'blectl: error: <message>' on stderr, nothing on stdout")
     func textError() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["get-battery", World.missing, "--timeout", "1", "--format", "text"])
+            let run = await sim.blectl(["get-battery", World.missing, "--timeout", "5", "--format", "text"])
             #expect(run.status == 2, "\(run)")
             #expect(run.stdout == "")
             #expect(run.stderr == "blectl: error: device C0:FF:EE:00:00:99 not found\n")
@@ -248,7 +248,7 @@ struct ErrorStatusTests {
             let first = await sim.blectl(["connect", World.probe])
             #expect(first.status == 69, "\(first)")
             try #expect(await sim.state().bluezRunning == false)
-            let run = await sim.blectl(["scan", "--timeout", "1"])
+            let run = await sim.blectl(["scan", "--timeout", "30"])
             #expect(run.status == 69, "\(run)")
             #expect(run.stdout == "")
             let error = try #require(run.jsonError())
@@ -293,7 +293,7 @@ struct ErrorStatusTests {
     ])
     func noBus(_ c: BusCase) async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["scan", "--timeout", "1"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": c.address])
+            let run = await sim.blectl(["scan", "--timeout", "30"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": c.address])
             #expect(run.status == 69, "\(run)")
             #expect(run.stdout == "")
             let error = try #require(run.jsonError())
@@ -307,8 +307,9 @@ struct ErrorStatusTests {
     @Test("adapter powered off mid-scan: 69 after the lines already printed")
     func powerOffMidScan() async throws {
         try await Sim.with(faults: ["power_off_mid_scan_ms": "500"]) { sim in
-            let run = await sim.blectl(["scan", "--timeout", "5"])
+            let run = await sim.blectl(["scan", "--timeout", "30"])
             #expect(run.status == 69, "\(run)")
+
             let addresses = Set(run.jsonLines().compactMap { $0["address"]?.string })
             #expect(addresses == Set(World.known + World.fillers))
             let error = try #require(run.jsonError())
