@@ -35,7 +35,6 @@ struct AdapterPowerTests {
     func poweringOnPastTheTimeout() async throws {
         try await Sim.with(faults: ["adapter_powering_on_ms": "600000"]) { sim in
             let run = await sim.blectl(["connect", World.probe, "--timeout", "5"])
-
             #expect(run.status == 124, "\(run)")
             #expect(run.stdout == "")
             let error = try #require(run.jsonError())

@@ -55,7 +55,6 @@ import Testing
     func afterAResolutionTimeout(_ second: [String]) async throws {
         try await Sim.with(faults: ["services_resolved_never": "1"], fastDisconnect: false) { sim in
             let first = await sim.blectl(["connect", World.probe, "--timeout", "5"])
-
             #expect(first.status == 124, "\(first)")
             let state = try await sim.state()
             try #require(state.connections.first?.disconnecting == true, "the link was already down: nothing to test")

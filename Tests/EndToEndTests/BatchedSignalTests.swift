@@ -53,7 +53,6 @@ struct BatchedSignalTests {
     func rssiChangesInOneBatch() async throws {
         try await Sim.with(faults: ["rssi_back_to_back": World.probe, "hold_client_ms": "50"]) { sim in
             let run = await sim.blectl(["scan", "--updates", "--timeout", "5", "--name", "Probe"])
-
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "", "\(run)")
             let records = run.jsonLines()

@@ -68,7 +68,6 @@ struct ClosedPipeTests {
             let simulator = sim.simulator
             let r = try await offThread {
                 simulator.run("/bin/bash", ["-c", script, BlectlBinary.path, "scan", "--count", "10", "--timeout", "60"], timeout: .seconds(90))
-
             }
             let run = Run(arguments: ["scan"], status: r.status, stdout: r.stdout, stderr: r.stderr)
             #expect(run.status == 0, "\(run)")

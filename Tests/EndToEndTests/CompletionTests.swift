@@ -34,7 +34,6 @@ struct CompletionTests {
     static func withKnownDevices(_ body: (Sim) async throws -> Void) async throws {
         try await Sim.with { sim in
             let scan = await sim.blectl(["scan", "--count", "10", "--timeout", "60"])
-
             #expect(scan.status == 0, "\(scan)")
             try await body(sim)
         }

@@ -57,7 +57,6 @@ struct DevicesTests {
     func unnamedConnectableKept() async throws {
         try await Sim.with(faults: ["weird_names": "true"]) { sim in
             let scan = await sim.blectl(["scan", "--count", "15", "--timeout", "60"])
-
             #expect(scan.status == 0, "\(scan)")
             let run = await sim.blectl(["devices"])
             #expect(run.status == 0, "\(run)")
@@ -142,7 +141,6 @@ struct DevicesTests {
     func textTableDuringScan() async throws {
         try await Sim.with(faults: ["preconnected": World.probe]) { sim in
             let scan = try await sim.launch(["scan", "--timeout", "60"])
-
             #expect(await scan.stdoutContains("4A:C2:7D:11:93:E0"), "the scan heard nothing")
             #expect(await scan.stdoutContains("7B:05:E6:40:BB:13"), "the scan heard nothing")
             let run = await sim.blectl(["devices", "--format", "text"])
@@ -250,7 +248,6 @@ struct AdaptersTests {
             #expect(named.jsonLines() == [Self.hci1.with("power_state", "off-blocked")], "\(named)")
             // Discovering follows another client's scan.
             let scan = try await sim.launch(["scan", "--timeout", "60"])
-
             #expect(await scan.stdoutContains("C0:FF:EE:00:00:05"), "the scan heard nothing")
             let during = await sim.blectl(["--adapter=hci0", "adapters"])
             scan.sendSignal(SIGINT)

@@ -125,7 +125,6 @@ struct DisconnectTests {
             // The Disconnect is BlueZ's now: it completes on its own once BlueZ goes on.
             try await sim.setFault("disconnect_held", "0")
             try #expect(await sim.waitForState { $0.connections.isEmpty })
-
         }
     }
 

@@ -157,7 +157,6 @@ struct DoctorTests {
             #expect(run.jsonError()?["operation"] == "discovery")
             // The stage held is the one named: the StartDiscovery reached BlueZ.
             try #expect(await sim.calls().filter { $0.member == "StartDiscovery" }.map(\.outcome) == ["pending"])
-
         }
     }
 

@@ -309,7 +309,6 @@ struct ErrorStatusTests {
         try await Sim.with(faults: ["power_off_mid_scan_ms": "500"]) { sim in
             let run = await sim.blectl(["scan", "--timeout", "30"])
             #expect(run.status == 69, "\(run)")
-
             let addresses = Set(run.jsonLines().compactMap { $0["address"]?.string })
             #expect(addresses == Set(World.known + World.fillers))
             let error = try #require(run.jsonError())

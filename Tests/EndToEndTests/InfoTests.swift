@@ -93,7 +93,7 @@ struct InfoTests {
     @Test("unknown to BlueZ: found by scanning, read while heard (RSSI), discovery stopped")
     func foundByScanning() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["info", World.probe, "--timeout", "5"])
+            let run = await sim.blectl(["info", World.probe, "--timeout", "30"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             let record = try #require(run.jsonObject())
@@ -117,7 +117,7 @@ struct InfoTests {
     @Test("a temporary advertiser BlueZ drops when discovery ends is still printed")
     func temporaryAdvertiser() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["info", World.tile, "--timeout", "5"])
+            let run = await sim.blectl(["info", World.tile, "--timeout", "30"])
             #expect(run.status == 0, "\(run)")
             let record = try #require(run.jsonObject())
             #expect(record.removing("rssi") == [
@@ -137,7 +137,7 @@ struct InfoTests {
     @Test("never heard: 2, device_not_found, discovery stopped")
     func neverFound() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["info", World.missing, "--timeout", "1.5"])
+            let run = await sim.blectl(["info", World.missing, "--timeout", "5"])
             #expect(run.status == 2, "\(run)")
             #expect(run.stdout == "")
             #expect(run.jsonError() == [

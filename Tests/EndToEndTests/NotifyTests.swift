@@ -138,7 +138,7 @@ struct NotifyTests {
     func timeoutReached() async throws {
         try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"]) { sim in
             let started = Date()
-            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--timeout", "4"])
+            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--timeout", "8"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             Self.expectRecords(run, values: (1...5).map(Self.hex), connections: [1, 1, 1, 1, 1], from: started, to: Date())
@@ -165,7 +165,7 @@ struct NotifyTests {
     func countNotReached() async throws {
         try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"]) { sim in
             let started = Date()
-            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--count", "10", "--timeout", "4"])
+            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--count", "10", "--timeout", "8"])
             #expect(run.status == 124, "\(run)")
             Self.expectRecords(run, values: (1...5).map(Self.hex), from: started, to: Date())
             let error = try #require(run.jsonError())

@@ -34,7 +34,7 @@ extension [SimCall] {
     /// discovery, so BlueZ takes LE: one Connect, over LE, and the firmware read.
     @Test func deviceSeenOverBREDRIsHeardOverLEBeforeConnect() async throws {
         try await Sim.with(faults: ["dual_mode_device": "inquiry", "bredr_seen_ago_s": "30"]) { sim in
-            let r = await sim.blectl(["get-version", OddWorld.dual, "--timeout", "10"])
+            let r = await sim.blectl(["get-version", OddWorld.dual, "--timeout", "30"])
             #expect(r.status == 0, "\(r)")
             #expect(r.jsonObject() == OddWorld.dualVersion, "\(r.stdout)")
             #expect(r.stderr == "")
@@ -53,7 +53,7 @@ extension [SimCall] {
     /// second than the failure: BlueZ compares whole seconds) and connects again, over LE.
     @Test func bredrFailureIsRecoveredOverLE() async throws {
         try await Sim.with(faults: ["dual_mode_device": "no-class"]) { sim in
-            let r = await sim.blectl(["get-version", OddWorld.dual, "--timeout", "10"])
+            let r = await sim.blectl(["get-version", OddWorld.dual, "--timeout", "30"])
             #expect(r.status == 0, "\(r)")
             #expect(r.jsonObject() == OddWorld.dualVersion, "\(r.stdout)")
             #expect(r.stderr == "")
@@ -78,14 +78,14 @@ extension [SimCall] {
     /// message that says what happened, leaving no link up.
     @Test func deviceAdvertisingBREDRFailsWithTheReason() async throws {
         try await Sim.with(faults: ["dual_mode_device": "bredr-flag"]) { sim in
-            let r = await sim.scenarioRun(["get-version", OddWorld.dual, "--timeout", "10"])
+            let r = await sim.scenarioRun(["get-version", OddWorld.dual, "--timeout", "30"])
             #expect(r.run.status == 1, "\(r.run)")
             #expect(r.run.stdout == "")
             scenarioExpectError(r.run, scenarioError("bluez_failed", 1, operation: "connect", address: OddWorld.dual,
                                                      dbusError: "org.bluez.Error.NotAvailable"),
                                 mentions: ["connect on \(OddWorld.dual) failed: org.bluez.Error.NotAvailable: br-connection-profile-unavailable",
                                            "over BR/EDR, not LE", "PreferredBearer"])
-            r.expectEndedBefore(.seconds(10))
+            r.expectEndedBefore(.seconds(30))
             #expect(try await sim.state().connects == [OddWorld.bredr, OddWorld.bredr])
             let calls = try await sim.calls()
             // Each BR/EDR link blectl brought up, it disconnected.
@@ -105,7 +105,7 @@ extension [SimCall] {
     /// new path and reads again, well before its timeout; the old read was never answered.
     @Test func readPendingWhenItsServiceLeavesIsReadAgain() async throws {
         try await Sim.with(faults: ["service_changed_on": "ReadValue"]) { sim in
-            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "20"])
+            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "30"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.jsonObject() == ["address": .string(World.probe), "source": "device_information", "firmware_revision": "1.4.2",
                                            "hardware_revision": .null, "software_revision": .null,
@@ -117,7 +117,7 @@ extension [SimCall] {
             #expect(reads[0].outcome == "pending")
             #expect(reads[0].path.hasPrefix(Self.dis180APath + "/"))
             #expect(reads.dropFirst().allSatisfy { $0.outcome == "reply" && !$0.path.hasPrefix(Self.dis180APath + "/") }, "\(reads)")
-            r.expectEndedBefore(.seconds(10))
+            r.expectEndedBefore(.seconds(20))
             try await sim.scenarioExpectClean()
         }
     }
@@ -125,13 +125,13 @@ extension [SimCall] {
     /// `read`: the same for the toolbox's text characteristic, and its value printed.
     @Test func readCommandFollowsItsCharacteristic() async throws {
         try await Sim.with(faults: World.toolboxFaults.merging(["service_changed_on": "ReadValue"]) { $1 }) { sim in
-            let r = await sim.scenarioRun(["read", World.toolbox, World.toolboxText, "--timeout", "20"])
+            let r = await sim.scenarioRun(["read", World.toolbox, World.toolboxText, "--timeout", "30"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.jsonObject()?["text"] == "hello, toolbox", "\(r.run.stdout)")
             let reads = try await sim.calls().filter { $0.member == "ReadValue" }
             #expect(reads.map(\.outcome) == ["pending", "reply"], "\(reads)")
             #expect(reads.count == 2 && reads[0].path != reads[1].path)
-            r.expectEndedBefore(.seconds(10))
+            r.expectEndedBefore(.seconds(20))
             try await sim.scenarioExpectClean()
         }
     }
@@ -140,7 +140,7 @@ extension [SimCall] {
     /// unknown, so it is not sent again: exit 1 outcome_unknown naming the write, at once.
     @Test func writePendingWhenItsServiceLeavesIsNotResent() async throws {
         try await Sim.with(faults: World.toolboxFaults.merging(["service_changed_on": "WriteValue"]) { $1 }) { sim in
-            let r = await sim.scenarioRun(["write", World.toolbox, World.toolboxText, "again", "--text", "--timeout", "20"])
+            let r = await sim.scenarioRun(["write", World.toolbox, World.toolboxText, "again", "--text", "--timeout", "30"])
             #expect(r.run.status == 1, "\(r.run)")
             #expect(r.run.stdout == "")
             scenarioExpectError(r.run, scenarioError("outcome_unknown", 1, operation: "write", address: World.toolbox,
@@ -148,7 +148,7 @@ extension [SimCall] {
                                 mentions: ["left while the write was pending", "not written again"])
             let writes = try await sim.calls().filter { $0.member == "WriteValue" }
             #expect(writes.map(\.outcome) == ["pending"], "\(writes)")
-            r.expectEndedBefore(.seconds(10))
+            r.expectEndedBefore(.seconds(20))
             try await sim.scenarioExpectClean()
         }
     }
@@ -159,7 +159,7 @@ extension [SimCall] {
     /// characteristic (nothing was sent, so nothing is unknown): the firmware is printed.
     @Test func startNotifyPendingWhenItsServiceLeavesIsSentAgain() async throws {
         try await Sim.with(faults: ["service_changed_on": "StartNotify"]) { sim in
-            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "20"] + World.vendorOptions)
+            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "30"] + World.vendorOptions)
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.jsonObject() == ["address": .string(World.probe), "source": "vendor", "firmware_revision": "1.4.2",
                                            "hardware_revision": .null, "software_revision": .null,
@@ -169,7 +169,7 @@ extension [SimCall] {
             #expect(starts.map(\.outcome) == ["pending", "reply"], "\(starts)")
             #expect(calls.filter { $0.member == "WriteValue" }.map(\.outcome) == ["reply"])
             #expect(calls.filter { $0.member == "StopNotify" }.map(\.path) == [starts.last?.path], "\(calls.scenarioMembers)")
-            r.expectEndedBefore(.seconds(10))
+            r.expectEndedBefore(.seconds(20))
             try await sim.scenarioExpectClean()
         }
     }
@@ -184,7 +184,7 @@ extension [SimCall] {
         let faults = ["service_changed_on": "StartNotify", "no_status_notification": "1",
                       "notify_burst": "2", "notify_burst_char": characteristic]
         try await Sim.with(faults: faults) { sim in
-            let r = await sim.scenarioRun(["notify", address, characteristic, "--count", "2", "--timeout", "20"]
+            let r = await sim.scenarioRun(["notify", address, characteristic, "--count", "2", "--timeout", "30"]
                                           + (reconnect ? ["--reconnect"] : []))
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
@@ -197,7 +197,7 @@ extension [SimCall] {
             #expect(starts.map(\.outcome) == ["pending", "reply"], "\(starts)")
             #expect(starts.count == 2 && starts[0].path != starts[1].path, "\(starts)")
             #expect(calls.filter { $0.member == "StopNotify" }.map(\.path) == [starts.last?.path], "\(calls.scenarioMembers)")
-            r.expectEndedBefore(.seconds(10))
+            r.expectEndedBefore(.seconds(20))
             try await sim.scenarioExpectClean()
         }
     }

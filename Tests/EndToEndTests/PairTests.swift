@@ -282,7 +282,7 @@ struct PairTests {
     @Test("--timeout during a pending Pair: 124 naming pair, CancelPairing, nothing left")
     func timesOut() async throws {
         try await Sim.with(faults: World.secureFaults.merging(["pair_never_completes": "1"]) { $1 }) { sim in
-            let run = await sim.blectl(["pair", World.secure, "--timeout", "1.5"])
+            let run = await sim.blectl(["pair", World.secure, "--timeout", "5"])
             #expect(run.status == 124, "\(run)")
             let error = try #require(run.jsonError())
             #expect(error["code"] == "timed_out")
@@ -296,7 +296,7 @@ struct PairTests {
     @Test("a device BlueZ does not know is found by scanning first; one nobody hears is not found (2)")
     func notFound() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["pair", World.secure, "--timeout", "1"])
+            let run = await sim.blectl(["pair", World.secure, "--timeout", "5"])
             #expect(run.status == 2, "\(run)")
             #expect(run.jsonError()?["code"] == "device_not_found")
             try #expect(await Self.pairingCalls(sim) == [], "nothing registered for a device never found")
@@ -313,7 +313,7 @@ struct PairTests {
         try await Sim.with(faults: World.secureFaults.merging(["pair_never_completes": "1"]) { $1 }) { sim in
             let first = try await sim.launch(["pair", World.secure, "--passkey", "123456", "--timeout", "30"])
             try #expect(await sim.waitForState(timeout: .seconds(20)) { $0.pairings?.map(\.stage) == ["exchange"] }, "Pair never pending")
-            let second = await sim.blectl(["pair", World.secure, "--passkey", "123456", "--timeout", "10"])
+            let second = await sim.blectl(["pair", World.secure, "--passkey", "123456", "--timeout", "30"])
             #expect(second.status == 5, "\(second)")
             let calls = try await sim.calls()
             let loser = calls.first { $0.member == "Pair" && $0.outcome.hasPrefix("error:") }?.sender

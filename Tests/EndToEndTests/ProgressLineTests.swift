@@ -125,7 +125,7 @@ struct ProgressLineTests {
             #expect(run.stdout == "")
         }
         try await Sim.with(faults: ["connect_fail": "le-connection-abort-by-remote"]) { sim in
-            let run = try await Self.run(sim, ["read", World.probe, "2a19", "--timeout", "10"])
+            let run = try await Self.run(sim, ["read", World.probe, "2a19", "--timeout", "30"])
             #expect(run.status == 1, "\(run)")
             let error = try #require(run.tty.range(of: #"{"error":"#), "\(run)")
             let before = String(run.tty[..<error.lowerBound])

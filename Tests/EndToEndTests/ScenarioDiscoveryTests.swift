@@ -16,7 +16,7 @@ import Glibc
     /// to 2 s for it: one control call).
     @Test func interruptWhileStartDiscoveryIsPendingStopsAfterTheReply() async throws {
         try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
-            let process = try await sim.launch(["scan", "--timeout", "10"])
+            let process = try await sim.launch(["scan", "--timeout", "30"])
             try #expect(await sim.waitForState { $0.pendingStartDiscovery.count == 1 }, "StartDiscovery was not seen pending")
             #expect(await process.signalAndWaitUntilTaken(SIGINT), "SIGINT never taken")
             try await sim.setFault("start_discovery_held", "0")
@@ -38,7 +38,7 @@ import Glibc
     /// signal), then the Disconnect of the link we made.
     @Test func interruptWhileStartNotifyIsPendingStopsAfterTheReply() async throws {
         try await Sim.with(faults: ["start_notify_held": "1"]) { sim in
-            let process = try await sim.launch(["get-version", World.vendor, "--timeout", "10"] + World.vendorOptions)
+            let process = try await sim.launch(["get-version", World.vendor, "--timeout", "30"] + World.vendorOptions)
             try #expect(await sim.waitForState { $0.pendingGATT.map(\.op) == ["StartNotify"] }, "StartNotify was not seen pending")
             #expect(await process.signalAndWaitUntilTaken(SIGINT), "SIGINT never taken")
             try await sim.setFault("start_notify_held", "0")
@@ -88,11 +88,11 @@ import Glibc
     @Test func uuidsLostAfterAnInterruptedResolutionAreReportedAsBlueZHasThem() async throws {
         try await Sim.with(faults: ["uuids_lost_after_failed_resolution": "true", "services_resolved_never": "true",
                                     "disconnect_delay_ms": "200"]) { sim in
-            let connect = await sim.scenarioRun(["connect", World.probe, "--timeout", "1"])
+            let connect = await sim.scenarioRun(["connect", World.probe, "--timeout", "5"])
             #expect(connect.run.status == 124, "\(connect.run)")
             try await sim.scenarioExpectClean()
 
-            let scan = await sim.scenarioRun(["scan", "--timeout", "1", "--name", "blesim Probe"])
+            let scan = await sim.scenarioRun(["scan", "--count", "1", "--timeout", "60", "--name", "blesim Probe"])
             #expect(scan.run.status == 0, "\(scan.run)")
             let lines = scan.run.jsonLines()
             #expect(lines.count == 1, "\(scan.run.stdout)")
@@ -100,15 +100,15 @@ import Glibc
             #expect(lines.first?["uuids"] == [], "\(scan.run.stdout)")
             #expect(lines.first?["manufacturer_data"] == ["05f1": "0102"])
 
-            let byService = await sim.scenarioRun(["scan", "--timeout", "1", "--service", "180f"])
+            let byService = await sim.scenarioRun(["scan", "--timeout", "5", "--service", "180f"])
             #expect(byService.run.status == 0, "\(byService.run)")
             #expect(scenarioAddresses(byService.run) == [World.gattBattery], "\(byService.run.stdout)")
 
             // A connection that resolves the services brings them back.
             try await sim.setFault("services_resolved_never", "false")
-            let battery = await sim.scenarioRun(["get-battery", World.probe, "--timeout", "10"])
+            let battery = await sim.scenarioRun(["get-battery", World.probe, "--timeout", "30"])
             #expect(battery.run.status == 0, "\(battery.run)")
-            let again = await sim.scenarioRun(["scan", "--timeout", "1", "--service", "180f"])
+            let again = await sim.scenarioRun(["scan", "--count", "2", "--timeout", "60", "--service", "180f"])
             #expect(Set(scenarioAddresses(again.run)) == [World.probe, World.gattBattery], "\(again.run.stdout)")
             try await sim.scenarioExpectClean()
         }
@@ -121,7 +121,7 @@ import Glibc
     /// and leaves no session once it has left the bus.
     @Test func unansweredStartDiscoveryStillScans() async throws {
         try await Sim.with(faults: ["start_discovery_unanswered": "true"]) { sim in
-            let r = await sim.scenarioRun(["scan", "--timeout", "3"])
+            let r = await sim.scenarioRun(["scan", "--timeout", "5"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             #expect(Set(scenarioAddresses(r.run)) == Set(World.known + World.fillers), "\(r.run.stdout)")
@@ -136,7 +136,7 @@ import Glibc
     /// 3. StartDiscovery answers InProgress once: one bounded retry, then the scan works.
     @Test func startDiscoveryInProgressOnceIsRetried() async throws {
         try await Sim.with(faults: ["start_discovery_in_progress": "1"]) { sim in
-            let r = await sim.scenarioRun(["scan", "--timeout", "1"])
+            let r = await sim.scenarioRun(["scan", "--count", "10", "--timeout", "60"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             #expect(Set(scenarioAddresses(r.run)) == Set(World.known + World.fillers))
@@ -151,12 +151,12 @@ import Glibc
     /// "adapter busy" (not a loop, not the scan length).
     @Test func startDiscoveryAlwaysInProgressIsBusy() async throws {
         try await Sim.with(faults: ["start_discovery_in_progress": "-1"]) { sim in
-            let r = await sim.scenarioRun(["scan", "--timeout", "10"])
+            let r = await sim.scenarioRun(["scan", "--timeout", "30"])
             #expect(r.run.status == 5, "\(r.run)")
             #expect(r.run.stdout == "")
             scenarioExpectError(r.run, scenarioError("busy", 5, operation: "discovery", dbusError: ScenarioWorld.inProgress),
                                 message: "busy: discovery: adapter busy: discovery could not start (Operation already in progress)")
-            r.expectEndedBefore(.seconds(10))
+            r.expectEndedBefore(.seconds(30))
             let calls = try await sim.calls()
             #expect(calls.scenarioOutcomes("StartDiscovery") == Array(repeating: "error:\(ScenarioWorld.inProgress)", count: 2))
             #expect(calls.scenarioOutcomes("StopDiscovery") == [])
@@ -168,7 +168,7 @@ import Glibc
     /// is printed as valid JSON Lines, then exit 69; the NotReady does not replace the error.
     @Test func adapterPoweredOffMidScanKeepsWhatWasFound() async throws {
         try await Sim.with(faults: ["power_off_mid_scan_ms": "400"]) { sim in
-            let r = await sim.scenarioRun(["scan", "--timeout", "5"])
+            let r = await sim.scenarioRun(["scan", "--timeout", "30"])
             #expect(r.run.status == 69, "\(r.run)")
             let addresses = scenarioAddresses(r.run)
             #expect(addresses.count == r.run.lines.count)
@@ -177,7 +177,7 @@ import Glibc
             for line in r.run.lines { #expect(topLevelKeys(line) == World.scanKeys) }
             scenarioExpectError(r.run, scenarioError("unavailable", 69, operation: "discovery"),
                                 message: "Bluetooth adapter hci0 was powered off during discovery")
-            r.expectEndedBefore(.seconds(5))
+            r.expectEndedBefore(.seconds(30))
             try #expect(await sim.calls().scenarioOutcomes("StopDiscovery") == ["error:org.bluez.Error.NotReady"])
             let state = try await sim.state()
             #expect(!state.powered && !state.discovering)
@@ -189,7 +189,7 @@ import Glibc
     /// printed by a scan.
     @Test func cachedDevicesAreNotReported() async throws {
         try await Sim.with(faults: ["cached_devices": "true"]) { sim in
-            let r = await sim.scenarioRun(["scan", "--timeout", "1"])
+            let r = await sim.scenarioRun(["scan", "--count", "10", "--timeout", "60"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             let addresses = scenarioAddresses(r.run)
@@ -205,7 +205,7 @@ import Glibc
     /// through are checked again here and not printed.
     @Test func foreignDevicesOutsideOurFilterAreNotReported() async throws {
         try await Sim.with(faults: ["foreign_filter": "true"]) { sim in
-            let r = await sim.scenarioRun(["scan", "--timeout", "1.5", "--service", "180f", "--rssi-min", "-80"])
+            let r = await sim.scenarioRun(["scan", "--timeout", "5", "--service", "180f", "--rssi-min", "-80"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             let objects = r.run.jsonLines()
@@ -223,7 +223,7 @@ import Glibc
     /// device give null; control characters are escaped; U+FFFD is kept.
     @Test func oddNamesGiveValidJSONLines() async throws {
         try await Sim.with(faults: ["weird_names": "true"]) { sim in
-            let r = await sim.scenarioRun(["scan", "--timeout", "1"])
+            let r = await sim.scenarioRun(["scan", "--count", "15", "--timeout", "60"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             var names: [String: J] = [:]

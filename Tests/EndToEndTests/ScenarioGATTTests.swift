@@ -10,7 +10,7 @@ import Testing
     /// Service is read whole once the tree is complete, not as a half-exported service.
     @Test func servicesResolvedBeforeGATTObjects() async throws {
         try await Sim.with(faults: ["services_resolved_before_gatt_ms": "200"]) { sim in
-            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "10"])
+            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "30"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             #expect(r.run.jsonObject() == [
@@ -26,7 +26,7 @@ import Testing
     /// 9. Battery1 only: 42 from battery1.
     @Test func batteryFromBattery1Only() async throws {
         try await Sim.with { sim in
-            let r = await sim.scenarioRun(["get-battery", World.battery1, "--timeout", "10"])
+            let r = await sim.scenarioRun(["get-battery", World.battery1, "--timeout", "30"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             #expect(r.run.jsonObject() == ["address": .string(World.battery1), "percentage": 42, "source": "battery1"])
@@ -38,7 +38,7 @@ import Testing
     /// 9. GATT Battery Service only: 55 from gatt.
     @Test func batteryFromGATTOnly() async throws {
         try await Sim.with { sim in
-            let r = await sim.scenarioRun(["get-battery", World.gattBattery, "--timeout", "10"])
+            let r = await sim.scenarioRun(["get-battery", World.gattBattery, "--timeout", "30"])
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             #expect(r.run.jsonObject() == ["address": .string(World.gattBattery), "percentage": 55, "source": "gatt"])
@@ -50,12 +50,12 @@ import Testing
     /// 9. Neither: exit 3 saying what is missing.
     @Test func noBatteryIsNotSupported() async throws {
         try await Sim.with { sim in
-            let r = await sim.scenarioRun(["get-battery", World.plain, "--timeout", "10"])
+            let r = await sim.scenarioRun(["get-battery", World.plain, "--timeout", "30"])
             #expect(r.run.status == 3, "\(r.run)")
             #expect(r.run.stdout == "")
             scenarioExpectError(r.run, scenarioError("not_supported", 3, operation: "battery", address: World.plain, service: "180f"),
                                 message: "not supported by the device: \(World.plain) has no org.bluez.Battery1 and no GATT service 180f (Battery)")
-            r.expectEndedBefore(.seconds(10))
+            r.expectEndedBefore(.seconds(30))
             try await sim.scenarioExpectClean()
         }
     }
@@ -63,7 +63,7 @@ import Testing
     /// 13. The answer notification comes before the WriteValue reply: still matched.
     @Test func answerBeforeTheWriteReplyIsMatched() async throws {
         try await Sim.with(faults: ["notify_before_write_reply": "true"]) { sim in
-            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "10"] + World.vendorOptions)
+            let r = await sim.scenarioRun(["get-version", World.probe, "--timeout", "30"] + World.vendorOptions)
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             #expect(r.run.jsonObject() == [
@@ -83,7 +83,7 @@ import Testing
     /// level: Session.expectReadMirror.)
     @Test func vendorProtocolWorksWithAReadableResponseCharacteristic() async throws {
         try await Sim.with(faults: ["response_readable": "true"]) { sim in
-            let r = await sim.scenarioRun(["get-battery", World.vendor, "--timeout", "10"] + World.vendorOptions)
+            let r = await sim.scenarioRun(["get-battery", World.vendor, "--timeout", "30"] + World.vendorOptions)
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             #expect(r.run.jsonObject() == ["address": .string(World.vendor), "percentage": 64, "source": "vendor"])
@@ -94,7 +94,7 @@ import Testing
     /// 14. The first WriteValue answers InProgress: retried, the command succeeds.
     @Test func writeInProgressOnceIsRetried() async throws {
         try await Sim.with(faults: ["write_in_progress_once": "true"]) { sim in
-            let r = await sim.scenarioRun(["get-version", World.vendor, "--timeout", "10"] + World.vendorOptions)
+            let r = await sim.scenarioRun(["get-version", World.vendor, "--timeout", "30"] + World.vendorOptions)
             #expect(r.run.status == 0, "\(r.run)")
             #expect(r.run.stderr == "")
             #expect(r.run.jsonObject() == [

@@ -40,10 +40,10 @@ struct TraceTests {
     @Test("-v read: calls with destination, path, member and arguments; replies by serial with latency; signals acted on; stdout unchanged")
     func readTrace() async throws {
         try await Sim.with { sim in
-            let plain = await sim.blectl(["read", World.probe, "2a19", "--timeout", "10"])
+            let plain = await sim.blectl(["read", World.probe, "2a19", "--timeout", "30"])
             // The first left its Disconnect with BlueZ: the traced one connects on its own.
             #expect(try await sim.leftovers() == [])
-            let run = await sim.blectl(["-v", "read", World.probe, "2a19", "--timeout", "10"])
+            let run = await sim.blectl(["-v", "read", World.probe, "2a19", "--timeout", "30"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stdout == plain.stdout)
             #expect(run.jsonObject()?["value"] == "57")
@@ -79,7 +79,7 @@ struct TraceTests {
     @Test("an error reply: its D-Bus name and message, after the call's serial")
     func errorReply() async throws {
         try await Sim.with(faults: ["connect_fail": "le-connection-abort-by-remote"]) { sim in
-            let run = await sim.blectl(["-v", "connect", World.probe, "--timeout", "10"])
+            let run = await sim.blectl(["-v", "connect", World.probe, "--timeout", "30"])
             #expect(run.status == 1, "\(run)")
             let lines = Self.lines(run, exceptLast: 1)
             let connect = try #require(Self.callAndReply(lines, "org.bluez.Device1.Connect()"), "\(run)")
@@ -96,8 +96,8 @@ struct TraceTests {
     func droppedSignals() async throws {
         try await Sim.with { sim in
             let impostor = try await sim.startImpostor()
-            let once = await sim.blectl(["-v", "get-battery", World.battery1, "--timeout", "8"])
-            let twice = await sim.blectl(["-vv", "get-battery", World.battery1, "--timeout", "8"])
+            let once = await sim.blectl(["-v", "get-battery", World.battery1, "--timeout", "30"])
+            let twice = await sim.blectl(["-vv", "get-battery", World.battery1, "--timeout", "30"])
             let report = try await impostor.finish()
             #expect(report.signals > 0)
             for run in [once, twice] {
