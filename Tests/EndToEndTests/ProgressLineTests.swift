@@ -137,20 +137,20 @@ struct ProgressLineTests {
     @Test("nothing of it with -q, with TERM=dumb, or when stderr is not a terminal; only trace lines with -v")
     func absent() async throws {
         try await Sim.with { sim in
-            let quiet = try await Self.run(sim, ["-q", "scan", "--timeout", "1"])
+            let quiet = try await Self.run(sim, ["-q", "scan", "--count", "10", "--timeout", "60"])
             #expect(quiet.status == 0)
             #expect(quiet.tty == "", "\(quiet)")
             #expect(quiet.stdout.split(separator: "\n").count == 10)
 
-            let dumb = try await Self.run(sim, ["scan", "--timeout", "1"], environment: ["TERM": "dumb"])
+            let dumb = try await Self.run(sim, ["scan", "--count", "10", "--timeout", "60"], environment: ["TERM": "dumb"])
             #expect(dumb.tty == "", "\(dumb)")
 
-            let verbose = try await Self.run(sim, ["-v", "scan", "--timeout", "1"])
+            let verbose = try await Self.run(sim, ["-v", "scan", "--count", "10", "--timeout", "60"])
             #expect(verbose.status == 0)
             #expect(!verbose.tty.contains("\u{1B}"), "\(verbose)")
             #expect(verbose.tty.split(separator: "\r\n").allSatisfy { $0.hasPrefix("+") }, "\(verbose)")
 
-            let piped = await sim.blectl(["scan", "--timeout", "1"])
+            let piped = await sim.blectl(["scan", "--count", "10", "--timeout", "60"])
             #expect(piped.status == 0)
             #expect(piped.stderr == "")
         }

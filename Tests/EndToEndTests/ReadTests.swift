@@ -162,7 +162,7 @@ struct ReadTests {
     }
 
     @Test("failures: the error object, nothing on stdout, nothing left", arguments: [
-        Failure(label: "unknown device", arguments: ["read", World.missing, "2a19", "--timeout", "1.5"], status: 2,
+        Failure(label: "unknown device", arguments: ["read", World.missing, "2a19", "--timeout", "5"], status: 2,
                 error: scenarioError("device_not_found", 2, operation: "device_lookup", address: World.missing),
                 message: "device C0:FF:EE:00:00:99 not found"),
         Failure(label: "no such characteristic", arguments: ["read", World.probe, "2a00"], status: 3,
@@ -183,7 +183,7 @@ struct ReadTests {
                 error: scenarioError("not_permitted", 77, operation: "read", address: World.toolbox, service: World.toolboxService,
                                      characteristic: World.toolboxSecure, dbusError: "org.bluez.Error.NotPermitted"),
                 message: "read of characteristic \(World.toolboxSecure) in service \(World.toolboxService) on C0:FF:EE:00:00:06 not permitted: org.bluez.Error.NotPermitted: Not paired (the device wants pairing or encryption: try 'blectl pair C0:FF:EE:00:00:06')"),
-        Failure(label: "read never answered", faults: ["read_never_answers": "1"], arguments: ["read", World.probe, "2a19", "--timeout", "1.5"],
+        Failure(label: "read never answered", faults: ["read_never_answers": "1"], arguments: ["read", World.probe, "2a19", "--timeout", "5"],
                 status: 124, error: scenarioError("timed_out", 124, operation: "read", address: World.probe, service: "180f", characteristic: "2a19"),
                 message: "timed out during read of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01"),
         Failure(label: "link lost during the read", faults: ["disconnect_mid_read": "1"], arguments: ["read", World.probe, "2a19"],

@@ -11,7 +11,7 @@ struct ScanOptionsTests {
     func timeField() async throws {
         try await Sim.with { sim in
             let started = Date()
-            let run = await sim.blectl(["scan", "--timeout", "1.5", "--updates", "--rssi-min", "-127"])
+            let run = await sim.blectl(["scan", "--count", "10", "--timeout", "60", "--updates", "--rssi-min", "-127"])
             let ended = Date()
             #expect(run.status == 0, "\(run)")
             let formatter = NotifyTests.dateFormatter()
@@ -61,7 +61,7 @@ struct ScanOptionsTests {
     @Test("--count more than there are: the timeout comes first, exit 124 after every line, as notify --count")
     func countNotReachedTimesOut() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["scan", "--timeout", "1.5", "--count", "11"])
+            let run = await sim.blectl(["scan", "--timeout", "5", "--count", "11"])
             #expect(run.status == 124, "\(run)")
             let addresses = run.jsonLines().compactMap { $0["address"]?.string }
             #expect(Set(addresses) == Set(World.known + World.fillers), "\(addresses)")
@@ -78,7 +78,7 @@ struct ScanOptionsTests {
     @Test("without --count, reaching the timeout stays success, even with nothing found")
     func noCountTimeoutIsSuccess() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["scan", "--timeout", "1", "--address", World.missing])
+            let run = await sim.blectl(["scan", "--timeout", "3", "--address", World.missing])
             #expect(run.status == 0, "\(run)")
             #expect(run.stdout == "" && run.stderr == "", "\(run)")
         }
@@ -101,7 +101,7 @@ struct ScanOptionsTests {
     ])
     func address(_ filter: AddressCase) async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["scan", "--timeout", "1.5"] + filter.options)
+            let run = await sim.blectl(["scan", "--timeout", "5"] + filter.options)
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             let addresses = run.jsonLines().compactMap { $0["address"]?.string }
@@ -128,7 +128,7 @@ struct ScanOptionsTests {
     func rememberedDeviceMustBeHeard() async throws {
         try await Sim.with(faults: ["cached_devices": "1"]) { sim in
             try #expect(await sim.state().devices.contains("C0:FF:EE:00:00:A2"))
-            let run = await sim.blectl(["scan", "--timeout", "1.5", "--address", "C0:FF:EE:00:00:A2", "--count", "1"])
+            let run = await sim.blectl(["scan", "--timeout", "5", "--address", "C0:FF:EE:00:00:A2", "--count", "1"])
             #expect(run.status == 124, "\(run)")
             #expect(run.stdout == "")
         }
@@ -137,7 +137,7 @@ struct ScanOptionsTests {
     @Test("appearance, company and service_names of devices that have them; null or {} otherwise")
     func sigNames() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["scan", "--timeout", "1.5"])
+            let run = await sim.blectl(["scan", "--count", "10", "--timeout", "60"])
             #expect(run.status == 0, "\(run)")
             var records: [String: J] = [:]
             for record in run.jsonLines() {

@@ -43,7 +43,7 @@ struct ScanTests {
     @Test("JSON Lines: one record per device heard, keys in order, exact values; discovery stopped")
     func jsonLines() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["scan", "--timeout", "2"])
+            let run = await sim.blectl(["scan", "--count", "10", "--timeout", "60"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             let records = run.jsonLines()
@@ -76,7 +76,7 @@ struct ScanTests {
     @Test("--format text: a header, then one row per device with every field in its column")
     func textTable() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["scan", "--timeout", "1.5", "--format", "text"])
+            let run = await sim.blectl(["scan", "--count", "10", "--timeout", "60", "--format", "text"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             #expect(run.lines.count == 11, "\(run)")
@@ -141,7 +141,7 @@ struct ScanTests {
     ])
     func filters(_ filter: FilterCase) async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["scan", "--timeout", "1.5"] + filter.options)
+            let run = await sim.blectl(["scan", "--timeout", "5"] + filter.options)
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             let addresses = run.jsonLines().compactMap { $0["address"]?.string }
@@ -153,7 +153,7 @@ struct ScanTests {
     @Test("--rssi-min -60 keeps the strong devices and drops the weak ones")
     func rssiMin() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["scan", "--timeout", "1.5", "--rssi-min", "-60"])
+            let run = await sim.blectl(["scan", "--timeout", "5", "--rssi-min", "-60"])
             #expect(run.status == 0, "\(run)")
             let records = run.jsonLines()
             let addresses = Set(records.compactMap { $0["address"]?.string })
@@ -175,7 +175,7 @@ struct ScanTests {
     func updates() async throws {
         try await Sim.with { sim in
             // An RSSI filter makes BlueZ report every RSSI change (sim/README.md, Timing).
-            let run = await sim.blectl(["scan", "--timeout", "2.5", "--updates", "--rssi-min", "-127"])
+            let run = await sim.blectl(["scan", "--timeout", "5", "--updates", "--rssi-min", "-127"])
             #expect(run.status == 0, "\(run)")
             let records = run.jsonLines()
             let addresses = records.compactMap { $0["address"]?.string }
@@ -186,7 +186,7 @@ struct ScanTests {
                 #expect(record.removing("rssi", "time") == Self.knownRecords[World.probe]!.record)
             }
 
-            let once = await sim.blectl(["scan", "--timeout", "2.5", "--rssi-min", "-127"])
+            let once = await sim.blectl(["scan", "--timeout", "5", "--rssi-min", "-127"])
             #expect(once.status == 0, "\(once)")
             let onceAddresses = once.jsonLines().compactMap { $0["address"]?.string }
             #expect(onceAddresses.count == Set(onceAddresses).count, "\(onceAddresses)")
@@ -210,7 +210,7 @@ struct ScanTests {
     func cachedDevicesNotPrinted() async throws {
         try await Sim.with(faults: ["cached_devices": "1"]) { sim in
             try #expect(await sim.state().devices.contains("C0:FF:EE:00:00:A2"))
-            let run = await sim.blectl(["scan", "--timeout", "1.5", "--name", "probe"])
+            let run = await sim.blectl(["scan", "--timeout", "5", "--name", "probe"])
             #expect(run.status == 0, "\(run)")
             #expect(run.jsonLines().compactMap { $0["address"]?.string } == [World.probe])
         }
@@ -219,7 +219,7 @@ struct ScanTests {
     @Test("names with control characters stay valid JSON; text shows them as '?'")
     func weirdNames() async throws {
         try await Sim.with(faults: ["weird_names": "1"]) { sim in
-            let run = await sim.blectl(["scan", "--timeout", "1.5"])
+            let run = await sim.blectl(["scan", "--count", "15", "--timeout", "60"])
             #expect(run.status == 0, "\(run)")
             #expect(!run.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "raw control character on stdout")
             var names: [String: J] = [:]
@@ -232,7 +232,7 @@ struct ScanTests {
             #expect(names["C0:FF:EE:00:00:E4"] == "caf\u{FFFD} probe")
             #expect(names["C0:FF:EE:00:00:E5"] == .null)
 
-            let text = await sim.blectl(["scan", "--timeout", "1.5", "--format", "text", "--name", "bad"])
+            let text = await sim.blectl(["scan", "--count", "1", "--timeout", "60", "--format", "text", "--name", "bad"])
             #expect(text.status == 0, "\(text)")
             #expect(text.lines.count == 2, "\(text)")
             #expect(text.lines.last.map { Self.cells(header: text.lines[0], row: $0)["NAME"] } == "bad??[31mname?", "\(text)")

@@ -146,7 +146,7 @@ struct WriteTests {
     @Test("an unknown device: 2 once the timeout ran out scanning, nothing sent")
     func notFound() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["write", World.missing, "2a19", "00", "--timeout", "1.5"])
+            let run = await sim.blectl(["write", World.missing, "2a19", "00", "--timeout", "5"])
             #expect(run.status == 2, "\(run)")
             scenarioExpectError(run, scenarioError("device_not_found", 2, operation: "device_lookup", address: World.missing),
                                 message: "device C0:FF:EE:00:00:99 not found")
@@ -158,7 +158,7 @@ struct WriteTests {
     @Test("a write never answered: 124 naming the write")
     func timedOut() async throws {
         try await Sim.with(faults: World.toolboxFaults.merging(["write_never_answers": "1"]) { $1 }) { sim in
-            let run = await sim.blectl(["write", World.toolbox, World.toolboxText, "01", "--timeout", "2.5"])
+            let run = await sim.blectl(["write", World.toolbox, World.toolboxText, "01", "--timeout", "5"])
             #expect(run.status == 124, "\(run)")
             #expect(run.stdout == "")
             scenarioExpectError(run, scenarioError("timed_out", 124, operation: "write", address: World.toolbox, service: World.toolboxService,
