@@ -42,7 +42,7 @@ import Testing
             let calls = try await sim.calls()
             #expect(calls.filter { $0.member == "Connect" }.count == 1, "the second command used the link that was up")
             #expect(calls.filter { $0.member == "Disconnect" }.count == 1, "the link is BlueZ's to close, not the second command's")
-            try #expect(await sim.waitForState(timeout: .seconds(6)) { $0.connections.isEmpty })
+            try #expect(await sim.waitForState(timeout: .seconds(30)) { $0.connections.isEmpty })
             try await sim.scenarioExpectClean()
         }
     }
@@ -91,7 +91,7 @@ import Testing
             #expect(calls.filter { $0.member == "WriteValue" }.count == 1, "the request is written once, on the new link")
             #expect(calls.filter { $0.member == "Connect" }.count == 2, "the second command connects anew")
             #expect(calls.filter { $0.member == "Disconnect" }.count == 2, "each command disconnects the link it made")
-            try #expect(await sim.waitForState(timeout: .seconds(6)) { $0.connections.isEmpty })
+            try #expect(await sim.waitForState(timeout: .seconds(30)) { $0.connections.isEmpty })
             try await sim.scenarioExpectClean()
         }
     }
@@ -112,7 +112,7 @@ import Testing
                     == ["StartNotify error:org.bluez.Error.NotConnected", "StartNotify reply", "StopNotify reply"])
             #expect(calls.filter { $0.member == "Connect" }.count == 2, "the second command connects anew")
             #expect(calls.filter { $0.member == "Disconnect" }.count == 2, "each command disconnects the link it made")
-            try #expect(await sim.waitForState(timeout: .seconds(6)) { $0.connections.isEmpty })
+            try #expect(await sim.waitForState(timeout: .seconds(30)) { $0.connections.isEmpty })
             try await sim.scenarioExpectClean()
         }
     }

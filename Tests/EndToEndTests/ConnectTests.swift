@@ -75,7 +75,7 @@ struct ConnectTests {
     @Test("lower-case address and --timeout=value are accepted; output upper-case")
     func lowerCaseAddress() async throws {
         try await Sim.with { sim in
-            let run = await sim.blectl(["connect", "c0:ff:ee:00:00:01", "--timeout=10"])
+            let run = await sim.blectl(["connect", "c0:ff:ee:00:00:01", "--timeout=30"])
             #expect(run.status == 0, "\(run)")
             #expect(run.jsonObject() == Self.probeTree)
         }

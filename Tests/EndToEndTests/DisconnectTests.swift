@@ -138,7 +138,7 @@ struct DisconnectTests {
             #expect(result.status == 128 + signal, "\(result.status) \(result.stderr)")
             #expect(result.stdout == "")
             #expect(result.stderr == "")
-            try #expect(await sim.waitForState(timeout: .seconds(6)) { $0.connections.isEmpty })
+            try #expect(await sim.waitForState(timeout: .seconds(30)) { $0.connections.isEmpty })
             try #expect(await sim.leftovers() == [])
         }
     }

@@ -31,7 +31,7 @@ struct SignalSweepTests {
     }
 
     static let commands: [Command] = [
-        Command(arguments: ["scan", "--timeout", "1"]) { run in
+        Command(arguments: ["scan", "--count", "10", "--timeout", "60"]) { run in
             Set(run.lines.compactMap { J.parse($0)?["address"]?.string }) == Set(World.known + World.fillers)
         },
         Command(arguments: ["connect", World.probe]) { run in

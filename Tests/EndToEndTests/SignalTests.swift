@@ -26,7 +26,7 @@ struct SignalTests {
     @Test("mid-scan: discovery stopped, the lines printed so far intact", arguments: [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGALRM])
     func midScan(_ signal: Int32) async throws {
         try await Sim.with { sim in
-            let process = try await sim.launch(["scan", "--timeout", "10"])
+            let process = try await sim.launch(["scan", "--timeout", "60"])
             #expect(await process.stdoutContains("C0:FF:EE:00:00:05"), "no device reported")
             try #expect(await sim.state().discoverySessions.count == 1)
             process.sendSignal(signal)

@@ -100,12 +100,13 @@ import Testing
         stdout.split(separator: "\n").filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) == nil }
     }
 
-    /// The scan's 2.5 s end while nothing is read: discovery is stopped (StopDiscovery
+    /// The scan's 5 s end (long enough for the set-up and a stall on a loaded machine)
+    /// while nothing is read: discovery is stopped (StopDiscovery
     /// answered, no session left) with blectl still waiting to hand its queued lines to the
     /// reader, which then gets them all, whole.
     @Test func scanEndsAtItsTimeoutWhileTheReaderSleeps() async throws {
         try await Sim.with(faults: Self.busy) { sim in
-            let process = try await runStalled(sim, "release", ["scan", "--updates", "--timeout", "2.5"])
+            let process = try await runStalled(sim, "release", ["scan", "--updates", "--timeout", "5"])
             let stalled = try await offThread { process.waitForStderr(containing: "stalled\n", timeout: .seconds(60)) }
             #expect(stalled, "blectl never stalled on its stdout: \(process.currentStderr)")
             let stopped = try await sim.waitForState(timeout: .seconds(60)) { state in

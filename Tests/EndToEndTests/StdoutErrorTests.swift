@@ -43,7 +43,7 @@ struct StdoutErrorTests {
     @Test("scan into a full non-blocking pipe: blectl waits for the reader, every line arrives, 0")
     func nonBlockingPipe() async throws {
         try await Sim.with(faults: ["advertisers": "100"]) { sim in
-            let arguments = ["scan", "--timeout", "4"]
+            let arguments = ["scan", "--count", "110", "--timeout", "60"]
             let simulator = sim.simulator
             let r = try await offThread {
                 simulator.run("/usr/bin/python3", ["-c", Self.slowReader, BlectlBinary.path] + arguments, timeout: .seconds(60))

@@ -191,7 +191,7 @@ struct Sim: Sendable {
         let daemon = try await offThread {
             try simulator.launch("/usr/bin/dbus-daemon", ["--session", "--nofork", "--nosyslog", "--print-address=1"])
         }
-        let found = try await offThread { daemon.waitForStdout(containing: "\n", timeout: .seconds(10)) }
+        let found = try await offThread { daemon.waitForStdout(containing: "\n", timeout: .seconds(30)) }
         let address = daemon.currentStdout.split(separator: "\n").first.map(String.init) ?? ""
         if !found || address.isEmpty {
             daemon.sendSignal(SIGKILL)

@@ -36,7 +36,7 @@ struct WriteFileTests {
         }
     }
 
-    /// Polls until no socket is held and nothing else is left (3 s at most); what is left.
+    /// Polls until no socket is held and nothing else is left (30 s at most: a hang guard); what is left.
     /// Polls the echo state (every 20 ms, up to `timeout`) until `condition` holds; the last
     /// state read either way.
     static func waitForEcho(_ sim: Sim, timeout: Duration, until condition: (Echo) -> Bool) async throws -> Echo {
@@ -51,7 +51,7 @@ struct WriteFileTests {
 
     static func leftovers(_ sim: Sim) async throws -> [String] {
         var left = try await sim.leftovers()
-        let held = try await waitForEcho(sim, timeout: .seconds(3)) { $0.acquired.isEmpty }.acquired
+        let held = try await waitForEcho(sim, timeout: .seconds(30)) { $0.acquired.isEmpty }.acquired
         if !held.isEmpty { left.append("acquired sockets \(held)") }
         return left
     }

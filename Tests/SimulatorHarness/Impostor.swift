@@ -51,7 +51,7 @@ public final class Impostor: Sendable {
 }
 
 extension Simulator {
-    /// Starts `sim/impostor` on this simulator's bus and waits (10 s at most) until it is
+    /// Starts `sim/impostor` on this simulator's bus and waits (30 s at most) until it is
     /// connected; it sends its first round at once.
     /// - Parameters:
     ///   - claims: which claims it sends (sim/impostor --claims: disconnected, battery1,
@@ -64,7 +64,7 @@ extension Simulator {
         var args = ["--address", address, "--interval-ms", String(intervalMilliseconds)]
         if let claims { args += ["--claims", claims.joined(separator: ",")] }
         let proc = try spawnChild(exe, args, environment: environment, stdinPipe: true)
-        let found = proc.waitForStdout(containing: "\n", timeout: .seconds(10))
+        let found = proc.waitForStdout(containing: "\n", timeout: .seconds(30))
         let text = proc.currentStdout
         guard found, let line = text.split(separator: "\n").first, line.hasPrefix("IMPOSTOR=") else {
             proc.sendSignal(SIGKILL)

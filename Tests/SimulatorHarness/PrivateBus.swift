@@ -16,7 +16,7 @@ public final class PrivateBus: @unchecked Sendable {
         self.process = process
     }
 
-    /// Starts `dbus-daemon --config-file sim/bus.conf --print-address` and waits (10 s at
+    /// Starts `dbus-daemon --config-file sim/bus.conf --print-address` and waits (30 s at
     /// most) for its address.
     public static func start() throws -> PrivateBus {
         let dir = NSTemporaryDirectory() + "blectl-bus-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -24,7 +24,7 @@ public final class PrivateBus: @unchecked Sendable {
         let config = Simulator.defaultRepoRoot.appendingPathComponent("sim/bus.conf").path
         let process = try spawnChild("dbus-daemon", ["--config-file", config, "--print-address", "--nofork", "--address", "unix:dir=" + dir],
                                      environment: ProcessInfo.processInfo.environment, stdinPipe: false)
-        guard process.waitForStdout(containing: "\n", timeout: .seconds(10)),
+        guard process.waitForStdout(containing: "\n", timeout: .seconds(30)),
               let line = process.currentStdout.split(separator: "\n").first else {
             process.sendSignal(SIGKILL)
             throw HarnessError.simulatorDidNotStart("dbus-daemon printed no address")

@@ -172,8 +172,8 @@ public final class Simulator: Sendable {
         self.process = process
     }
 
-    /// Spawns `sim/bluez-sim --spawn-bus [--set NAME=VALUE ...]` and waits (10 s at most)
-    /// for its ADDRESS line.
+    /// Spawns `sim/bluez-sim --spawn-bus [--set NAME=VALUE ...]` and waits (30 s at most, a
+    /// hang guard: a loaded machine starting dozens takes seconds) for its ADDRESS line.
     public static func start(faults: [String: String] = [:]) throws -> Simulator {
         let root = defaultRepoRoot
         let exe = root.appendingPathComponent("sim/bluez-sim").path
@@ -181,7 +181,7 @@ public final class Simulator: Sendable {
         for (k, v) in faults.sorted(by: { $0.key < $1.key }) { args += ["--set", "\(k)=\(v)"] }
         let proc = try spawnChild(exe, args, environment: ProcessInfo.processInfo.environment,
                                   stdinPipe: true, inheritStderr: true)
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         while true {
             let text = String(decoding: proc.stdoutData(), as: UTF8.self)
             if let line = text.split(separator: "\n", omittingEmptySubsequences: true).first(where: { $0.hasPrefix("ADDRESS=") }),
@@ -194,7 +194,7 @@ public final class Simulator: Sendable {
             if Date() >= deadline {
                 proc.sendSignal(SIGKILL)
                 _ = proc.wait(timeout: .seconds(2))
-                throw HarnessError.simulatorDidNotStart("no ADDRESS line within 10 s")
+                throw HarnessError.simulatorDidNotStart("no ADDRESS line within 30 s")
             }
             usleep(2000)
         }
@@ -247,13 +247,14 @@ public final class Simulator: Sendable {
 
     /// Kills the private dbus-daemon with SIGKILL, now: every client's connection breaks at
     /// once (the socket hangs up), as when the system bus dies. bluez-sim ends with it (its
-    /// control connection is gone); this waits for that, 5 s at most. Afterwards the control
+    /// control connection is gone); this waits for that, 30 s at most (a hang guard).
+    /// Afterwards the control
     /// interface is gone too: no state(), calls() or leftovers.
     /// - Parameter busPID: the daemon's pid when already known (``busProcessID()``).
     public func killBus(busPID: Int32? = nil) throws {
         let target = try busPID ?? busProcessID()
         guard kill(target, SIGKILL) == 0 else { throw HarnessError.spawnFailed("kill dbus-daemon \(target)", errno) }
-        _ = process.wait(timeout: .seconds(5))
+        _ = process.wait(timeout: .seconds(30))
     }
 
     // MARK: control interface (org.blectl.Simulator1, through dbus-send)
