@@ -248,8 +248,7 @@ public final class Simulator: Sendable {
     /// Kills the private dbus-daemon with SIGKILL, now: every client's connection breaks at
     /// once (the socket hangs up), as when the system bus dies. bluez-sim ends with it (its
     /// control connection is gone); this waits for that, 30 s at most (a hang guard).
-    /// Afterwards the control
-    /// interface is gone too: no state(), calls() or leftovers.
+    /// Afterwards the control interface is gone too: no state(), calls() or leftovers.
     /// - Parameter busPID: the daemon's pid when already known (``busProcessID()``).
     public func killBus(busPID: Int32? = nil) throws {
         let target = try busPID ?? busProcessID()
