@@ -62,9 +62,9 @@ import SimulatorHarness
         return (EchoRecord(state["echo"] as? [String: Any] ?? [:]), acquired)
     }
 
-    /// Polls the simulator until its sink has `bytes` bytes (or 10 s passed); its record then.
+    /// Polls the simulator until its sink has `bytes` bytes (or 30 s passed: a hang guard); its record then.
     static func received(_ bytes: Int, by sim: Simulator) async throws -> EchoRecord {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while true {
             let echo = try echoState(sim).echo
             if echo.bytes == bytes || ContinuousClock.now >= deadline { return echo }
@@ -72,9 +72,9 @@ import SimulatorHarness
         }
     }
 
-    /// Polls until no socket is held (or 3 s passed); what is held then.
+    /// Polls until no socket is held (or 30 s passed: a hang guard); what is held then.
     static func released(by sim: Simulator) async throws -> [String] {
-        let deadline = ContinuousClock.now + .seconds(3)
+        let deadline = ContinuousClock.now + .seconds(30)
         while try !echoState(sim).acquired.isEmpty && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -89,7 +89,7 @@ import SimulatorHarness
     @Test func valuesWrittenThroughTheSocketArriveWholeInOrderWithBackPressure() async throws {
         let data = Self.randomBytes(48 * 1024 + 100)
         let (mtu, waits, held, state, heldAfter) = try await Self.withEcho { sim, connected, sink, _ in
-            let (mtu, waits, held) = try await connected.withAcquiredWrite(sink, timeout: .seconds(5)) { acquired in
+            let (mtu, waits, held) = try await connected.withAcquiredWrite(sink, timeout: .seconds(30)) { acquired in
                 #expect(acquired.maximumValueLength == acquired.mtu - 3)
                 for start in stride(from: 0, to: data.count, by: acquired.maximumValueLength) {
                     try await acquired.write(Array(data[start..<min(start + acquired.maximumValueLength, data.count)]), timeout: .seconds(10))
@@ -120,13 +120,13 @@ import SimulatorHarness
     @Test func aRefusedAcquireWriteFallsBackToWriteValueCommand() async throws {
         let data = Self.randomBytes(3_000)
         let (acquired, refusal, state): (Bool, BLEError?, EchoRecord) = try await Self.withEcho(faults: ["acquire_write_refused": "NotSupported", "att_mtu": "100"]) { sim, connected, sink, _ in
-            let (acquired, refusal): (Bool, BLEError?) = try await connected.withWritesWithoutResponse(sink, timeout: .seconds(5)) { writer in
+            let (acquired, refusal): (Bool, BLEError?) = try await connected.withWritesWithoutResponse(sink, timeout: .seconds(30)) { writer in
                 #expect(writer.mtu == 100)
                 for start in stride(from: 0, to: data.count, by: writer.maximumValueLength) {
-                    try await writer.write(Array(data[start..<min(start + writer.maximumValueLength, data.count)]), timeout: .seconds(5))
+                    try await writer.write(Array(data[start..<min(start + writer.maximumValueLength, data.count)]), timeout: .seconds(30))
                 }
-                await #expect(throws: BLEError.self) { try await writer.write([UInt8](repeating: 0, count: 98), timeout: .seconds(5)) }
-                try await writer.flush(timeout: .seconds(5))
+                await #expect(throws: BLEError.self) { try await writer.write([UInt8](repeating: 0, count: 98), timeout: .seconds(30)) }
+                try await writer.flush(timeout: .seconds(30))
                 return (writer.isAcquired, writer.refusal)
             }
             return (acquired, refusal, try await Self.received(data.count, by: sim))
@@ -141,9 +141,9 @@ import SimulatorHarness
 
     @Test func aValueLongerThanMTUMinus3IsRefusedUnsent() async throws {
         try await Self.withEcho { sim, connected, sink, _ in
-            try await connected.withAcquiredWrite(sink, timeout: .seconds(5)) { acquired in
+            try await connected.withAcquiredWrite(sink, timeout: .seconds(30)) { acquired in
                 do {
-                    try await acquired.write([UInt8](repeating: 1, count: 245), timeout: .seconds(5))
+                    try await acquired.write([UInt8](repeating: 1, count: 245), timeout: .seconds(30))
                     Issue.record("a 245-byte value was written at MTU 247")
                 } catch BLEError.notSupported {}
             }
@@ -163,7 +163,7 @@ import SimulatorHarness
         do {
             try await device.withConnection(timeout: .seconds(20)) { connected in
                 let sink = try connected.characteristic(Self.sink, in: try await connected.service(Self.echoService, timeout: .seconds(10)))
-                try await connected.withAcquiredWrite(sink, timeout: .seconds(5)) { acquired in
+                try await connected.withAcquiredWrite(sink, timeout: .seconds(30)) { acquired in
                     for start in stride(from: 0, to: data.count, by: 244) {
                         try await acquired.write(Array(data[start..<min(start + 244, data.count)]), timeout: .seconds(10))
                         written += 1
@@ -185,7 +185,7 @@ import SimulatorHarness
         try await Self.withEcho(faults: ["acquire_write_drain_bps": "200"]) { sim, connected, sink, _ in
             let started = ContinuousClock.now
             let writer = Task {
-                try await connected.withAcquiredWrite(sink, timeout: .seconds(5)) { acquired in
+                try await connected.withAcquiredWrite(sink, timeout: .seconds(30)) { acquired in
                     while true { try await acquired.write([UInt8](repeating: 7, count: 244), timeout: nil) }
                 }
             }
@@ -204,14 +204,14 @@ import SimulatorHarness
     @Test func acquiredNotificationsArriveAsDatagramsAndEndWithTheLink() async throws {
         let values: [[UInt8]] = [[1], [2, 2], Array(repeating: 3, count: 244)]
         try await Self.withEcho(faults: ["echo_drop_link_after_bytes": "2000"]) { sim, connected, sink, source in
-            let outcome: Result<[[UInt8]], any Error> = try await connected.withAcquiredNotifications(source, setupTimeout: .seconds(5)) { notifications in
+            let outcome: Result<[[UInt8]], any Error> = try await connected.withAcquiredNotifications(source, setupTimeout: .seconds(30)) { notifications in
                 #expect(notifications.mtu == 247)
                 #expect(try Self.echoState(sim).acquired == ["notify"])
                 // StartNotify is refused while notifications are acquired.
                 await #expect(throws: BLEError.self) {
-                    try await connected.withNotifications(source, setupTimeout: .seconds(2), onValue: { _ in }) {}
+                    try await connected.withNotifications(source, setupTimeout: .seconds(30), onValue: { _ in }) {}
                 }
-                for value in values { try await connected.write(sink, value, type: .request, timeout: .seconds(5)) }
+                for value in values { try await connected.write(sink, value, type: .request, timeout: .seconds(30)) }
                 var got: [[UInt8]] = []
                 do {
                     for try await value in notifications.values {
@@ -220,7 +220,7 @@ import SimulatorHarness
                             #expect(got == values)
                             // Then enough bytes for the simulator to drop the link (the writes
                             // after the drop fail: only the stream's end matters here).
-                            for _ in 0..<10 { try? await connected.write(sink, Array(repeating: 9, count: 244), type: .request, timeout: .seconds(5)) }
+                            for _ in 0..<10 { try? await connected.write(sink, Array(repeating: 9, count: 244), type: .request, timeout: .seconds(30)) }
                         }
                     }
                     return .success(got)
@@ -238,7 +238,7 @@ import SimulatorHarness
 
     @Test func acquiredNotificationsStopWithTheBody() async throws {
         try await Self.withEcho { sim, connected, sink, source in
-            let got: [[UInt8]] = try await connected.withAcquiredNotifications(source, setupTimeout: .seconds(5)) { notifications in
+            let got: [[UInt8]] = try await connected.withAcquiredNotifications(source, setupTimeout: .seconds(30)) { notifications in
                 try sim.notifyBurst(address: Self.echo.description, characteristic: Self.source.description, count: 50)
                 var got: [[UInt8]] = []
                 for try await value in notifications.values {
@@ -251,7 +251,7 @@ import SimulatorHarness
             #expect(got == expected)
             #expect(try await Self.released(by: sim) == [])
             // Notifications can be started the usual way again.
-            try await connected.withNotifications(source, setupTimeout: .seconds(5), onValue: { _ in }) {}
+            try await connected.withNotifications(source, setupTimeout: .seconds(30), onValue: { _ in }) {}
             _ = sink
         }
     }

@@ -51,7 +51,7 @@ import SimulatorHarness
         let after: [UInt8] = try await device.withConnection(timeout: .seconds(20)) { connected in
             let battery = try await connected.service(.batteryService, timeout: .seconds(10))
             let level = try connected.characteristic(.batteryLevel, in: battery)
-            #expect(try await connected.read(level, timeout: .seconds(5)) == [87])
+            #expect(try await connected.read(level, timeout: .seconds(30)) == [87])
             let before = Self.snapshot(session, adapter)
             let servicesBefore = connected.services
             #expect(before.adapter && before.devices.contains(device.path.description) && !before.gatt.isEmpty)
@@ -69,7 +69,7 @@ import SimulatorHarness
             #expect(adapter.knownDevices.map(\.address).contains(Self.probe))
             // Not "unavailable": the adapter is found and a GATT operation works.
             #expect(throws: Never.self) { try Adapter.ready(in: session, named: nil) }
-            return try await connected.read(level, timeout: .seconds(5))
+            return try await connected.read(level, timeout: .seconds(30))
         }
         #expect(after == [87])
         #expect(session.watcherCount == 0)
@@ -92,8 +92,8 @@ import SimulatorHarness
         let ready = try Adapter.ready(in: session, named: nil)
         let gattBattery = try await Device.find(BluetoothAddress("C0:FF:EE:00:00:04")!, on: ready, timeout: .seconds(10))
         let value = try await gattBattery.withConnection(timeout: .seconds(10)) { connected in
-            let battery = try await connected.service(.batteryService, timeout: .seconds(5))
-            return try await connected.read(try connected.characteristic(.batteryLevel, in: battery), timeout: .seconds(5))
+            let battery = try await connected.service(.batteryService, timeout: .seconds(30))
+            return try await connected.read(try connected.characteristic(.batteryLevel, in: battery), timeout: .seconds(30))
         }
         #expect(value == [55])
     }

@@ -36,7 +36,7 @@ import SimulatorHarness
         #expect(device.pairingState == PairingState(paired: false, bonded: false, trusted: false))
         let outcome = try await device.withPairing(agent: Agent(devices: [device.path]), timeout: .seconds(20)) { $0 }
         #expect(outcome == .paired)
-        try #expect(await device.readPairingState(timeout: .seconds(5)) == PairingState(paired: true, bonded: true, trusted: false))
+        try #expect(await device.readPairingState(timeout: .seconds(30)) == PairingState(paired: true, bonded: true, trusted: false))
         #expect(Array(try await Self.readSecret(device)) == Array("blesim secret".utf8))
         // Paired already: nothing is sent.
         let again = try await device.withPairing(agent: Agent(), timeout: .seconds(20)) { $0 }
@@ -64,8 +64,8 @@ import SimulatorHarness
         #expect(try sim.leftovers() == [])
         let right = Agent(passkey: Passkey(123_456), devices: [device.path])
         let state = try await device.withPairing(agent: right, timeout: .seconds(20)) { _ in
-            try await device.setTrusted(true, timeout: .seconds(5))
-            return try await device.readPairingState(timeout: .seconds(5))
+            try await device.setTrusted(true, timeout: .seconds(30))
+            return try await device.readPairingState(timeout: .seconds(30))
         }
         #expect(state == PairingState(paired: true, bonded: true, trusted: true))
         #expect(right.requests.map(\.method) == ["RequestPasskey"])

@@ -75,7 +75,7 @@ import SimulatorHarness
             try await device.withConnection(timeout: .seconds(20)) { connected -> [UInt8] in
                 let battery = try await connected.service(.batteryService, timeout: .seconds(10))
                 let level = try connected.characteristic(.batteryLevel, in: battery)
-                #expect(try await connected.read(level, timeout: .seconds(5)) == [87])
+                #expect(try await connected.read(level, timeout: .seconds(30)) == [87])
                 try sim.killBus()
                 try await Self.waitForLoss(of: session)
                 // After the loss: a read and a notification setup, with long timeouts.

@@ -35,7 +35,7 @@ import SimulatorHarness
                         try sim.waitForState(timeout: .seconds(30)) { $0.pendingGATT.map(\.op) == ["ReadValue", "ReadValue"] }
                     }) ?? false
                     #expect(pending, "the two reads never pending")
-                    try? await device.disconnect(timeout: .seconds(3))
+                    try? await device.disconnect(timeout: .seconds(30))
                     return await group.reduce(into: []) { $0.append($1) }.sorted()
                 }
             }

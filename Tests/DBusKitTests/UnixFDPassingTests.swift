@@ -40,11 +40,11 @@ private func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
             return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == target }.count
         }
 
-        /// ``openCopies`` once it is `expected`, or after 2 s: a reply resumes its caller while
+        /// ``openCopies`` once it is `expected`, or after 10 s (a guard a loaded machine keeps): a reply resumes its caller while
         /// libdbus still finishes with the message on the connection's queue (the message and
         /// its copies go a moment later); a leaked copy stays.
         func settledCopies(_ expected: Int) async -> Int {
-            let deadline = ContinuousClock.now + .seconds(2)
+            let deadline = ContinuousClock.now + .seconds(10)
             while openCopies != expected && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
             return openCopies
         }
@@ -59,7 +59,7 @@ private func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
     /// is made non-blocking, so a leaked writer shows as nil instead of a hang). The wait
     /// covers a child another test is spawning: between its clone and its exec it holds a
     /// copy of every descriptor, close-on-exec ones included, for a moment; a leak stays.
-    static func readAvailable(_ fd: Int32, wait: Duration = .seconds(2)) -> String? {
+    static func readAvailable(_ fd: Int32, wait: Duration = .seconds(10)) -> String? {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         _ = poll(&entry, 1, Int32(wait / .milliseconds(1)))
