@@ -23,6 +23,11 @@ struct ErrorStatusTests {
         var service: J = .null
         var characteristic: J = .null
         var dbusError: J = .null
+        /// For a timeout at a stage held by the simulator: the call that stage waits on, and
+        /// its last outcome in the call log (nil: any), so it reached BlueZ: the stages before
+        /// it were done within the timeout.
+        var reached: String? = nil
+        var reachedOutcome: String? = "pending"
         var testDescription: String { "\(status) \(label)" }
 
         enum Message: Sendable {
@@ -185,26 +190,29 @@ struct ErrorStatusTests {
         // The bus set-up is a stage like any other: a sub-second --timeout bounds it.
         Case(label: "GetManagedObjects never answered, --timeout 0.3 (get_managed_objects_held)",
              faults: ["get_managed_objects_held": "1"], arguments: ["devices", "--timeout", "0.3"], status: 124, code: "timed_out",
-             message: .exactly("timed out during the connection to the system bus"), operation: "bus"),
+             message: .exactly("timed out during the connection to the system bus"), operation: "bus", reached: "GetManagedObjects"),
         Case(label: "GetManagedObjects never answered, connect (get_managed_objects_held)",
              faults: ["get_managed_objects_held": "1"], arguments: ["connect", World.probe, "--timeout", "0.5"], status: 124, code: "timed_out",
-             message: .exactly("timed out during the connection to the system bus"), operation: "bus", address: probe),
+             message: .exactly("timed out during the connection to the system bus"), operation: "bus", address: probe,
+             reached: "GetManagedObjects"),
         Case(label: "Connect never answered (connect_never_answers)", faults: ["connect_never_answers": "1"],
              arguments: ["connect", World.probe, "--timeout", "5"], status: 124, code: "timed_out",
-             message: .exactly("timed out during connect on C0:FF:EE:00:00:01"), operation: "connect", address: probe),
+             message: .exactly("timed out during connect on C0:FF:EE:00:00:01"), operation: "connect", address: probe,
+             reached: "Connect", reachedOutcome: "error:org.bluez.Error.Failed"),
         Case(label: "services never resolved (services_resolved_never)", faults: ["services_resolved_never": "1"],
              arguments: ["connect", World.probe, "--timeout", "5"], status: 124, code: "timed_out",
              message: .exactly("timed out during service resolution on C0:FF:EE:00:00:01"),
-             operation: "service_resolution", address: probe),
+             operation: "service_resolution", address: probe, reached: "Connect", reachedOutcome: "reply"),
         Case(label: "read never answered (read_never_answers)", faults: ["read_never_answers": "1"],
              arguments: ["get-version", World.probe, "--timeout", "5"], status: 124, code: "timed_out",
              message: .exactly("timed out during read of characteristic 2a26 (Firmware Revision String) in service 180a (Device Information) on C0:FF:EE:00:00:01"),
-             operation: "read", address: probe, service: "180a", characteristic: "2a26"),
+             operation: "read", address: probe, service: "180a", characteristic: "2a26", reached: "ReadValue",
+             reachedOutcome: nil),
         Case(label: "vendor answer never comes (no_notification)", faults: ["no_notification": "1"],
              arguments: ["get-battery", World.vendor, "--timeout", "5"] + World.vendorOptions, status: 124, code: "timed_out",
              message: .exactly("timed out waiting for the response notification of characteristic \(World.vendorNotify) in service \(World.vendorService) on C0:FF:EE:00:00:02"),
              operation: "response", address: "C0:FF:EE:00:00:02", service: .string(World.vendorService),
-             characteristic: .string(World.vendorNotify)),
+             characteristic: .string(World.vendorNotify), reached: "WriteValue", reachedOutcome: "reply"),
     ])
     func errorObject(_ c: Case) async throws {
         try await Sim.with(faults: c.faults) { sim in
@@ -224,6 +232,10 @@ struct ErrorStatusTests {
             switch c.message {
             case .exactly(let text): #expect(message == text)
             case .prefix(let text): #expect(message.hasPrefix(text), "\(message)")
+            }
+            if let reached = c.reached {
+                let outcomes = try await sim.calls().scenarioOutcomes(reached)
+                #expect(!outcomes.isEmpty && (c.reachedOutcome == nil || outcomes.last == c.reachedOutcome), "\(reached): \(outcomes)")
             }
             // Whatever failed, nothing blectl started is left (bluez_exit_on took BlueZ away).
             if c.faults["bluez_exit_on"] == nil && c.faults["bluez_stop_on"] == nil && c.faults["remove_adapter_on"] == nil {
