@@ -26,12 +26,13 @@ import Testing
         ["connect", World.probe],
     ])
     func afterAFailure(_ second: [String]) async throws {
-        // BlueZ's 2 s disconnect timer (no fast disconnect).
-        try await Sim.with(fastDisconnect: false) { sim in
+        // BlueZ's disconnect timer, held by the simulator (disconnect_held) until the second
+        // command is done: with the 2 s timer a loaded machine could start it too late.
+        try await Sim.with(faults: ["disconnect_held": "1"], fastDisconnect: false) { sim in
             let first = await sim.blectl(["read", World.probe, "2a99"])
             #expect(first.status == 3, "\(first)")
             // The first blectl has ended; its Disconnect is still running in BlueZ.
-            try #expect(await sim.state().connections.first?.disconnecting == true, "the link was already down: nothing to test")
+            try #require(await sim.state().connections.first?.disconnecting == true, "the link was already down: nothing to test")
             let run = await sim.blectl(second)
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
@@ -42,9 +43,23 @@ import Testing
             let calls = try await sim.calls()
             #expect(calls.filter { $0.member == "Connect" }.count == 1, "the second command used the link that was up")
             #expect(calls.filter { $0.member == "Disconnect" }.count == 1, "the link is BlueZ's to close, not the second command's")
+            try await sim.setFault("disconnect_held", "0")
             try #expect(await sim.waitForState(timeout: .seconds(30)) { $0.connections.isEmpty })
             try await sim.scenarioExpectClean()
         }
+    }
+
+    /// Runs `arguments` while the first command's Disconnect is held (disconnect_held), and
+    /// lets BlueZ finish that disconnection once the call log shows `reached`: the second
+    /// command has then seen the link still up, however slowly it started.
+    static func runWhileDisconnecting(_ sim: Sim, _ arguments: [String],
+                                      until reached: @escaping @Sendable (SimCall) -> Bool) async throws -> Run {
+        let process = try await sim.launch(arguments)
+        let seen = try await sim.scenarioWaitForCall(reached)
+        try await sim.setFault("disconnect_held", "0")
+        let result = try await process.finish(timeout: .seconds(60))
+        #expect(seen, "the second command never got there: \(result)")
+        return Run(arguments: arguments, result: result)
     }
 
     @Test("a link found up that goes down before its services are resolved is connected anew", arguments: [
@@ -53,13 +68,17 @@ import Testing
         ["connect", World.probe],
     ])
     func afterAResolutionTimeout(_ second: [String]) async throws {
-        try await Sim.with(faults: ["services_resolved_never": "1"], fastDisconnect: false) { sim in
+        try await Sim.with(faults: ["services_resolved_never": "1", "disconnect_held": "1"], fastDisconnect: false) { sim in
             let first = await sim.blectl(["connect", World.probe, "--timeout", "5"])
             #expect(first.status == 124, "\(first)")
             let state = try await sim.state()
             try #require(state.connections.first?.disconnecting == true, "the link was already down: nothing to test")
             try await sim.setFault("services_resolved_never", "0")
-            let run = await sim.blectl(second)
+            // The second command's GetManagedObjects answered: it found the link up.
+            let firstCaller = try await sim.calls().first?.sender
+            let run = try await Self.runWhileDisconnecting(sim, second) {
+                $0.member == "GetManagedObjects" && $0.sender != firstCaller && $0.outcome == "reply"
+            }
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             #expect(run.stdout.contains("\"address\":\"\(World.probe)\""), "\(run.stdout)")
@@ -74,14 +93,16 @@ import Testing
 
     @Test("request right after a failed command: StartNotify refused on the link BlueZ is disconnecting, connected anew, the exact answer")
     func requestAfterAFailure() async throws {
-        try await Sim.with(fastDisconnect: false) { sim in
+        try await Sim.with(faults: ["disconnect_held": "1"], fastDisconnect: false) { sim in
             let first = await sim.blectl(["read", World.vendor, "2a99"])
             #expect(first.status == 3, "\(first)")
             try #require(await sim.state().connections.first?.disconnecting == true, "the link was already down: nothing to test")
             // --response-prefix 81: the vendor device also notifies its status (90 00) every
             // 300 ms, which may come first on a loaded machine; the answer is the one to check.
-            let run = await sim.blectl(["request", World.vendor, "--write", World.vendorWrite, "--notify", World.vendorNotify, "01",
-                                        "--response-prefix", "81"])
+            let run = try await Self.runWhileDisconnecting(sim, ["request", World.vendor, "--write", World.vendorWrite,
+                                                                 "--notify", World.vendorNotify, "01", "--response-prefix", "81"]) {
+                $0.member == "StartNotify" && $0.outcome == "error:org.bluez.Error.NotConnected"
+            }
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             #expect(run.jsonObject() == ["address": .string(World.vendor), "request": "01", "responses": [["value": "81020007", "text": .null]]])
@@ -98,12 +119,14 @@ import Testing
 
     @Test("notify --count right after a failed command: subscribed on a new link, exactly the values sent, nothing left")
     func notifyAfterAFailure() async throws {
-        try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"], fastDisconnect: false) { sim in
+        try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19", "disconnect_held": "1"], fastDisconnect: false) { sim in
             let first = await sim.blectl(["read", World.gattBattery, "2a99"])
             #expect(first.status == 3, "\(first)")
             try #require(await sim.state().connections.first?.disconnecting == true, "the link was already down: nothing to test")
             let started = Date()
-            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--count", "5", "--timeout", "20"])
+            let run = try await Self.runWhileDisconnecting(sim, ["notify", World.gattBattery, "2a19", "--count", "5", "--timeout", "30"]) {
+                $0.member == "StartNotify" && $0.outcome == "error:org.bluez.Error.NotConnected"
+            }
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "")
             NotifyTests.expectRecords(run, values: (1...5).map(NotifyTests.hex), connections: [1, 1, 1, 1, 1], from: started, to: Date())
