@@ -97,7 +97,18 @@ struct TraceTests {
         try await Sim.with { sim in
             let impostor = try await sim.startImpostor()
             let once = await sim.blectl(["-v", "get-battery", World.battery1, "--timeout", "30"])
-            let twice = await sim.blectl(["-vv", "get-battery", World.battery1, "--timeout", "30"])
+            // The -vv run's Connect is held (connect_held) until its trace shows a signal of
+            // the impostor's dropped: the impostor reaches it however slow the machine is
+            // (a run of about a second did not always overlap one of its rounds under load).
+            try await sim.setFault("connect_held", "1")
+            let arguments = ["-vv", "get-battery", World.battery1, "--timeout", "60"]
+            let process = try await sim.launch(arguments)
+            let reached = try await offThread {
+                process.waitForStderr(containing: "(dropped: sender \(impostor.uniqueName) ", timeout: .seconds(60))
+            }
+            try await sim.setFault("connect_held", "0")
+            let twice = Run(arguments: arguments, result: try await process.finish(timeout: .seconds(60)))
+            #expect(reached, "the impostor never reached the -vv run: \(twice.stderr.prefix(3000))")
             let report = try await impostor.finish()
             #expect(report.signals > 0)
             for run in [once, twice] {
