@@ -100,6 +100,9 @@ struct TraceTests {
             // The -vv run's Connect is held (connect_held) until its trace shows a signal of
             // the impostor's dropped: the impostor reaches it however slow the machine is
             // (a run of about a second did not always overlap one of its rounds under load).
+            // The -v run's link down first (BlueZ ends it after blectl left): else the -vv run
+            // finds it up, needs no Connect and may be done before the impostor's next round.
+            try #require(await sim.waitForState { $0.connections.isEmpty })
             try await sim.setFault("connect_held", "1")
             let arguments = ["-vv", "get-battery", World.battery1, "--timeout", "60"]
             let process = try await sim.launch(arguments)
