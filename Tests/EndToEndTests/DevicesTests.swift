@@ -159,7 +159,10 @@ struct DevicesTests {
                 "ADAPTER": "hci0", "UUIDS": "1801,180a,180f,\(World.vendorService)", "MANUFACTURER_DATA": "05f1=0102",
                 "SERVICE_DATA": "-",
             ])
-            #expect(["-57 dBm", "-56 dBm", "-55 dBm", "-54 dBm", "-53 dBm"].contains(probe["RSSI"] ?? ""), "\(probe)")
+            // The first sighting is -55 ± 2; the scan's 700 ms ticks move it by up to 12 dBm, and
+            // a loaded machine may run `devices` after some of them (seen: -59 dBm).
+            let rssi = probe["RSSI"].flatMap { $0.hasSuffix(" dBm") ? Int($0.dropLast(4)) : nil }
+            #expect(rssi.map { (-67 ... -43).contains($0) } == true, "\(probe)")
             let tile = try #require(rows[World.tile], "\(run)")
             #expect(tile.removing("RSSI") == [
                 "ADDRESS": World.tile, "TYPE": "random", "FLAGS": "------", "TX_POWER": "-", "BATTERY": "-",
