@@ -84,7 +84,7 @@ public enum Blectl {
             // Quiet for any failure of the bus; a reader that has gone ends it by SIGPIPE (141),
             // as for every command.
             signal(SIGPIPE, SIG_IGN)
-            let lines = await CompletionValues.lines(kind)
+            let lines = await CompletionValues.lines(kind, limit: CompletionValues.limit(getenv(CompletionValues.limitVariable).map { String(cString: $0) }))
             signal(SIGPIPE, SIG_DFL)
             printOrExit(lines.map { $0 + "\n" }.joined())
         case .run(let global, let subcommand):
