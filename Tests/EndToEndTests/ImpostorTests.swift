@@ -52,6 +52,22 @@ struct ImpostorTests {
         return out
     }
 
+    /// Runs blectl with its Connect held (connect_held) until the impostor's report names
+    /// blectl's unique name (the sender of that Connect): however slow the machine, the
+    /// impostor's claims reach blectl while it works (a run of about a second did not always
+    /// overlap one of its rounds under load).
+    static func runReached(_ sim: Sim, _ impostor: Impostor, _ arguments: [String]) async throws -> Run {
+        try await sim.setFault("connect_held", "1")
+        let process = try await sim.launch(arguments)
+        let connecting = try await sim.scenarioWaitForCall(timeout: .seconds(60)) { $0.member == "Connect" }
+        let caller = try await sim.calls().first { $0.member == "Connect" }?.sender
+        let reached = try await offThread { caller.map { impostor.waitUntilReached($0, timeout: .seconds(60)) } ?? false }
+        try await sim.setFault("connect_held", "0")
+        let run = Run(arguments: arguments, result: try await process.finish(timeout: .seconds(60)))
+        #expect(connecting && reached, "Connect from \(caller ?? "nobody"); the impostor reached it: \(reached); \(run)")
+        return run
+    }
+
     @Test("results unchanged with the impostor running: same values, exit 0, nothing left", arguments: cases)
     func unchanged(_ c: Case) async throws {
         // Without the impostor, on a simulator of its own.
@@ -61,7 +77,7 @@ struct ImpostorTests {
         try await Sim.with { sim in
             let impostor = try await sim.startImpostor()
 
-            let run = await sim.blectl(c.arguments)
+            let run = c.expected == nil ? await sim.blectl(c.arguments) : try await Self.runReached(sim, impostor, c.arguments)
             let report = try await impostor.finish()
 
             #expect(run.status == 0, "\(run)")
@@ -96,7 +112,7 @@ struct ImpostorTests {
         try await Sim.with { sim in
             let impostor = try await sim.startImpostor(claims: ["battery1", "vendor", "level"])
 
-            let run = await sim.blectl(c.arguments)
+            let run = try await Self.runReached(sim, impostor, c.arguments)
             let report = try await impostor.finish()
             #expect(run.status == 0, "\(run)")
             #expect(run.stderr == "", "\(run)")

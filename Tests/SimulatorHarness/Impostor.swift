@@ -36,6 +36,13 @@ public final class Impostor: Sendable {
         _ = process.wait(timeout: .seconds(2))
     }
 
+    /// Waits until a report it printed names `uniqueName` among its destinations (it prints
+    /// one on each new destination): true once it has sent its claims there, false after
+    /// `timeout` (a guard against a hang only).
+    public func waitUntilReached(_ uniqueName: String, timeout: Duration) -> Bool {
+        process.waitForStdout(containing: "\"\(uniqueName)\"", timeout: timeout)
+    }
+
     /// Stops it (SIGTERM) and returns its last report. It ends at its next round; should a
     /// round be blocked (a flush against a busy or stalled dbus-daemon, during which its
     /// SIGTERM handler cannot run), it is killed after 20 s and the report it printed last
