@@ -37,8 +37,11 @@ import SimulatorHarness
             #expect(object?["percentage"] as? Int == 87)
             // Battery1 comes with ServicesResolved (sim/README.md, Timing): the first source.
             #expect(object?["source"] as? String == "battery1")
-            // blectl waits for the reply to its Disconnect, which BlueZ sends once the link is down.
-            try #expect(await offThread { try sim.state() }.connections.map(\.address) == [])
+            // blectl sent Disconnect and left without waiting for BlueZ's reply (man page,
+            // get-battery): BlueZ takes the link down on its own, after its disconnect timer.
+            let down = try await offThread { try sim.waitForState(timeout: .seconds(60)) { $0.connections.isEmpty } }
+            let left = try await offThread { try sim.state() }.connections.map(\.address)
+            #expect(down && left == [], "a link left up: \(left)")
         }
     }
 
