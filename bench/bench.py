@@ -801,11 +801,13 @@ def plot():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         log("bench: no matplotlib; no plot")
         return
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, ((a1, a2), (a3, a4)) = plt.subplots(2, 2, figsize=(11, 8.4))
     ns = [int(n) for n in d]
+    base = RESULTS.get("rss_baseline_kb", {})
     for client, style in (("blectl", "o-"), ("C", "s-"), ("bleak", "^-"), ("bluetoothctl", "x-")):
         cpu = [d[n].get(f"{client}/live", {}).get("cpu_per_device_us") for n in d]
         pts = [(n, v) for n, v in zip(ns, cpu) if v is not None]
@@ -815,13 +817,46 @@ def plot():
         pts = [(n, n / v) for n, v in zip(ns, dr) if v]
         if pts:
             a2.plot(*zip(*pts), style, label=client)
+        # Memory per tracked device: (peak RSS - the client's own 10-device baseline) / N,
+        # live runs that saw all N (N >= 2000: below it the baseline's noise dominates).
+        if client in base:
+            pts = [(n, (d[str(n)][f"{client}/live"]["maxrss_kb"] - base[client]) * 1024 / n) for n in ns
+                   if n >= 2000 and d[str(n)].get(f"{client}/live", {}).get("seen") == n
+                   and d[str(n)][f"{client}/live"].get("maxrss_kb")]
+            if pts:
+                a3.plot(*zip(*pts), style, label=client)
     a1.set(xscale="log", yscale="log", xlabel="devices (N)", ylabel="client CPU µs per device (user+sys)",
            title="Discovery cost (median)")
     a2.set(xscale="log", yscale="log", xlabel="devices (N)", ylabel="devices/s draining a queued backlog",
            title="Discovery throughput (queued drain)")
-    for a in (a1, a2):
+    a3.axhline(1024, color="grey", linestyle=":", label="target 1 KB")
+    a3.set(xscale="log", yscale="log", xlabel="devices (N)", ylabel="bytes of peak RSS per device above baseline",
+           title="Memory per tracked device (live)")
+    big = [n for n in ns if n >= 2000]
+    if big:
+        a3.set_xticks(big, [f"{n:,}" for n in big])
+        a3.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    for a in (a1, a2, a3):
         a.grid(True, which="both", alpha=0.3)
         a.legend()
+    # Time to result: the first stdout line, split into the simulator's own time and the rest.
+    ttr = RESULTS.get("prompt", {}).get("time_to_result", {})
+    rows = [k for k in ("blectl get-battery", "bleak get-battery", "blectl get-version", "bleak get-version") if k in ttr]
+    if rows:
+        ys = range(len(rows))
+        sim = [ttr[k]["sim_s"] * 1000 for k in rows]
+        rest = [(ttr[k]["ttr_s"] - ttr[k]["sim_s"]) * 1000 for k in rows]
+        ends = [ttr[k]["exit_s"] * 1000 for k in rows]
+        a4.barh(ys, sim, color="#bbbbbb", label="the simulator's own time")
+        a4.barh(ys, rest, left=sim, color="#1f77b4", label="the client's time to its result")
+        a4.plot(ends, ys, "k|", markersize=14, label="process exit")
+        a4.set_yticks(list(ys), rows)
+        a4.invert_yaxis()
+        a4.set(xlabel="ms from process start (BlueZ's 2 s disconnect timer on)", title="Time to result (median)")
+        a4.grid(True, axis="x", alpha=0.3)
+        a4.legend(loc="lower right", fontsize="small")
+    else:
+        a4.axis("off")
     fig.tight_layout()
     fig.savefig(os.path.join(HERE, "discovery.png"), dpi=110)
     log("bench: wrote bench/discovery.png")
