@@ -13,6 +13,7 @@ public enum Blectl {
     /// Runs blectl with the process's arguments, taken as bytes: one that is not valid UTF-8
     /// is a usage error (64) rather than repaired to U+FFFD. Exits.
     public static func main() async -> Never {
+        StandardStreams.reserve()
         switch RawArguments.decode(RawArguments.fromProcess()) {
         case .failure(let error):
             Printer.write(renderUsageError(error), to: .stderr)
@@ -28,6 +29,7 @@ public enum Blectl {
     /// threads; everything else runs in a task, with Dispatch's main queue serving the main
     /// actor as under an async `main`. Exits.
     public static func start() -> Never {
+        StandardStreams.reserve()
         let started = ContinuousClock.now
         switch RawArguments.decode(RawArguments.fromProcess()) {
         case .failure(let error):

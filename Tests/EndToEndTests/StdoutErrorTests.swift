@@ -101,4 +101,21 @@ struct StdoutErrorTests {
             #expect(run.stderr == "blectl: error: \(Self.enospc)\n", "\(run)")
         }
     }
+
+    /// `blectl ARGS >&-`: standard output closed. Its descriptor must not be reused by the bus
+    /// connection (results written into the D-Bus socket): writing fails EBADF, 74 io_error.
+    @Test("stdout closed (>&-): 74 io_error naming EBADF, the connection closed, nothing left",
+          arguments: [["adapters"], ["connect", World.probe], ["get-battery", World.probe]])
+    func closedStdout(_ arguments: [String]) async throws {
+        try await Sim.with { sim in
+            let simulator = sim.simulator
+            let r = try await offThread {
+                simulator.run("/bin/bash", ["-c", "\"$0\" \"$@\" >&-", BlectlBinary.path] + arguments, timeout: .seconds(30))
+            }
+            let run = Run(arguments: arguments, status: r.status, stdout: r.stdout, stderr: r.stderr)
+            #expect(run.status == 74, "\(run)")
+            #expect(run.jsonError()?["message"] == .string("cannot write to standard output: Bad file descriptor (EBADF)"), "\(run)")
+            try #expect(await sim.leftovers() == [])
+        }
+    }
 }

@@ -255,6 +255,41 @@ struct WriteFileTests {
         }
     }
 
+    /// A FIFO nobody writes to: opening it must not wait for a writer (open(2) would block
+    /// where neither a signal nor --timeout reaches it: SIGTERM was ignored); the stream waits
+    /// for input in poll(2), and SIGTERM ends it at once with the link taken down.
+    @Test("a FIFO with no writer: connected and waiting for input, SIGTERM is 143 at once, nothing left")
+    func fifoWithoutWriter() async throws {
+        try await Sim.with(faults: ["echo_device": "1"]) { sim in
+            let fifo = NSTemporaryDirectory() + "blectl-fifo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            defer { unlink(fifo) }
+            let process = try await sim.launch(["write", Self.echo, Self.sink, "--without-response", "--file", fifo])
+            let held = try await Self.waitForEcho(sim, timeout: .seconds(30)) { !$0.acquired.isEmpty }.acquired
+            #expect(held == ["write"], "never reached the stream (blocked opening the FIFO?)")
+            let taken = await process.signalAndWaitUntilTaken(SIGTERM)
+            let result = try await process.finish(timeout: .seconds(30))
+            #expect(taken && result.status == 143, "status \(result.status), stderr \(result.stderr)")
+            #expect(result.stdout == "" && result.stderr == "", "\(result)")
+            try #expect(await Self.leftovers(sim) == [])
+        }
+    }
+
+    /// `--file -` with standard input closed (`<&-`): a usage error before anything goes on
+    /// the bus (descriptor 0 was taken by blectl's own event loop and read as the input: 70).
+    @Test("usage: --file - with standard input closed is 64, nothing sent on the bus")
+    func closedStandardInput() async throws {
+        try await Sim.with(faults: ["echo_device": "1"]) { sim in
+            let script = #"exec "$0" write "$1" "$2" --without-response --file - <&-"#
+            let simulator = sim.simulator
+            let r = try await offThread { simulator.run("/bin/bash", ["-c", script, BlectlBinary.path, Self.echo, Self.sink], timeout: .seconds(30)) }
+            #expect(r.status == 64, "\(r)")
+            #expect(r.stdout == "")
+            #expect(r.stderr.hasPrefix("Error: Cannot read '--file -': standard input is closed\n"), "\(r.stderr)")
+            try #expect(await sim.calls().isEmpty)
+        }
+    }
+
     /// Bad input: the plain usage error (as for every usage error), and nothing on the bus at
     /// all (it was a JSON error after GetManagedObjects).
     @Test("usage: a file that cannot be opened is 64, plain text, nothing sent on the bus")

@@ -50,7 +50,10 @@ struct WriteFile: Sendable, Equatable {
         if hasValue { throw UsageError("Give either <value> or '--file', not both", subcommand: subcommand) }
         if text { throw UsageError("'--text' describes <value>; it does not go with '--file'", subcommand: subcommand) }
         if !withoutResponse { throw UsageError("'--file' needs '--without-response' (the stream is written without response)", subcommand: subcommand) }
-        // A path that cannot be read is bad input: said before anything goes on the bus.
+        // An input that cannot be read is bad input: said before anything goes on the bus.
+        if case .standardInput? = file, StandardStreams.inputWasClosed {
+            throw UsageError("Cannot read '--file -': standard input is closed", subcommand: subcommand)
+        }
         if case .path(let path)? = file {
             let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)   // O_NONBLOCK: a FIFO does not wait for a writer
             guard fd >= 0 else {

@@ -57,7 +57,9 @@ final class FileInput: Sendable {
         case .standardInput:
             fd = 0
         case .path(let path):
-            fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+            // O_NONBLOCK: opening a FIFO does not wait for its writer (that wait would be in
+            // open(2), where neither --timeout nor a signal reaches it); reads wait in poll(2).
+            fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             guard fd >= 0 else { throw InputError(source: source, reason: String(cString: strerror(errno)), status: .usage) }
             var info = stat()
             if fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
