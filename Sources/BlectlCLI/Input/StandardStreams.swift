@@ -12,23 +12,20 @@ import Musl
 /// written with results, and using the stream fails with EBADF as on a closed one (results:
 /// exit 74 `io_error`).
 enum StandardStreams {
-    /// Whether standard input was closed at start (`--file -` is then a usage error).
-    static var inputWasClosed: Bool { closedAtStart[0] }
+    /// Whether standard input was closed at start (`--file -` is then a usage error). Set by
+    /// ``reserve()`` before anything else runs, read only afterwards.
+    nonisolated(unsafe) private(set) static var inputWasClosed = false
 
-    /// Which of 0, 1, 2 were closed; computed once, by ``reserve()`` at the start of `main`.
-    private static let closedAtStart: [Bool] = (0...2).map { (fd: Int32) -> Bool in
-        guard fcntl(fd, F_GETFD) < 0, errno == EBADF else { return false }
-        let placeholder = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY))
-        // open(2) returns the lowest free descriptor: `fd`, the streams below it being open.
-        if placeholder >= 0 && placeholder != fd {
-            _ = dup2(placeholder, fd)
-            _ = close(placeholder)
-        }
-        return true
-    }
-
-    /// Takes 0, 1 and 2 where they are closed. Call first thing, before any descriptor is opened.
+    /// Takes 0, 1 and 2 where they are closed. Call first thing, before any descriptor is
+    /// opened (open(2) returns the lowest free descriptor).
     static func reserve() {
-        _ = closedAtStart
+        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) < 0 && errno == EBADF {
+            let placeholder = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY)
+            if placeholder >= 0 && placeholder != fd {
+                _ = dup2(placeholder, fd)
+                _ = close(placeholder)
+            }
+            if fd == 0 { inputWasClosed = true }
+        }
     }
 }
