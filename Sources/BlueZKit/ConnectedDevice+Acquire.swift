@@ -109,8 +109,10 @@ extension ConnectedDevice {
         let operation = device.operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
         let lost = device.linkLost(during: operation)
+        // Bluetooth or the bus gone once values stream: the error names that stage.
+        let streaming = device.operation(.notifications, service: characteristic.service, characteristic: characteristic.uuid)
         let ending = session.addWatcher { cache, event in
-            if let error = event?.unavailability ?? lost(cache, event) { return { continuation.finish(throwing: error) } }
+            if let error = event?.unavailability?.during(streaming) ?? lost(cache, event) { return { continuation.finish(throwing: error) } }
             return nil
         }
         defer {

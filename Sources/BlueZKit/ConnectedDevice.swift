@@ -278,8 +278,10 @@ public struct ConnectedDevice: Sendable {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
         let operation = device.operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
         let lost = device.linkLost(during: operation)
+        // Bluetooth or the bus gone once values stream: the error names that stage.
+        let streaming = device.operation(.notifications, service: characteristic.service, characteristic: characteristic.uuid)
         let ending = session.addWatcher { cache, event in
-            if let error = event?.unavailability ?? lost(cache, event) { return { continuation.finish(throwing: error) } }
+            if let error = event?.unavailability?.during(streaming) ?? lost(cache, event) { return { continuation.finish(throwing: error) } }
             return nil
         }
         defer {

@@ -177,7 +177,14 @@ extension Device {
                                    into events: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation) -> UInt64 {
         let devicePath = path
         return session.addWatcher { cache, event in
-            if let gone = event?.unavailability { return { events.finish(throwing: gone) } }
+            if let gone = event?.unavailability {
+                // Bluetooth or the bus gone while values stream: the error names the stage.
+                let operation = state.locked { s in
+                    s.characteristic.map { BLEOperation(.notifications, address: address, service: $0.service, characteristic: $0.uuid) }
+                }
+                let error = operation.map { gone.during($0) } ?? gone
+                return { events.finish(throwing: error) }
+            }
             let up = cache.property("Connected", of: devicePath, on: BlueZ.deviceInterface)?.bool == true
             let (emitted, lost): (SubscriptionEvent?, BLEError?) = state.locked { s in
                 guard let characteristic = s.characteristic else { return (nil, nil) }

@@ -16,21 +16,27 @@ struct BusLossTests {
         var address: String?
         /// When to kill the bus: blectl is waiting on this.
         var ready: @Sendable (SimState) -> Bool
+        /// The stage the error names.
+        var operation: String
         var testDescription: String { label }
     }
 
     static let cases: [Case] = [
         Case(label: "during a scan (after the first line)", faults: [:], arguments: ["scan", "--timeout", "30"], address: nil,
-             ready: { !$0.discoverySessions.isEmpty }),
+             ready: { !$0.discoverySessions.isEmpty }, operation: "discovery"),
         Case(label: "during a connect (Connect unanswered)", faults: ["connect_never_answers": "1"],
              arguments: ["connect", World.probe, "--timeout", "30"], address: World.probe,
-             ready: { $0.pendingConnects.contains(World.probe) }),
+             ready: { $0.pendingConnects.contains(World.probe) }, operation: "connect"),
         Case(label: "during a read (ReadValue unanswered)", faults: ["read_never_answers": "1"],
              arguments: ["get-version", World.probe, "--timeout", "30"], address: World.probe,
-             ready: { $0.pendingGATT.contains { $0.op == "ReadValue" } }),
+             ready: { $0.pendingGATT.contains { $0.op == "ReadValue" } }, operation: "read"),
         Case(label: "during notification setup (StartNotify unanswered)", faults: ["start_notify_never_answers": "1"],
              arguments: ["get-battery", World.vendor, "--timeout", "30"] + World.vendorOptions, address: World.vendor,
-             ready: { $0.pendingGATT.contains { $0.op == "StartNotify" } }),
+             ready: { $0.pendingGATT.contains { $0.op == "StartNotify" } }, operation: "notification_setup"),
+        // Values streaming (found by the breaker trial: the error named no stage).
+        Case(label: "during notifications (values streaming)", faults: ["notify_every_ms": "50", "notify_every_char": "2a19"],
+             arguments: ["notify", World.gattBattery, "2a19", "--timeout", "30"], address: World.gattBattery,
+             ready: { !$0.notifySessions.isEmpty }, operation: "notifications"),
     ]
 
     /// How long blectl may take to notice: far more than it needs, far less than its timeout.
@@ -43,8 +49,8 @@ struct BusLossTests {
             let blectl = try await sim.launch(c.arguments)
             let ready = try await sim.waitForState(timeout: .seconds(15), c.ready)
             try #require(ready, "blectl never got to the point: \(blectl.currentStdout) \(blectl.currentStderr)")
-            if c.address == nil {
-                #expect(await blectl.stdoutContains("\n", within: .seconds(30)), "no scan line before the kill")
+            if c.address == nil || c.operation == "notifications" {
+                #expect(await blectl.stdoutContains("\n", within: .seconds(30)), "no line before the kill")
             }
             try await sim.killBus(busPID)
             #expect(sim.simulator.isRunning == false, "the simulator outlived its bus")
@@ -57,13 +63,14 @@ struct BusLossTests {
                 // Lines printed before the bus died stay valid records.
                 let addresses = run.jsonLines().compactMap { $0["address"]?.string }
                 #expect(!addresses.isEmpty && Set(addresses).isSubset(of: Set(World.known + World.fillers)), "\(run)")
-            } else {
+            } else if c.operation != "notifications" {
                 #expect(run.stdout == "", "\(run)")
             }
             let error = try #require(run.jsonError())
             #expect(topLevelKeys(String(run.stderr.dropFirst("{\"error\":".count))) == World.errorKeys, "\(run.stderr)")
             #expect(error["code"] == "unavailable", "\(run)")
             #expect(error["exit_status"] == 69)
+            #expect(error["operation"] == .string(c.operation), "\(run)")
             #expect(error["address"] == (c.address.map(J.string) ?? .null))
             // What happened: the bus connection was lost (not bluetoothd leaving, not a timeout).
             let message = error["message"]?.string ?? ""
