@@ -41,7 +41,7 @@ extension Device {
     ///   object went away, on the last attempt, or could not be found again), `CancellationError`.
     public func connect(timeout: Duration) async throws -> ConnectionOrigin {
         let path = path
-        if session.withCache({ $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool }) == true {
+        if isConnected {
             return .alreadyConnected
         }
         let operation = operation(.connect)
@@ -134,8 +134,7 @@ extension Device {
     /// After Connect failed over BR/EDR with the ACL left up (Connected true): Disconnect it
     /// and wait until it is down (BlueZ's disconnect timer), within `deadline`.
     private func dropBREDRLink(deadline: ContinuousClock.Instant, operation: BLEOperation) async throws {
-        let path = path
-        guard session.withCache({ $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool }) == true else { return }
+        guard isConnected else { return }
         do {
             try await disconnect(timeout: deadline - .now)
         } catch BLEError.timedOut {
@@ -160,6 +159,12 @@ extension Device {
     /// Disconnect after a Connect we gave up on: BlueZ cancels the pending Connect.
     private func abandonConnect() async {
         await disconnectAsCleanup(waitingUpTo: CleanupPolicy.interruptedTimeout)
+    }
+
+    /// Whether the device's Connected is true in the cache.
+    var isConnected: Bool {
+        let path = path
+        return session.withCache { $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool } == true
     }
 
     func waitUntilDisconnected(timeout: Duration, operation: BLEOperation) async throws {

@@ -110,8 +110,7 @@ extension Device {
         _ body: (PairingOutcome) async throws -> T
     ) async throws -> T {
         if pairingState?.paired == true { return try await body(.alreadyPaired) }
-        let path = path
-        var wasConnected = session.withCache { $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool } == true
+        var wasConnected = isConnected
         let deadline = ContinuousClock.now + timeout
         var pairSent = false
         let result: Result<T, any Error>
@@ -145,11 +144,6 @@ extension Device {
         return try result.get()
     }
 
-    /// Whether the device's Connected is true in the cache.
-    private var isConnected: Bool {
-        let path = path
-        return session.withCache { $0.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool } == true
-    }
 
     /// Whether Pair failed as bluetoothd fails a bonding whose link went down
     /// (AuthenticationCanceled, AuthenticationFailed, ConnectionAttemptFailed, Failed).
