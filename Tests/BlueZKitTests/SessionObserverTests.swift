@@ -1,4 +1,5 @@
 import Testing
+import Glibc
 import DBusKit
 import SimulatorHarness
 @testable import BlueZKit
@@ -9,7 +10,12 @@ import SimulatorHarness
     final class Recorder: SessionObserver {
         let fates = Lock<[(sender: String?, member: String?, fate: SignalFate)]>([])
         let operations = Lock<[BLEOperation]>([])
+        /// Microseconds each signal's callback takes: a slow observer, so that signals queue
+        /// up behind it (the backlog a loaded machine makes).
+        let slowness: UInt32
+        init(slowness: UInt32 = 0) { self.slowness = slowness }
         func session(received signal: Message, _ fate: SignalFate, at time: ContinuousClock.Instant) {
+            if slowness > 0 { usleep(slowness) }
             fates.withLock { $0.append((signal.sender, signal.member, fate)) }
         }
         func session(began operation: BLEOperation) { operations.withLock { $0.append(operation) } }
@@ -19,13 +25,23 @@ import SimulatorHarness
 
     @Test func signalsFromAnyoneButBlueZAreDroppedWithSenderAndOwner() async throws {
         try await Simulator.with { sim in
-            let recorder = Recorder()
+            // 3 ms per signal against the impostor's rounds every 5 ms: signals are still queued
+            // when it stops (without the barrier below this failed every time: 8 observed, 20 counted).
+            let recorder = Recorder(slowness: 3000)
             let session = try await Session.open(address: sim.address, timeout: .seconds(30), observer: recorder)
             defer { session.close() }
             let owner = try #require(try await session.connection.nameOwner(of: "org.bluez"))
             let impostor = try await offThread { try sim.startImpostor(intervalMilliseconds: 5) }
             #expect(try await SessionIntegrationTests.eventually { session.foreignSignalCount >= 3 })
             _ = try await offThread { try impostor.stop() }
+            // A barrier, not a pause: dbus-daemon routes everything the impostor sent before it
+            // drops its unique name, and our connection hands signals to the session (and its
+            // observer) before any reply that came after them. Once GetNameOwner says the name
+            // is gone, every signal of the impostor has been counted and observed.
+            let gone = try await SessionIntegrationTests.eventuallyAsync {
+                try await session.connection.nameOwner(of: impostor.uniqueName, timeout: .seconds(10)) == nil
+            }
+            #expect(gone)
             let fates = recorder.fates.withLock { $0 }
             let dropped = fates.filter { $0.sender == impostor.uniqueName }
             #expect(!dropped.isEmpty)
