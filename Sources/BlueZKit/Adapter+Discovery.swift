@@ -177,7 +177,7 @@ extension Adapter {
                 break
             }
             let advertisement = sighted.flatMap { path in
-                cache.deviceProperties(Advertisement.propertyNames, of: path).flatMap { Advertisement(path: path, properties: $0) }
+                cache.deviceProperties(Advertisement.propertySelection, of: path).flatMap { Advertisement(path: path, properties: $0) }
             }.flatMap { filter.matches($0) ? $0 : nil }
             return scan.withLock { state -> (@Sendable () -> Void)? in
                 guard !state.ended else { return nil }

@@ -31,6 +31,8 @@ public struct Advertisement: Sendable, Equatable {
     /// The Device1 properties the record is made of (the rest need not be decoded).
     static let propertyNames: Set<String> = ["Address", "AddressType", "Name", "RSSI", "TxPower", "Appearance",
                                              "UUIDs", "ManufacturerData", "ServiceData", "Connected"]
+    /// ``propertyNames`` as the packed cache matches them (made once).
+    static let propertySelection = PackedProperties.Selection(propertyNames)
 
     /// Reads the record from Device1 properties, stamped with the current wall-clock time;
     /// nil when the address is missing or malformed.

@@ -45,6 +45,11 @@ public struct ObjectCache: Sendable {
         devices[path]?.values(of: names)
     }
 
+    /// As ``deviceProperties(_:of:)``, with the names given as a selection made once.
+    func deviceProperties(_ selection: PackedProperties.Selection, of path: ObjectPath) -> Properties? {
+        devices[path]?.values(of: selection)
+    }
+
     /// Paths having `interface`, sorted.
     public func paths(with interface: String, under root: ObjectPath? = nil) -> [ObjectPath] {
         let candidates: [ObjectPath] = interface == BlueZ.deviceInterface

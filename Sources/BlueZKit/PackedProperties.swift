@@ -54,13 +54,55 @@ struct PackedProperties: Sendable, Equatable {
         return found
     }
 
+    /// A set of property names, matched against packed keys by their one-byte index (no
+    /// String hashed per entry); made once for a set read often (``values(of:)``).
+    struct Selection: Sendable {
+        /// Bit i: ``knownNames``[i] is selected.
+        fileprivate var known: UInt64 = 0
+        /// Selected names not in ``knownNames``.
+        fileprivate var others: Set<String> = []
+        let count: Int
+
+        init(_ names: Set<String>) {
+            for name in names {
+                if let index = PackedProperties.knownIndex[name] { known |= 1 << UInt64(index) } else { others.insert(name) }
+            }
+            count = names.count
+        }
+
+        func contains(_ name: String) -> Bool {
+            if let index = PackedProperties.knownIndex[name] { return known & (1 << UInt64(index)) != 0 }
+            return others.contains(name)
+        }
+    }
+
     /// The values of those of `names` present (one pass over the buffer).
     func values(of names: Set<String>) -> [String: DBusValue] {
-        var out = [String: DBusValue](minimumCapacity: names.count)
-        for (key, value) in unpacked where names.contains(key) { out[key] = value }
-        forEachEntry { key, reader in
-            if names.contains(key), let value = reader.readValue() { out[key] = value }
-            return true
+        values(of: Selection(names))
+    }
+
+    /// The values of the selected properties present (one pass over the buffer).
+    func values(of selection: Selection) -> [String: DBusValue] {
+        var out = [String: DBusValue](minimumCapacity: selection.count)
+        for (key, value) in unpacked where selection.contains(key) { out[key] = value }
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = PackedReader(buffer: buffer)
+            while reader.offset < buffer.count {
+                let index = reader.byte()
+                var wanted: String?
+                if index == Self.otherName {
+                    let key = reader.readString()
+                    if selection.others.contains(key) { wanted = key }
+                } else if Int(index) < Self.knownNames.count, selection.known & (1 << UInt64(index)) != 0 {
+                    wanted = Self.knownNames[Int(index)]
+                }
+                if let wanted {
+                    guard let value = reader.readValue() else { return }
+                    out[wanted] = value
+                } else {
+                    reader.skipValue()
+                }
+            }
         }
         return out
     }
@@ -80,32 +122,33 @@ struct PackedProperties: Sendable, Equatable {
     /// after `changed`, as PropertiesChanged is folded).
     mutating func merge(_ changed: [String: DBusValue], invalidated: [String]) {
         guard !changed.isEmpty || !invalidated.isEmpty else { return }
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count + changed.count * 16)
+        var writer = PackedWriter()
+        writer.bytes.reserveCapacity(bytes.count + changed.count * 16)
         // Keep the entries not replaced nor dropped, byte for byte.
         if !bytes.isEmpty {
             forEachEntry { key, reader in
                 let start = reader.entryStart
                 reader.skipValue()
-                if changed[key] == nil, !invalidated.contains(key) {
-                    out.append(contentsOf: bytes[start..<reader.offset])
+                if changed[key] == nil, invalidated.isEmpty || !invalidated.contains(key) {
+                    writer.bytes.append(contentsOf: bytes[start..<reader.offset])
                 }
                 return true
             }
         }
+        // The new entries are written straight after the kept ones (one buffer, no allocation
+        // per entry); one that cannot be packed is cut off again and kept decoded.
         for (key, value) in changed {
-            unpacked[key] = nil
-            guard !invalidated.contains(key) else { continue }
-            var entry = PackedWriter()
-            entry.writeKey(key)
-            if entry.writeValue(value) {
-                out.append(contentsOf: entry.bytes)
-            } else {
+            if !unpacked.isEmpty { unpacked[key] = nil }
+            guard invalidated.isEmpty || !invalidated.contains(key) else { continue }
+            let entryStart = writer.bytes.count
+            writer.writeKey(key)
+            if !writer.writeValue(value) {
+                writer.bytes.removeSubrange(entryStart...)
                 unpacked[key] = value
             }
         }
         for key in invalidated { unpacked[key] = nil }
-        bytes = out
+        bytes = writer.bytes
     }
 
     /// Calls `body` with each entry's name and a reader placed at its value, until it returns

@@ -4,7 +4,7 @@
 /// encodes with the right type. A byte array (`ay`) is always decoded as ``bytes(_:)``;
 /// `a{..}` as ``dictionary(keySignature:valueSignature:_:)``. Source: the D-Bus
 /// specification, "Type System".
-public indirect enum DBusValue: Sendable, Hashable {
+public enum DBusValue: Sendable, Hashable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -24,13 +24,13 @@ public indirect enum DBusValue: Sendable, Hashable {
     /// `ay`: the common BlueZ value type (GATT values, manufacturer data).
     case bytes([UInt8])
     /// `a<elementSignature>` other than `ay` and dictionaries.
-    case array(elementSignature: String, [DBusValue])
+    indirect case array(elementSignature: String, [DBusValue])
     /// `a{<key><value>}`; entries keep the wire order.
-    case dictionary(keySignature: String, valueSignature: String, [DictEntry])
+    indirect case dictionary(keySignature: String, valueSignature: String, [DictEntry])
     /// `(...)`
     case structure([DBusValue])
     /// `v`
-    case variant(DBusValue)
+    indirect case variant(DBusValue)
 
     public struct DictEntry: Sendable, Hashable {
         public var key: DBusValue

@@ -84,6 +84,42 @@ import DBusKit
         #expect(packed.dictionary == ["Address": .string("C0:FF:EE:00:00:01")])
     }
 
+    /// A selection reads the same values as a plain set of names, for known names, names
+    /// stored by name, missing ones, and a value kept decoded (a file descriptor).
+    @Test func selectionsReadWhatTheirNamesName() {
+        var packed = PackedProperties(Self.device1)
+        packed.merge(["Fd": .unixFD(UnixFileDescriptor(owning: -1)), "Later": .string("l")], invalidated: [])
+        var all = Self.device1
+        all["Later"] = .string("l")
+        var generator = SystemRandomNumberGenerator()
+        let names = Array(all.keys) + ["Fd", "Missing", "Address"]
+        for _ in 0..<300 {
+            let chosen = Set(names.filter { _ in Bool.random(using: &generator) })
+            let selection = PackedProperties.Selection(chosen)
+            let read = packed.values(of: selection)
+            #expect(Set(read.keys) == chosen.subtracting(["Missing"]), "\(chosen)")
+            for (name, value) in read where name != "Fd" { #expect(all[name] == value, "\(name)") }
+            #expect(read["Fd"]?.unixFD != nil || !chosen.contains("Fd"))
+            for name in names { #expect(selection.contains(name) == chosen.contains(name)) }
+        }
+        #expect(Advertisement.propertySelection.count == Advertisement.propertyNames.count)
+    }
+
+    /// A value that cannot be packed, merged among others: only it stays decoded, the entries
+    /// written before and after it are whole.
+    @Test func anUnpackableValueAmongOthersLeavesTheRestWhole() {
+        var packed = PackedProperties(["Address": .string("C0:FF:EE:00:00:01")])
+        packed.merge(["A": .string("a"), "Fd": .structure([.int32(1), .unixFD(UnixFileDescriptor(owning: -1))]),
+                      "RSSI": .int16(-1), "Z": .bytes([1, 2])], invalidated: [])
+        #expect(packed.value(of: "A") == .string("a"))
+        #expect(packed.value(of: "RSSI") == .int16(-1))
+        #expect(packed.value(of: "Z") == .bytes([1, 2]))
+        #expect(packed.value(of: "Address") == .string("C0:FF:EE:00:00:01"))
+        guard case .structure(let fields)? = packed.value(of: "Fd") else { Issue.record("Fd not read back"); return }
+        #expect(fields.count == 2 && fields[0] == .int32(1) && fields[1].unixFD != nil)
+        #expect(packed.dictionary.count == 5)
+    }
+
     /// The cache keeps Device1 packed: signals fold into it as into a dictionary, and the
     /// advertisement built from the cache has every value of the signals.
     @Test func cacheFoldsDevice1SignalsIntoThePackedRecord() throws {

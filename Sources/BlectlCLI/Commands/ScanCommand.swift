@@ -79,21 +79,23 @@ struct ScanCommand: BlectlSubcommand {
                     var reported = Set<BluetoothAddress>()
                     var headerPrinted = false
                     for try await batch in stream {
-                        var lines = [String]()
-                        lines.reserveCapacity(batch.count + 1)
+                        var lines = [UInt8]()
+                        lines.reserveCapacity(batch.count * 200)
                         var countReached = false
                         for advertisement in batch {
                             let isNew = reported.insert(advertisement.address).inserted
                             guard options.updates || isNew else { continue }
                             switch printer.format {
-                            case .json: lines.append(Self.record(advertisement, adapter: adapterName).serialized())
+                            case .json: lines += Self.record(advertisement, adapter: adapterName).serializedUTF8()
                             case .text:
                                 if !headerPrinted {
-                                    lines.append(Self.textHeader)
+                                    lines += Self.textHeader.utf8
+                                    lines.append(UInt8(ascii: "\n"))
                                     headerPrinted = true
                                 }
-                                lines.append(Self.text(advertisement, adapter: adapterName))
+                                lines += Self.text(advertisement, adapter: adapterName).utf8
                             }
+                            lines.append(UInt8(ascii: "\n"))
                             // --count: the line of the Nth device is the last one.
                             if let count = options.count, reported.count >= count {
                                 countReached = true
@@ -101,7 +103,7 @@ struct ScanCommand: BlectlSubcommand {
                             }
                         }
                         status.show("scanning", detail: reported.count == 1 ? "1 device" : "\(reported.count) devices")
-                        try await printer.results(lines)
+                        try await printer.results(utf8: lines)
                         if countReached { return }
                     }
                 }

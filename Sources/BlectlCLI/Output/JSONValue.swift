@@ -21,63 +21,103 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     /// Compact JSON, one line.
     public func serialized() -> String {
-        var out = ""
+        String(decoding: serializedUTF8(), as: UTF8.self)
+    }
+
+    /// Compact JSON, one line, as UTF-8 (what stdout gets; no String built on the way).
+    public func serializedUTF8() -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(256)
         write(into: &out)
         return out
     }
 
-    private func write(into out: inout String) {
+    private func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
-        case .double(let d): out += d.isFinite ? String(d) : "null"
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: b ? "true".utf8 : "false".utf8)
+        case .int(let i): Self.writeInt(i, into: &out)
+        case .double(let d): out.append(contentsOf: d.isFinite ? String(d).utf8 : "null".utf8)
         case .string(let s): Self.writeString(s, into: &out)
         case .array(let values):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, value) in values.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 value.write(into: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, (key, value)) in members.enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 Self.writeString(key, into: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 value.write(into: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private static let hex: [Character] = Array("0123456789abcdef")
+    /// Decimal digits, `-` first when negative (Int.min included).
+    private static func writeInt(_ i: Int, into out: inout [UInt8]) {
+        if i < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = i.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 20 digits at most, written backwards
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            out.append(contentsOf: buffer[(24 - count)...])
+        }
+    }
 
-    private static func writeString(_ s: String, into out: inout String) {
-        out += "\""
-        // Fast path: nothing to escape (the common case: addresses, UUIDs, hex, names).
-        // 0xC2 starts U+0080-U+00BF, among them the C1 controls, escaped below.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xC2 }) {
-            out += s
-            out += "\""
-            return
-        }
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
-                out += "\\u00"
-                out.append(hex[Int(scalar.value >> 4)])
-                out.append(hex[Int(scalar.value & 0xF)])
-            default: out.unicodeScalars.append(scalar)
+    private static let hex = Array("0123456789abcdef".utf8)
+
+    /// A JSON string: `"` and `\` escaped, `\n` `\r` `\t` by name, the other C0 controls,
+    /// DEL and the C1 controls (U+0080-U+009F, UTF-8 `C2 80`-`C2 9F`) as `\u00XX`; every
+    /// other byte copied (a Swift String is valid UTF-8).
+    private static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            var i = 0
+            var copied = 0  // bytes[copied..<i] need no escape and are not written yet
+            while i < bytes.count {
+                let byte = bytes[i]
+                let escapedLength: Int
+                let code: UInt8
+                if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte < 0x7F { i += 1; continue }
+                if byte == 0xC2, i + 1 < bytes.count, (0x80...0x9F).contains(bytes[i + 1]) {
+                    escapedLength = 2
+                    code = bytes[i + 1]
+                } else if byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F {
+                    escapedLength = 1
+                    code = byte
+                } else {
+                    i += 1  // another byte of a multi-byte character
+                    continue
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<i]))
+                switch code {
+                case 0x22: out.append(contentsOf: #"\""#.utf8)
+                case 0x5C: out.append(contentsOf: #"\\"#.utf8)
+                case 0x0A: out.append(contentsOf: #"\n"#.utf8)
+                case 0x0D: out.append(contentsOf: #"\r"#.utf8)
+                case 0x09: out.append(contentsOf: #"\t"#.utf8)
+                default:
+                    out.append(contentsOf: #"\u00"#.utf8)
+                    out.append(hex[Int(code >> 4)])
+                    out.append(hex[Int(code & 0xF)])
+                }
+                i += escapedLength
+                copied = i
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[copied..<bytes.count]))
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
 

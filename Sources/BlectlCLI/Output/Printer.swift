@@ -23,6 +23,14 @@ public struct Printer: Sendable {
         try await StdoutWriter.shared.enqueue(text)
     }
 
+    /// As ``results(_:)``, for lines already in UTF-8, each ending in a newline (a stream's
+    /// batch: no String is built on the way to stdout).
+    /// - Throws: as ``results(_:)``.
+    public func results(utf8 lines: [UInt8]) async throws {
+        guard !lines.isEmpty else { return }
+        try await StdoutWriter.shared.enqueue(utf8: lines)
+    }
+
     /// How long ``result(_:)`` waits for its lines to be written: a stalled reader never
     /// holds the clean-up that follows longer than this.
     static let resultWriteLimit: Duration = .milliseconds(200)

@@ -55,7 +55,11 @@ final class StdoutWriter: @unchecked Sendable {
     /// - Throws: ``OutputClosed`` once a write found the reader gone, ``OutputFailed`` once a
     ///   write failed otherwise (ENOSPC, EIO); `CancellationError` when cancelled while waiting.
     func enqueue(_ text: String) async throws {
-        let bytes = Array(text.utf8)
+        try await enqueue(utf8: Array(text.utf8))
+    }
+
+    /// As ``enqueue(_:)``, for lines already in UTF-8.
+    func enqueue(utf8 bytes: [UInt8]) async throws {
         let outcome: Result<Bool, any Error> = withLock {
             if let failure { return .failure(failure) }
             if writtenDirectly(bytes) { return failure.map { .failure($0) } ?? .success(false) }
