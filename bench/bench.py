@@ -20,6 +20,7 @@ import zlib
 
 import prompt
 import scancost
+import instructions
 import streams  # bench/streams.py: notification streams, write --file against the link's drain
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -783,6 +784,8 @@ def report():
     streams.report_streams(sys.modules[__name__], L, verdict)
     prompt.report(sys.modules[__name__], L, verdict)
     verdict.extend(scancost.report_rows(sys.modules[__name__]))
+    verdict.extend(instructions.report_rows(sys.modules[__name__]))
+    L.extend(instructions.report_lines(sys.modules[__name__]))
     L.append("### Targets\n")
     L.append("| target | met | value |\n|---|---|---|")
     for name, ok, val in verdict:
@@ -868,7 +871,7 @@ def main():
         RESULTS.update(json.load(open(os.path.join(OUT, "results.json"))))  # add to an earlier run
     else:
         RESULTS["machine"] = machine()
-    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,write_drain,streams,prompt,updates").split(",")
+    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,write_drain,streams,prompt,updates,instructions").split(",")
     if "startup" in only:
         bench_startup()
     if "discovery" in only:
@@ -884,6 +887,8 @@ def main():
         prompt.bench_prompt(sys.modules[__name__])
     if "updates" in only:
         scancost.bench_updates(sys.modules[__name__])
+    if "instructions" in only:
+        instructions.bench_instructions(sys.modules[__name__])
     if "write_drain" in only:
         streams.bench_write_drain(sys.modules[__name__])
     if "streams" in only:

@@ -1,0 +1,94 @@
+"""Instructions per device of a discovery (issue 12, target 3), counted by valgrind's
+callgrind: unlike CPU time, the count does not move with the machine's load, so a change to
+the receive path shows its effect in one run on a busy machine.
+
+Each client (blectl `scan`, the C libdbus baseline `cbaseline scan`) runs under callgrind
+against the simulator with N1 and then N2 bench advertisers (no RSSI churn), until it has
+printed every bench device, then gets SIGINT. Instructions per device are the slope
+(Ir(N2) - Ir(N1)) / (N2 - N1): start-up, bus set-up and clean-up cancel out. Registered by
+bench.py (BENCH_ONLY=instructions; sizes BENCH_IR_N, default 500,2000). Needs valgrind.
+"""
+import os
+import shutil
+import signal
+import tempfile
+import time
+
+
+def _ir(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return int(line.split()[1])
+    return None
+
+
+def _run(b, sim, argv, n):
+    out = tempfile.NamedTemporaryFile(prefix="cg.", suffix=".out", delete=False).name
+    c = b.Child(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv], sim.env)
+    got = c.wait_lines(b.is_bench_line, n, time.perf_counter() + 300)
+    c.finish(signal.SIGINT, timeout=60)
+    seen = sum(1 for l in c.lines if b.is_bench_line(l))
+    ir = _ir(out) if got is not None else None
+    os.unlink(out)
+    return {"ir": ir, "seen": seen}
+
+
+def bench_instructions(b):
+    b.log("== instructions per device (callgrind)")
+    if not shutil.which("valgrind"):
+        b.log("  valgrind missing: skipped (apt-get install valgrind)")
+        return
+    n1, n2 = (int(x) for x in os.environ.get("BENCH_IR_N", "500,2000").split(","))
+    clients = {
+        "blectl": [b.BLECTL, "scan", "--timeout", "3600"],
+        "C": [b.CBASE, "scan", "3600"],
+    }
+    runs = {}
+    for n in (n1, n2):
+        sim = b.Sim(advertisers=n)
+        for client, argv in clients.items():
+            sim.wait_idle(quiet=0.3, limit=60)
+            sim.reset()
+            sim.wait_idle(quiet=0.3, limit=60)
+            r = _run(b, sim, argv, n)
+            runs[(client, n)] = r
+            b.log(f"  N={n} {client}: Ir={r['ir']} seen={r['seen']}")
+        sim.close()
+    out = {"sizes": [n1, n2]}
+    for client in clients:
+        a, z = runs[(client, n1)]["ir"], runs[(client, n2)]["ir"]
+        out[client] = {"ir": [a, z], "per_device": (z - a) / (n2 - n1) if a and z else None}
+    b.RESULTS["instructions"] = out
+    b.save()
+    x, c = out["blectl"]["per_device"], out["C"]["per_device"]
+    if x and c:
+        b.log(f"  per device: blectl {x:,.0f}, C {c:,.0f}: {x / c:.2f}x")
+
+
+def report_rows(b):
+    """Targets-table row: blectl/C instructions per device."""
+    r = b.RESULTS.get("instructions")
+    if not r or not r.get("blectl", {}).get("per_device") or not r.get("C", {}).get("per_device"):
+        return []
+    ratio = r["blectl"]["per_device"] / r["C"]["per_device"]
+    n1, n2 = r["sizes"]
+    return [(f"discovery instructions/device <= 1.5x C (callgrind, slope N={n1}..{n2})", ratio <= 1.5, f"{ratio:.2f}x")]
+
+
+def report_lines(b):
+    """The section of report.md."""
+    r = b.RESULTS.get("instructions")
+    if not r:
+        return []
+    n1, n2 = r["sizes"]
+    lines = [f"### Instructions per device (callgrind; slope between N={n1} and N={n2})\n",
+             "| client | Ir at N1 | Ir at N2 | instructions/device |", "|---|---:|---:|---:|"]
+    for client in ("blectl", "C"):
+        x = r.get(client, {})
+        ir = x.get("ir") or [None, None]
+        per = x.get("per_device")
+        lines.append(f"| {client} | {ir[0] or '-':,} | {ir[1] or '-':,} | {f'{per:,.0f}' if per else '-'} |"
+                     if ir[0] and ir[1] else f"| {client} | - | - | - |")
+    lines.append("")
+    return lines
