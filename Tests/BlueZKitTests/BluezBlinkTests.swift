@@ -12,22 +12,42 @@ import SimulatorHarness
 /// "One batch" is made certain by keeping the session's connection queue busy (every read
 /// of the socket and every dispatch runs there) while the simulator blinks: everything is
 /// waiting in the socket when the queue is free again, as for a session busy with other work.
+/// The checks that follow wait for a barrier (round trips to bluetoothd), never a pause: the
+/// queue stays busy after the blink, and a pause would check the cache before the blink.
 @Suite struct BluezBlinkTests {
     static let probe = BluetoothAddress("C0:FF:EE:00:00:01")!
 
+    /// bluetoothd's Peer.Ping: answered on the simulator's org.bluez connection, so its reply
+    /// comes after everything the simulator sent on that connection before it.
+    static let ping = MethodCall(destination: BlueZ.service, path: "/", interface: "org.freedesktop.DBus.Peer", member: "Ping")
+
     /// The simulator blinks while the session's connection queue is held; the queue is freed
-    /// 200 ms after the simulator sent everything.
-    static func blinkInOneBatch(_ sim: Simulator, _ session: Session) throws {
+    /// once the bus daemon has routed the blink's messages (to us as to everyone: a Ping of
+    /// bluetoothd from another connection has come back), and stays busy 500 ms more, as a
+    /// session on a loaded machine would.
+    static func blinkInOneBatch(_ sim: Simulator, _ session: Session) async throws {
+        let witness = try await BusConnection.connect(to: sim.address)
+        defer { witness.close() }
         let held = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         session.connection.queue.async {
             held.signal()
             release.wait()
+            usleep(500_000)
         }
         held.wait()
         defer { release.signal() }
         try sim.blink()             // returns once the simulator sent the blink's messages
-        Thread.sleep(forTimeInterval: 0.2)   // and the bus daemon has routed them to us
+        _ = try await witness.call(Self.ping, timeout: .seconds(30))
+    }
+
+    /// A barrier, not a pause: the session has applied the blink and the reload it started.
+    /// The first Ping's reply follows the blink's messages on bluetoothd's connection, and our
+    /// connection hands the signals to the session before the reply; the session sent its
+    /// GetManagedObjects (the reload) while handling them, so before the second Ping, which
+    /// bluetoothd answers after it.
+    static func blinkApplied(_ session: Session) async throws {
+        for _ in 0..<2 { _ = try await session.connection.call(Self.ping, timeout: .seconds(30)) }
     }
 
     /// The object paths under the adapter, and whether the adapter is there and powered.
@@ -56,9 +76,9 @@ import SimulatorHarness
             let servicesBefore = connected.services
             #expect(before.adapter && before.devices.contains(device.path.description) && !before.gatt.isEmpty)
 
-            try Self.blinkInOneBatch(sim, session)
+            try await Self.blinkInOneBatch(sim, session)
             #expect(try sim.state().blinks == 1)
-            try await Task.sleep(for: .milliseconds(300))
+            try await Self.blinkApplied(session)
 
             // Everything bluetoothd re-announced is in the cache again, nothing more or less.
             let now = Self.snapshot(session, adapter)
@@ -84,8 +104,8 @@ import SimulatorHarness
         defer { session.close() }
         let adapter = try Adapter.ready(in: session, named: nil)
         let before = Self.snapshot(session, adapter)
-        try Self.blinkInOneBatch(sim, session)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Self.blinkInOneBatch(sim, session)
+        try await Self.blinkApplied(session)
         let now = Self.snapshot(session, adapter)
         #expect(now.adapter && now.devices == before.devices && now.gatt == before.gatt,
                 "before: \(before), after: \(now)")

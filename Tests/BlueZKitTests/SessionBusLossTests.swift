@@ -27,6 +27,29 @@ import SimulatorHarness
         }
     }
 
+    /// As ``outcome(_:)``, with ``hangLimit`` counted from when `body` calls the `arm` it is
+    /// given, not from its start: what `body` does before (connecting, on a live bus) may take
+    /// any time a loaded machine needs; only what follows is timed.
+    static func outcome<T: Sendable>(
+        armedBy body: @escaping @Sendable (_ arm: @escaping @Sendable () -> Void) async throws -> T
+    ) async -> Result<T, any Error>? {
+        let armed = Lock<ContinuousClock.Instant?>(nil)
+        return await withTaskGroup(of: Result<T, any Error>?.self) { group in
+            group.addTask {
+                do { return .success(try await body { armed.withLock { $0 = .now } }) } catch { return .failure(error) }
+            }
+            group.addTask {
+                while true {
+                    if let at = armed.withLock({ $0 }), ContinuousClock.now >= at + hangLimit { return nil }
+                    do { try await Task.sleep(for: .milliseconds(20)) } catch { return nil }
+                }
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
     /// Records an issue unless `result` is a failure with ``Unavailability/busLost``.
     static func expectLostBus<T>(_ result: Result<T, any Error>?, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
         switch result {
@@ -71,7 +94,8 @@ import SimulatorHarness
         defer { session.close() }
         let adapter = try Adapter.ready(in: session, named: nil)
         let device = try await Device.find(Self.probe, on: adapter, timeout: .seconds(20))
-        let result = await Self.outcome {
+        // Timed from the last read on: connecting and the checks before take what they take.
+        let result = await Self.outcome { arm in
             try await device.withConnection(timeout: .seconds(20)) { connected -> [UInt8] in
                 let battery = try await connected.service(.batteryService, timeout: .seconds(10))
                 let level = try connected.characteristic(.batteryLevel, in: battery)
@@ -83,6 +107,7 @@ import SimulatorHarness
                 Self.expectLostBus(await Self.outcome {
                     try await connected.withNotifications(level, setupTimeout: .seconds(60), onValue: { _ in }) { 0 }
                 }, "notification setup")
+                arm()
                 return try await connected.read(level, timeout: .seconds(60))
             }
         }

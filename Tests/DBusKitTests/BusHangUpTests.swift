@@ -11,17 +11,24 @@ import SimulatorHarness
     static let callTimeout: Duration = .seconds(60)
 
     /// `body`'s outcome: "reply", the BusError's description, or "still waiting after
-    /// <hangLimit>" (then `body` is cancelled).
-    static func outcome(_ body: @escaping @Sendable () async throws -> Message) async -> String {
-        await withTaskGroup(of: String?.self) { group in
+    /// <hangLimit>" (then `body` is cancelled). The limit counts from `timedFrom` once it is
+    /// set (the moment the bus is killed: what comes before may take any time a loaded
+    /// machine needs), from now without it.
+    static func outcome(timedFrom start: Lock<ContinuousClock.Instant?>? = nil,
+                        _ body: @escaping @Sendable () async throws -> Message) async -> String {
+        let began = ContinuousClock.now
+        return await withTaskGroup(of: String?.self) { group in
             group.addTask {
                 do { _ = try await body(); return "reply" }
                 catch let error as BusError { return "\(error)" }
                 catch { return "other error: \(error)" }
             }
             group.addTask {
-                try? await Task.sleep(for: hangLimit)
-                return nil
+                while true {
+                    let from: ContinuousClock.Instant? = if let start { start.withLock { $0 } } else { began }
+                    if let from, ContinuousClock.now >= from + hangLimit { return nil }
+                    do { try await Task.sleep(for: .milliseconds(20)) } catch { return nil }
+                }
             }
             let first = await group.next() ?? nil
             group.cancelAll()
@@ -45,9 +52,13 @@ import SimulatorHarness
         let lost = Lock(0)
         _ = connection.onConnectionLost { lost.withLock { $0 += 1 } }
 
-        async let pending = Self.outcome { try await connection.call(Self.unansweredRead, timeout: Self.callTimeout) }
+        // Timed from the kill: reaching the simulator and its State answering it are not.
+        let killed = Lock<ContinuousClock.Instant?>(nil)
+        async let pending = Self.outcome(timedFrom: killed) { try await connection.call(Self.unansweredRead, timeout: Self.callTimeout) }
         #expect(try await offThread { try sim.waitForState { $0.pendingGATT.contains { $0.op == "ReadValue" } } })
-        try sim.killBus()
+        let busPID = try sim.busProcessID()
+        killed.withLock { $0 = .now }
+        try sim.killBus(busPID: busPID)
         #expect(await pending == Self.disconnected)
         #expect(lost.withLock { $0 } == 1)
 

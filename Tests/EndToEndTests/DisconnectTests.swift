@@ -90,14 +90,21 @@ struct DisconnectTests {
     /// As measured on the real bluetoothd (realbluez/README.md, "The tests").
     @Test("right after a failed command: the link BlueZ is still disconnecting is used; StartNotify refused, then a new link")
     func duringBlueZDisconnectTimer() async throws {
-        try await Sim.with(faults: ["disconnect_delay_ms": "6000"], fastDisconnect: false) { sim in
+        // BlueZ's timer held by state (disconnect_held) until the request has been refused, not
+        // a 6 s delay that two instrumented commands on a loaded machine may outlast (the read
+        // would then connect anew).
+        try await Sim.with(faults: ["disconnect_held": "1"], fastDisconnect: false) { sim in
             let failed = await sim.blectl(["read", World.probe, "2a00"])
             #expect(failed.status == 3, "\(failed)")
             try #expect(await sim.state().connections.first?.disconnecting == true, "BlueZ is still disconnecting")
             let read = await sim.blectl(["read", World.probe, "2a19"])
             #expect(read.status == 0, "\(read)")
             #expect(read.jsonObject()?["value"] == "57", "\(read)")
-            let request = await sim.blectl(["request", World.probe, "01", "--write", World.vendorWrite, "--notify", World.vendorNotify])
+            let process = try await sim.launch(["request", World.probe, "01", "--write", World.vendorWrite, "--notify", World.vendorNotify])
+            let refused = try await sim.scenarioWaitForCall { $0.member == "StartNotify" && $0.outcome == "error:org.bluez.Error.NotConnected" }
+            #expect(refused, "StartNotify was not refused on the disconnecting link")
+            try await sim.setFault("disconnect_held", "0")
+            let request = Run(arguments: ["request"], result: try await process.finish(timeout: .seconds(30)))
             #expect(request.status == 0, "\(request)")
             #expect(request.stderr == "")
             #expect(request.jsonObject()?["responses"] == [["value": "81010402", "text": .null]], "\(request)")
@@ -130,7 +137,9 @@ struct DisconnectTests {
 
     @Test("SIGINT while BlueZ disconnects: 130, nothing printed, the link still goes down", arguments: [SIGINT, SIGTERM])
     func interrupted(_ signal: Int32) async throws {
-        try await Sim.with(faults: ["preconnected": World.probe, "disconnect_delay_ms": "3000"], fastDisconnect: false) { sim in
+        // The disconnection held by state until blectl has ended, not a 3 s delay: the signal
+        // must come while BlueZ is still disconnecting, however slow the machine.
+        try await Sim.with(faults: ["preconnected": World.probe, "disconnect_held": "1"], fastDisconnect: false) { sim in
             let process = try await sim.launch(["disconnect", World.probe])
             try #expect(await sim.waitForState { $0.connections.first?.disconnecting == true }, "no Disconnect seen")
             process.sendSignal(signal)
@@ -138,6 +147,7 @@ struct DisconnectTests {
             #expect(result.status == 128 + signal, "\(result.status) \(result.stderr)")
             #expect(result.stdout == "")
             #expect(result.stderr == "")
+            try await sim.setFault("disconnect_held", "0")
             try #expect(await sim.waitForState(timeout: .seconds(30)) { $0.connections.isEmpty })
             try #expect(await sim.leftovers() == [])
         }

@@ -87,11 +87,8 @@ import Testing
             let process = try await sim.launch(["request", World.vendor, "--write", World.vendorWrite, "--notify", World.vendorNotify, "01",
                                                 "--response-prefix", "81"])
             // Refused while the first link is still going down; the command waits for it.
-            var refused = false
-            for _ in 0..<200 where !refused {
-                refused = try await sim.calls().filter { $0.member == "StartNotify" }.map(\.outcome).suffix(1) == ["error:org.bluez.Error.NotConnected"]
-                if !refused { try await Task.sleep(for: .milliseconds(50)) }
-            }
+            // Polled up to 30 s (a hang guard: the instrumented blectl may take seconds to get there).
+            let refused = try await sim.scenarioWaitForCall { $0.member == "StartNotify" && $0.outcome == "error:org.bluez.Error.NotConnected" }
             #expect(refused, "StartNotify was not refused on the disconnecting link")
             try await sim.setFault("disconnect_held", "0")
             let result = try await process.finish(timeout: .seconds(30))
