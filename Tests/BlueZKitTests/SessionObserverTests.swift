@@ -10,12 +10,19 @@ import SimulatorHarness
     final class Recorder: SessionObserver {
         let fates = Lock<[(sender: String?, member: String?, fate: SignalFate)]>([])
         let operations = Lock<[BLEOperation]>([])
-        /// Microseconds each signal's callback takes: a slow observer, so that signals queue
-        /// up behind it (the backlog a loaded machine makes).
+        /// Microseconds each of the first `slowSignals` signals' callbacks takes: a slow
+        /// observer, so that signals queue up behind it (the backlog a loaded machine makes),
+        /// but a bounded one (slow for ever, against a producer that does not slow down, the
+        /// backlog would grow without end and hold up every reply behind it).
         let slowness: UInt32
-        init(slowness: UInt32 = 0) { self.slowness = slowness }
+        let slowSignals: Int
+        let seen = Lock(0)
+        init(slowness: UInt32 = 0, slowSignals: Int = 0) {
+            self.slowness = slowness
+            self.slowSignals = slowSignals
+        }
         func session(received signal: Message, _ fate: SignalFate, at time: ContinuousClock.Instant) {
-            if slowness > 0 { usleep(slowness) }
+            if slowness > 0, seen.withLock({ $0 += 1; return $0 <= slowSignals }) { usleep(slowness) }
             fates.withLock { $0.append((signal.sender, signal.member, fate)) }
         }
         func session(began operation: BLEOperation) { operations.withLock { $0.append(operation) } }
@@ -25,9 +32,11 @@ import SimulatorHarness
 
     @Test func signalsFromAnyoneButBlueZAreDroppedWithSenderAndOwner() async throws {
         try await Simulator.with { sim in
-            // 3 ms per signal against the impostor's rounds every 5 ms: signals are still queued
-            // when it stops (without the barrier below this failed every time: 8 observed, 20 counted).
-            let recorder = Recorder(slowness: 3000)
+            // 3 ms for each of the first 60 signals, against the impostor's rounds every 5 ms:
+            // signals are still queued when it stops (without the barrier below this failed
+            // every time: 8 observed, 20 counted). Slow for every signal, the backlog grew
+            // under ThreadSanitizer until the barrier's reply waited more than 10 s behind it.
+            let recorder = Recorder(slowness: 3000, slowSignals: 60)
             let session = try await Session.open(address: sim.address, timeout: .seconds(30), observer: recorder)
             defer { session.close() }
             let owner = try #require(try await session.connection.nameOwner(of: "org.bluez"))
@@ -39,7 +48,7 @@ import SimulatorHarness
             // observer) before any reply that came after them. Once GetNameOwner says the name
             // is gone, every signal of the impostor has been counted and observed.
             let gone = try await SessionIntegrationTests.eventuallyAsync {
-                try await session.connection.nameOwner(of: impostor.uniqueName, timeout: .seconds(10)) == nil
+                try await session.connection.nameOwner(of: impostor.uniqueName, timeout: .seconds(30)) == nil
             }
             #expect(gone)
             let fates = recorder.fates.withLock { $0 }
