@@ -43,7 +43,7 @@ public struct Advertisement: Sendable, Equatable {
         self.objectPath = path
         addressType = p["AddressType"]?.string
         let rawName = p["Name"]?.string
-        if let rawName, !rawName.isEmpty, rawName != address.dashed, rawName != address.description {
+        if let rawName, !rawName.isEmpty, !address.isSpelled(by: rawName) {
             name = rawName
         } else {
             name = nil

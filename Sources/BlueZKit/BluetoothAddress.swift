@@ -54,7 +54,15 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
     /// The address with `-` separators, `"AA-BB-CC-DD-EE-FF"`: the `Alias` BlueZ gives
     /// a device that has no name (BlueZ doc/org.bluez.Device.rst, `Alias`).
     public var dashed: String {
-        String(description.map { $0 == ":" ? "-" : $0 })
+        String(decoding: description.utf8.map { $0 == UInt8(ascii: ":") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
+    }
+
+    /// Whether `text` is this address itself, with `:` or with `-` separators (what BlueZ
+    /// shows for a device without a name), compared byte by byte without building either.
+    func isSpelled(by text: String) -> Bool {
+        guard text.utf8.count == 17 else { return false }
+        return text == description
+            || text.utf8.elementsEqual(description.utf8.lazy.map { $0 == UInt8(ascii: ":") ? UInt8(ascii: "-") : $0 })
     }
 
     /// Validates `XX?XX?XX?XX?XX?XX` (`?` = `separator`) and returns it uppercased with

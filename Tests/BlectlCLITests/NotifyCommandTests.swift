@@ -118,6 +118,9 @@ struct NotifyCommandTests {
         (.milliseconds(1), "1970-01-01T00:00:00.001Z"),
         (.seconds(1_700_000_000) + .nanoseconds(123_999_999), "2023-11-14T22:13:20.123Z"),
         (.seconds(4_102_444_799) + .milliseconds(999), "2099-12-31T23:59:59.999Z"),
+        (.seconds(253_402_300_799) + .milliseconds(999), "9999-12-31T23:59:59.999Z"),
+        (.seconds(253_402_300_800), "10000-01-01T00:00:00.000Z"),
+        (.seconds(-1), "1969-12-31T23:59:59.000Z"),
     ])
     func rfc3339(_ instant: Duration, _ text: String) {
         #expect(Records.rfc3339(sinceEpoch: instant) == text)

@@ -13,12 +13,33 @@ extension Records {
         var parts = tm()
         gmtime_r(&time, &parts)
         let millis = Int(attoseconds / 1_000_000_000_000_000)
-        func digits(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        let year = Int(parts.tm_year) + 1900
+        // Written into 24 bytes (a record per sighting makes one: no String per field).
+        guard (0...9999).contains(year), (0...999).contains(millis) else {
+            func digits(_ value: Int, _ width: Int) -> String {
+                let text = String(value)
+                return String(repeating: "0", count: max(0, width - text.count)) + text
+            }
+            return digits(year, 4) + "-" + digits(Int(parts.tm_mon) + 1, 2) + "-" + digits(Int(parts.tm_mday), 2)
+                + "T" + digits(Int(parts.tm_hour), 2) + ":" + digits(Int(parts.tm_min), 2) + ":" + digits(Int(parts.tm_sec), 2)
+                + "." + digits(millis, 3) + "Z"
         }
-        return digits(Int(parts.tm_year) + 1900, 4) + "-" + digits(Int(parts.tm_mon) + 1, 2) + "-" + digits(Int(parts.tm_mday), 2)
-            + "T" + digits(Int(parts.tm_hour), 2) + ":" + digits(Int(parts.tm_min), 2) + ":" + digits(Int(parts.tm_sec), 2)
-            + "." + digits(millis, 3) + "Z"
+        return String(unsafeUninitializedCapacity: 24) { out in
+            func put(_ value: Int, _ width: Int, at start: Int) {
+                var value = value
+                for i in stride(from: start + width - 1, through: start, by: -1) {
+                    out[i] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(year, 4, at: 0); out[4] = UInt8(ascii: "-")
+            put(Int(parts.tm_mon) + 1, 2, at: 5); out[7] = UInt8(ascii: "-")
+            put(Int(parts.tm_mday), 2, at: 8); out[10] = UInt8(ascii: "T")
+            put(Int(parts.tm_hour), 2, at: 11); out[13] = UInt8(ascii: ":")
+            put(Int(parts.tm_min), 2, at: 14); out[16] = UInt8(ascii: ":")
+            put(Int(parts.tm_sec), 2, at: 17); out[19] = UInt8(ascii: ".")
+            put(millis, 3, at: 20); out[23] = UInt8(ascii: "Z")
+            return 24
+        }
     }
 }
