@@ -35,7 +35,14 @@ enum MessageDecoder {
                 member: string(dbus_message_get_member(raw)))
     }
 
+    /// The body's values: read from the wire form (``WireDecoder``) where it takes the
+    /// message, else walked with libdbus's iterator.
     static func body(of raw: OpaquePointer) -> [DBusValue] {
+        WireDecoder.body(of: raw) ?? iteratorBody(of: raw)
+    }
+
+    /// The body's values, walked with libdbus's iterator (any message).
+    static func iteratorBody(of raw: OpaquePointer) -> [DBusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(raw, &iter) != 0 else { return [] }
         var values = [DBusValue]()

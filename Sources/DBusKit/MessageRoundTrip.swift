@@ -38,3 +38,19 @@ extension MessageRoundTrip {
         }
     }
 }
+
+extension MessageRoundTrip {
+    /// Demarshals wire bytes and decodes the body both ways: from the wire form (nil when
+    /// that decoder does not take the message) and with libdbus's iterator. Nil when libdbus
+    /// rejects the bytes.
+    package static func bodyBothWays(_ bytes: [UInt8]) -> (wire: [DBusValue]?, iterator: [DBusValue])? {
+        bytes.withUnsafeBufferPointer { buffer -> (wire: [DBusValue]?, iterator: [DBusValue])? in
+            guard let base = buffer.baseAddress else { return nil }
+            guard let message = base.withMemoryRebound(to: CChar.self, capacity: buffer.count, { pointer in
+                dbus_message_demarshal(pointer, Int32(buffer.count), nil)
+            }) else { return nil }
+            defer { dbus_message_unref(message) }
+            return (WireDecoder.body(of: message), MessageDecoder.iteratorBody(of: message))
+        }
+    }
+}
