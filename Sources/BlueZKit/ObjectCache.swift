@@ -39,13 +39,8 @@ public struct ObjectCache: Sendable {
         interface == BlueZ.deviceInterface ? devices[path] != nil : others[path]?[interface] != nil
     }
 
-    /// Those of `names` that the device at `path` has (Device1), decoded in one pass; nil
-    /// when there is no such device.
-    func deviceProperties(_ names: Set<String>, of path: ObjectPath) -> Properties? {
-        devices[path]?.values(of: names)
-    }
-
-    /// As ``deviceProperties(_:of:)``, with the names given as a selection made once.
+    /// The selected properties that the device at `path` has (Device1), decoded in one pass;
+    /// nil when there is no such device.
     func deviceProperties(_ selection: PackedProperties.Selection, of path: ObjectPath) -> Properties? {
         devices[path]?.values(of: selection)
     }

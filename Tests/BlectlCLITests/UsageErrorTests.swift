@@ -160,7 +160,12 @@ struct UsageErrorTests {
         Case(arguments: ["write", sampleAddress, "2a19", "", "--text"],
              message: "Invalid value '': expected text of 1 to 512 bytes in UTF-8", subcommand: "write"),
         Case(arguments: ["write", sampleAddress, "2a19", String(repeating: "x", count: 513), "--text"],
-             message: "Invalid value '\(String(repeating: "x", count: 513))': expected text of 1 to 512 bytes in UTF-8", subcommand: "write"),
+             message: "Invalid value '\(String(repeating: "x", count: 32))…' (513 characters): expected text of 1 to 512 bytes in UTF-8", subcommand: "write"),
+        // A long value is cut in the message (its length said), never repeated whole.
+        Case(arguments: ["write", sampleAddress, "2a19", String(repeating: "01", count: 513)],
+             message: "Invalid value '\(String(repeating: "01", count: 16))…' (1026 characters): expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)", subcommand: "write"),
+        Case(arguments: ["write", sampleAddress, "2a19", String(repeating: "0g", count: 32)],
+             message: "Invalid value '\(String(repeating: "0g", count: 32))': expected hex bytes like 0102ff, 01:02:ff or 0x0102ff (1 to 512 bytes)", subcommand: "write"),
         Case(arguments: ["write", sampleAddress, "2a19", "01", "02"], message: "Unexpected argument '02'", subcommand: "write"),
         Case(arguments: ["write", sampleAddress, "2a19", "01", "--without-response=1"],
              message: "Option '--without-response' takes no value", subcommand: "write"),

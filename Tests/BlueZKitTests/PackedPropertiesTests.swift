@@ -137,7 +137,7 @@ import DBusKit
         expected["RSSI"] = .int16(-30)
         expected["TxPower"] = nil
         #expect(cache[path, BlueZ.deviceInterface] == expected)
-        let properties = try #require(cache.deviceProperties(Advertisement.propertyNames, of: path))
+        let properties = try #require(cache.deviceProperties(Advertisement.propertySelection, of: path))
         let advertisement = try #require(Advertisement(path: path, properties: properties))
         #expect(advertisement.rssi == -30)
         #expect(advertisement.txPower == nil)

@@ -1,10 +1,14 @@
 /// Small text helpers shared by usage errors and help.
 extension String {
     /// `self` in single quotes for an error message, with control characters escaped
-    /// (`'a\nb'`) so a hostile argument cannot forge extra output lines.
+    /// (`'a\nb'`) so a hostile argument cannot forge extra output lines. A value longer
+    /// than 64 characters is cut after its first 32, with its length said:
+    /// `'0102…' (1026 characters)`.
     var quotedForMessage: String {
+        let limit = 64
+        let shown = count > limit ? String(prefix(limit / 2)) : self
         var out = "'"
-        for scalar in unicodeScalars {
+        for scalar in shown.unicodeScalars {
             switch scalar {
             case "\n": out += "\\n"
             case "\t": out += "\\t"
@@ -14,7 +18,7 @@ extension String {
             default: out.unicodeScalars.append(scalar)
             }
         }
-        return out + "'"
+        return shown.count < count ? out + "…' (\(count) characters)" : out + "'"
     }
 }
 
