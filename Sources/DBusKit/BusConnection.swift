@@ -305,22 +305,26 @@ public final class BusConnection: @unchecked Sendable {
         }
     }
 
-    /// Waits until everything queued for sending has been written to the socket, the
-    /// connection is closed or lost, or `limit` passes (a stalled daemon that reads nothing).
-    /// Never blocks a thread: the writing is done by the connection's write watch.
+    /// Waits until everything sent before it has been handed to libdbus (the connection's
+    /// queue has reached it) and written to the socket, the connection is closed or lost, or
+    /// `limit` passes while the socket takes nothing (a stalled daemon that reads nothing).
+    /// The limit counts from the moment the queue reaches the flush, not from the call: a
+    /// queue busy with a flood of incoming signals delays it, but a call sent before it is
+    /// never left unsent (a process that exits after clean-up used to leave its Disconnect
+    /// unsent when its queue was busy past the limit). Never blocks a thread: the writing is
+    /// done by the connection's write watch.
     /// - Returns: whether the outgoing queue was empty.
-    /// Not cancellable: it is clean-up's last step (a message enqueued just before is on the
-    /// wire, or the limit passed, when it returns).
+    /// Not cancellable: it is clean-up's last step.
     @discardableResult
     public func flush(within limit: Duration) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let waiter = FlushWaiter(continuation)
-            let timer = OneShotTimer.schedule(after: limit) { waiter.resume(flushed: false) }
-            waiter.onResume { timer.cancel() }
             queue.async { [self] in
                 if !isOpen || dbus_connection_has_messages_to_send(raw) == 0 {
                     waiter.resume(flushed: true)
                 } else {
+                    let timer = OneShotTimer.schedule(after: limit) { waiter.resume(flushed: false) }
+                    waiter.onResume { timer.cancel() }
                     flushWaiters.append(waiter)
                 }
             }

@@ -3,6 +3,8 @@
 
 import Testing
 import Synchronization
+import Dispatch
+import Glibc
 @testable import DBusKit
 import SimulatorHarness
 
@@ -22,6 +24,64 @@ import SimulatorHarness
         } catch {
             return "\(error)"
         }
+    }
+
+    /// A call sent and the connection closed at once, from outside its queue: the call is on
+    /// the wire before the connection closes, every time (close follows the send on the
+    /// queue, and libdbus writes a sent message at once when the socket takes it).
+    @Test func aCallSentJustBeforeCloseIsWritten() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.kill() }
+        let server = try await BusConnection.connect(to: bus.address)
+        defer { server.close() }
+        let seen = Lock<[UInt32]>([])
+        server.export(Self.path) { call in
+            if case .uint32(let n)? = call.body.first { seen.withLock { $0.append(n) } }
+            return .values([])
+        }
+        let rounds: UInt32 = 50
+        for n in 0..<rounds {
+            let client = try await BusConnection.connect(to: bus.address)
+            client.sendNoReply(Self.call("Disconnect", to: server, [.uint32(n)]))
+            client.close()
+        }
+        // A barrier: a call from the server's own side after every client is gone.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while seen.withLock({ $0.count }) < Int(rounds), ContinuousClock.now < deadline {
+            _ = try await server.call(BusConnection.busCall("ListNames", []), timeout: .seconds(10))
+        }
+        #expect(seen.withLock { $0.sorted() } == Array(0..<rounds))
+    }
+
+    /// A call sent, then flushed with a short limit while the connection's queue is busy
+    /// (a flood of incoming signals on a loaded machine): when the flush returns, the call
+    /// has been handed to libdbus. The limit used to count from the flush call, so it ran out
+    /// before the queue reached the send, and a process exiting after clean-up (blectl after
+    /// its Disconnect) never sent it: a link left up.
+    @Test func aFlushReturnsOnlyOnceWhatWasSentBeforeItIsHandedOver() async throws {
+        final class Sent: BusObserver {
+            let members = Lock<[String]>([])
+            func observe(_ event: BusEvent, at time: ContinuousClock.Instant) {
+                if case .call(let call, _, _) = event { members.withLock { $0.append(call.member) } }
+            }
+        }
+        let bus = try PrivateBus.start()
+        defer { bus.kill() }
+        let server = try await BusConnection.connect(to: bus.address)
+        defer { server.close() }
+        server.export(Self.path) { _ in .values([]) }
+        let sent = Sent()
+        let client = try await BusConnection.connect(to: bus.address, observer: sent)
+        defer { client.close() }
+        let held = DispatchSemaphore(value: 0)
+        client.queue.async {
+            held.signal()
+            usleep(300_000)     // the queue busy 300 ms
+        }
+        held.wait()
+        client.sendNoReply(Self.call("Disconnect", to: server))
+        await client.flush(within: .milliseconds(20))
+        #expect(sent.members.withLock { $0 }.contains("Disconnect"))
     }
 
     @Test func answersWithValuesAndSeesTheCaller() async throws {
