@@ -144,7 +144,6 @@ extension Device {
         return try result.get()
     }
 
-
     /// Whether Pair failed as bluetoothd fails a bonding whose link went down
     /// (AuthenticationCanceled, AuthenticationFailed, ConnectionAttemptFailed, Failed).
     static func mayBeLinkLoss(_ error: BLEError) -> Bool {

@@ -76,11 +76,6 @@ struct PackedProperties: Sendable, Equatable {
         }
     }
 
-    /// The values of those of `names` present (one pass over the buffer).
-    func values(of names: Set<String>) -> [String: DBusValue] {
-        values(of: Selection(names))
-    }
-
     /// The values of the selected properties present (one pass over the buffer).
     func values(of selection: Selection) -> [String: DBusValue] {
         var out = [String: DBusValue](minimumCapacity: selection.count)

@@ -122,3 +122,14 @@ func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) 
     }
     return true
 }
+
+/// As ``eventually(within:_:)``, for a condition that has to ask (a bus call); what the
+/// condition throws is thrown.
+func eventually(within limit: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}

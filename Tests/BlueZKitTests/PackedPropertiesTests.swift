@@ -54,7 +54,7 @@ import DBusKit
             #expect(packed.value(of: name) == value, "\(name)")
         }
         #expect(packed.value(of: "Missing") == nil)
-        #expect(packed.values(of: ["RSSI", "Name", "Missing"]) == ["RSSI": .int16(-67), "Name": Self.device1["Name"]!])
+        #expect(packed.values(of: PackedProperties.Selection(["RSSI", "Name", "Missing"])) == ["RSSI": .int16(-67), "Name": Self.device1["Name"]!])
         // Compact: well under what the decoded dictionary costs.
         #expect(packed.bytes.count < 700)
     }

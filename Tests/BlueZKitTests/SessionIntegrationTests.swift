@@ -57,16 +57,6 @@ import SimulatorHarness
         return true
     }
 
-    /// As ``eventually(_:)``, for a condition that asks the bus (30 s at most).
-    static func eventuallyAsync(_ condition: @Sendable () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await !condition() {
-            if ContinuousClock.now >= deadline { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
-    }
-
     @Test func scanReportsOnlyDevicesSeenAndLeavesNothingBehind() async throws {
         try await Simulator.with(faults: ["cached_devices": "true"]) { sim in
             let session = try await Session.open(address: sim.address, timeout: .seconds(30))

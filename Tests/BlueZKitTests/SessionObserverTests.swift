@@ -47,7 +47,7 @@ import SimulatorHarness
             // drops its unique name, and our connection hands signals to the session (and its
             // observer) before any reply that came after them. Once GetNameOwner says the name
             // is gone, every signal of the impostor has been counted and observed.
-            let gone = try await SessionIntegrationTests.eventuallyAsync {
+            let gone = try await eventually(within: .seconds(30)) {
                 try await session.connection.nameOwner(of: impostor.uniqueName, timeout: .seconds(30)) == nil
             }
             #expect(gone)
