@@ -158,8 +158,8 @@ extension Adapter {
             var failure: BLEError?
             switch event {
             case .added(let path, let interfaces):
-                if interfaces[BlueZ.deviceInterface] != nil, path.parent == adapterPath { sighted = path }
-            case .changed(let path, BlueZ.deviceInterface, let changed, _) where path.parent == adapterPath:
+                if interfaces[BlueZ.deviceInterface] != nil, path.isChild(of: adapterPath) { sighted = path }
+            case .changed(let path, BlueZ.deviceInterface, let changed, _) where path.isChild(of: adapterPath):
                 if changed.keys.contains(where: Adapter.sightingProperties.contains)
                     || (changed.keys.contains(where: Adapter.advertisingDataProperties.contains) && scan.withLock { $0.heard.contains(path) }) {
                     sighted = path

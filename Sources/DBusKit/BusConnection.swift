@@ -585,13 +585,13 @@ public final class BusConnection: @unchecked Sendable {
                 if rule.arg0 == nil {
                     if rule.matches(header) { matched = true; break }
                 } else {
-                    if decoded == nil { decoded = MessageDecoder.decode(raw) }
+                    if decoded == nil { decoded = MessageDecoder.decode(raw, header: header) }
                     if rule.matches(decoded!) { matched = true; break }
                 }
             }
             guard matched else { continue }
             routed = true
-            if decoded == nil { decoded = MessageDecoder.decode(raw) }
+            if decoded == nil { decoded = MessageDecoder.decode(raw, header: header) }
             route.batch.append(decoded!)
         }
         observer?.observe(.signal(decoded ?? MessageDecoder.decode(raw), routed: routed), at: .now)

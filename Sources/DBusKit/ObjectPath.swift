@@ -19,14 +19,28 @@ public struct ObjectPath: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     /// The parent path, or nil for `/`.
     public var parent: ObjectPath? {
-        guard rawValue != "/", let slash = rawValue.lastIndex(of: "/") else { return nil }
-        return slash == rawValue.startIndex ? ObjectPath("/") : ObjectPath(String(rawValue[..<slash]))
+        // On the UTF-8 view: a path is ASCII, and `String.lastIndex(of:)` walks Characters
+        // (grapheme breaking), several thousand instructions per device path in a scan.
+        let utf8 = rawValue.utf8
+        guard rawValue != "/", let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        return slash == utf8.startIndex ? ObjectPath("/") : ObjectPath(String(rawValue[..<slash]))
     }
 
     /// The last component (`dev_C0_FF_EE_00_00_01`).
     public var lastComponent: Substring {
-        guard let slash = rawValue.lastIndex(of: "/") else { return rawValue[...] }
-        return rawValue[rawValue.index(after: slash)...]
+        let utf8 = rawValue.utf8
+        guard let slash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return rawValue[...] }
+        return rawValue[utf8.index(after: slash)...]
+    }
+
+    /// True when `self` lies directly below `parent` (`/org/bluez/hci0/dev_X` is a child of
+    /// `/org/bluez/hci0`): the same as `self.parent == parent`, without building the parent.
+    public func isChild(of parent: ObjectPath) -> Bool {
+        let utf8 = rawValue.utf8, parentUTF8 = parent.rawValue.utf8
+        let prefix = parent.rawValue == "/" ? 0 : parentUTF8.count
+        guard utf8.count > prefix + 1, utf8.starts(with: parentUTF8.prefix(prefix)) else { return false }
+        let rest = utf8.dropFirst(prefix)
+        return rest.first == UInt8(ascii: "/") && !rest.dropFirst().contains(UInt8(ascii: "/"))
     }
 
     /// True when `self` is `ancestor` or lies below it (D-Bus `path_namespace` semantics).

@@ -55,3 +55,23 @@ struct JSONValueTests {
         }
     }
 }
+
+/// The hex spellings of manufacturer and service data against `String(_:radix:)`, for every
+/// byte and a spread of 16-bit company identifiers.
+@Suite("Hex spelling")
+struct HexSpellingTests {
+    @Test func everyByteIsTwoLowercaseDigits() {
+        let all = (0...255).map(UInt8.init)
+        let expected = all.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        #expect(all.hexString == expected)
+        #expect([UInt8]().hexString == "")
+        #expect([0x01, 0x02, 0xab].hexString == "0102ab")
+    }
+
+    @Test func companyIdentifiersAreFourLowercaseDigits() {
+        for value in [0, 1, 0x000f, 0x00f0, 0x0f00, 0xf000, 0x05f1, 0x004c, 0xabcd, 0xffff] as [UInt16] {
+            let text = String(value, radix: 16)
+            #expect(Records.hex4(value) == String(repeating: "0", count: 4 - text.count) + text)
+        }
+    }
+}

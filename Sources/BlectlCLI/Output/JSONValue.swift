@@ -124,13 +124,18 @@ public indirect enum JSONValue: Sendable, Equatable {
 extension Array where Element == UInt8 {
     /// Lowercase hex, two digits a byte ("0102").
     var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(count * 2)
-        for b in self {
-            bytes.append(digits[Int(b >> 4)])
-            bytes.append(digits[Int(b & 0xF)])
+        String(unsafeUninitializedCapacity: count * 2) { out in
+            for (i, b) in enumerated() {
+                out[2 * i] = lowercaseHexDigit(b >> 4)
+                out[2 * i + 1] = lowercaseHexDigit(b & 0xF)
+            }
+            return count * 2
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// The ASCII lowercase hex digit of `nibble` (0...15).
+@inline(__always)
+func lowercaseHexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
 }

@@ -131,8 +131,10 @@ enum Records {
     }
 
     static func hex4(_ value: UInt16) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(value >> 12)], digits[Int(value >> 8 & 0xF)], digits[Int(value >> 4 & 0xF)], digits[Int(value & 0xF)]])
+        String(unsafeUninitializedCapacity: 4) { out in
+            for i in 0..<4 { out[i] = lowercaseHexDigit(UInt8(truncatingIfNeeded: value >> (12 - 4 * i)) & 0xF) }
+            return 4
+        }
     }
 
     static func pad(_ s: String, _ width: Int) -> String {
