@@ -327,6 +327,14 @@ public final class Session: Sendable {
     /// signals. Only signals from this name are believed. Nil while bluetoothd is off the bus.
     public var bluezOwner: String? { state.withLock { $0.bluezOwner } }
 
+    /// The executor events are produced on: the session's connection queue, where signals are
+    /// folded into the cache and watchers run. A task that consumes a stream of this session
+    /// (``Adapter/withDiscovery(filter:setupTimeout:isolation:_:)``'s advertisements, a
+    /// notification subscription's events) under `withTaskExecutorPreference(session.eventExecutor)`
+    /// takes each batch on the thread that received it, without a thread hand-off per batch.
+    /// Work run there must not block: it holds up every message behind it (an `await` frees it).
+    public var eventExecutor: any TaskExecutor { connection.taskExecutor }
+
     /// Whether bluetoothd is on the bus (as far as this session has seen).
     public var isBlueZAvailable: Bool { state.withLock { $0.ended == nil } }
 }

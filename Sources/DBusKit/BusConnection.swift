@@ -14,6 +14,11 @@ internal import CDBus
 public final class BusConnection: @unchecked Sendable {
     /// The queue every libdbus call, reply handler and signal handler runs on.
     public let queue: DispatchQueue
+    /// Runs the jobs of tasks that prefer it (`withTaskExecutorPreference`) on ``queue``: a
+    /// task consuming what signal handlers produce is resumed on the thread that received the
+    /// signal, with no hand-off to the cooperative pool. Its work must not block (it holds up
+    /// every message behind it); an `await` frees the queue.
+    public let taskExecutor: any TaskExecutor
     /// The unique bus name the daemon gave this connection (`:1.42`).
     public let uniqueName: String
     /// Told of every message sent and received; nil (the usual case) costs one check per message.
@@ -107,6 +112,7 @@ public final class BusConnection: @unchecked Sendable {
     private init(raw: OpaquePointer, uniqueName: String, queue: DispatchQueue, observer: (any BusObserver)?) {
         self.raw = raw
         self.queue = queue
+        self.taskExecutor = QueueTaskExecutor(queue: queue)
         self.uniqueName = uniqueName
         self.observer = observer
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))

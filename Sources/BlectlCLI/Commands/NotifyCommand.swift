@@ -72,10 +72,15 @@ struct NotifyCommand: BlectlSubcommand {
             let timeoutReached: @Sendable () throws -> Void = {
                 if options.count != nil { throw BLEError.timedOut(listening) }
             }
+            let executor = device.session.eventExecutor
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
-                        try await Self.print(subscription, options: options, printer: printer)
+                        // Values are taken on the session's queue, right after the signal that
+                        // carried them, with no thread hand-off per value (issue 12).
+                        try await withTaskExecutorPreference(executor) {
+                            try await Self.print(subscription, options: options, printer: printer)
+                        }
                     } catch is BLEError where options.reconnect && ContinuousClock.now >= deadline {
                         // Still reconnecting when the time ran out (the subscription ends at
                         // the deadline too): that is the timeout, not a failure.
@@ -118,22 +123,29 @@ struct NotifyCommand: BlectlSubcommand {
             case .linkLost(let connection):
                 // Without --reconnect the stream ends with the disconnection, reported as the error.
                 guard options.reconnect else { continue }
-                printer.diagnostic(.object([("event", .string("link_lost")), ("address", .string(options.address.description)),
+                await offTheBusQueue { printer.diagnostic(.object([("event", .string("link_lost")), ("address", .string(options.address.description)),
                                             ("connection", .int(connection))]),
-                                   text: "\(options.address): link lost (connection \(connection)); reconnecting")
+                                   text: "\(options.address): link lost (connection \(connection)); reconnecting") }
             case .reconnectFailed(let attempt, let error, let retryIn):
                 let milliseconds = Int(retryIn.components.seconds * 1000 + retryIn.components.attoseconds / 1_000_000_000_000_000)
-                printer.diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(options.address.description)),
+                await offTheBusQueue { printer.diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(options.address.description)),
                                             ("attempt", .int(attempt)), ("retry_in_ms", .int(milliseconds)),
                                             ("message", .string(error.description))]),
-                                   text: "\(options.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms")
+                                   text: "\(options.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms") }
             case .restored(let connection):
                 status.show(listening, detail: "\(seq) so far")
-                printer.diagnostic(.object([("event", .string("reconnected")), ("address", .string(options.address.description)),
+                await offTheBusQueue { printer.diagnostic(.object([("event", .string("reconnected")), ("address", .string(options.address.description)),
                                             ("connection", .int(connection))]),
-                                   text: "\(options.address): reconnected (connection \(connection)); notifications restored")
+                                   text: "\(options.address): reconnected (connection \(connection)); notifications restored") }
             }
         }
+    }
+
+    /// Runs `body` on the cooperative pool: a diagnostic is a blocking write to stderr, which
+    /// must not hold up the session's queue (where ``print(_:options:printer:)`` runs) when
+    /// stderr is a stalled pipe or terminal.
+    private static func offTheBusQueue(_ body: @Sendable () -> Void) async {
+        await withTaskExecutorPreference(globalConcurrentExecutor) { body() }
     }
 
     // MARK: - Records

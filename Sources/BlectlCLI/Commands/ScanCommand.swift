@@ -73,9 +73,13 @@ struct ScanCommand: BlectlSubcommand {
         let deadline = context.deadline
         let status = StatusLine.shared
         status.show("scanning", detail: "0 devices")
+        let executor = context.session.eventExecutor
         try await context.adapter.withDiscovery(filter: filter, setupTimeout: context.remaining) { stream in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
+                // Batches are taken on the session's queue, right after the signals that made
+                // them, with no thread hand-off per batch (issue 12). Nothing here blocks:
+                // stdout is written at once only when a pipe has room, else by its own thread.
+                group.addTask { try await withTaskExecutorPreference(executor) {
                     var reported = Set<BluetoothAddress>()
                     var headerPrinted = false
                     for try await batch in stream {
@@ -106,7 +110,7 @@ struct ScanCommand: BlectlSubcommand {
                         try await printer.results(utf8: lines)
                         if countReached { return }
                     }
-                }
+                } }
                 group.addTask {
                     try await Task.sleep(until: deadline, clock: .continuous)
                     // Reaching the timeout is success, unless --count devices were wanted first.
