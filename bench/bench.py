@@ -21,6 +21,7 @@ import zlib
 import prompt
 import scancost
 import instructions
+import floor  # bench/floor.py: start-up floors of Swift programs built as blectl is
 import streams  # bench/streams.py: notification streams, write --file against the link's drain
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -786,6 +787,7 @@ def report():
     verdict.extend(scancost.report_rows(sys.modules[__name__]))
     verdict.extend(instructions.report_rows(sys.modules[__name__]))
     L.extend(instructions.report_lines(sys.modules[__name__]))
+    L.extend(floor.report_lines(sys.modules[__name__]))
     L.append("### Targets\n")
     L.append("| target | met | value |\n|---|---|---|")
     for name, ok, val in verdict:
@@ -871,7 +873,7 @@ def main():
         RESULTS.update(json.load(open(os.path.join(OUT, "results.json"))))  # add to an earlier run
     else:
         RESULTS["machine"] = machine()
-    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,write_drain,streams,prompt,updates,instructions").split(",")
+    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,write_drain,streams,prompt,updates,instructions,floor").split(",")
     if "startup" in only:
         bench_startup()
     if "discovery" in only:
@@ -889,6 +891,8 @@ def main():
         scancost.bench_updates(sys.modules[__name__])
     if "instructions" in only:
         instructions.bench_instructions(sys.modules[__name__])
+    if "floor" in only:
+        floor.bench_floor(sys.modules[__name__])
     if "write_drain" in only:
         streams.bench_write_drain(sys.modules[__name__])
     if "streams" in only:

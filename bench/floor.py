@@ -1,0 +1,77 @@
+"""Start-up floors (issue 12, target 5): how much of blectl's start-up any Swift program built
+the same way pays before doing blectl's work. Registered by bench.py (BENCH_ONLY=floor).
+
+Builds bench/floor/sync.swift and bench/floor/async.swift with the flags `make build` uses
+(-O, --static-swift-stdlib, lld with packed relative relocations when lld is there), both
+linking libdbus as blectl does, then times them interleaved with `blectl --version`,
+`blectl scan --timeout 0` and the C baseline's `--version` and `objects`:
+- floor-sync: a static Swift program that loads the same shared libraries and prints a line
+  (the floor for `blectl --version`, which answers before the concurrency runtime starts);
+- floor-async: the same with an async main and one hop through a serial Dispatch queue (the
+  floor for every command that talks to the bus, before any D-Bus traffic).
+Needs swiftc on PATH (skipped otherwise).
+"""
+import os
+import shutil
+import subprocess
+
+
+def _build(b, name):
+    src = os.path.join(b.HERE, "floor", f"{name}.swift")
+    out = os.path.join(b.OUT, f"floor-{name}")
+    args = ["swiftc", "-O", "-static-stdlib", src, "-o", out, "-ldbus-1"]
+    if name == "async":
+        args.insert(2, "-parse-as-library")
+    if shutil.which("ld.lld"):
+        args += ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def bench_floor(b):
+    b.log("== start-up floors (bench/floor)")
+    if not shutil.which("swiftc"):
+        b.log("  swiftc missing: skipped")
+        return
+    sync, asyn = _build(b, "sync"), _build(b, "async")
+    sim = b.Sim()
+    cmds = {
+        "C --version": [b.CBASE, "--version"],
+        "floor-sync (static Swift + libdbus, print)": [sync],
+        "blectl --version": [b.BLECTL, "--version"],
+        "C objects (bus + GetManagedObjects)": [b.CBASE, "objects"],
+        "floor-async (+ async main, one Dispatch queue hop)": [asyn],
+        "blectl scan --timeout 0": [b.BLECTL, "scan", "--timeout", "0"],
+    }
+    reps = 11 if b.QUICK else 101
+    walls = {k: [] for k in cmds}
+    fails = {k: 0 for k in cmds}
+    for _ in range(reps):  # interleaved, so load drifts hit every program alike
+        for k, argv in cmds.items():
+            wall, _cpu, rc, _ = b.run_once(argv, sim.env)
+            fails[k] += rc != 0
+            walls[k].append(wall)
+    sim.close()
+    out = {k: {"median_ms": b.med(v) * 1000, "min_ms": min(v) * 1000, "failures": fails[k], "runs": len(v)}
+           for k, v in walls.items()}
+    b.RESULTS["floor"] = out
+    b.save()
+    for k, v in out.items():
+        b.log(f"  {k}: {v['median_ms']:.2f} ms")
+
+
+def report_lines(b):
+    """The section of report.md."""
+    r = b.RESULTS.get("floor")
+    if not r:
+        return []
+    c_version = r["C --version"]["median_ms"]
+    c_objects = r["C objects (bus + GetManagedObjects)"]["median_ms"]
+    lines = ["### Start-up floors (bench/floor; process start to exit, median)\n",
+             "| program | median ms | min ms | / C --version | / C objects | failures |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for k, v in r.items():
+        lines.append(f"| {k} | {v['median_ms']:.2f} | {v['min_ms']:.2f} | {v['median_ms'] / c_version:.2f} | "
+                     f"{v['median_ms'] / c_objects:.2f} | {v['failures']}/{v['runs']} |")
+    lines.append("")
+    return lines
