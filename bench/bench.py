@@ -825,9 +825,11 @@ def plot():
         # Memory per tracked device: (peak RSS - the client's own 10-device baseline) / N,
         # live runs that saw all N (N >= 2000: below it the baseline's noise dominates).
         if client in base:
-            pts = [(n, (d[str(n)][f"{client}/live"]["maxrss_kb"] - base[client]) * 1024 / n) for n in ns
-                   if n >= 2000 and d[str(n)].get(f"{client}/live", {}).get("seen") == n
-                   and d[str(n)][f"{client}/live"].get("maxrss_kb")]
+            # d's keys are ints in the run that measured them, strings once read back from
+            # results.json (BENCH_MERGE): go by d's own keys.
+            pts = [(n, (d[key][f"{client}/live"]["maxrss_kb"] - base[client]) * 1024 / n) for n, key in zip(ns, d)
+                   if n >= 2000 and d[key].get(f"{client}/live", {}).get("seen") == n
+                   and d[key][f"{client}/live"].get("maxrss_kb")]
             if pts:
                 a3.plot(*zip(*pts), style, label=client)
     a1.set(xscale="log", yscale="log", xlabel="devices (N)", ylabel="client CPU µs per device (user+sys)",
