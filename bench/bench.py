@@ -871,6 +871,11 @@ def plot():
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    # A bench started in the background by a non-interactive shell inherits SIGINT ignored,
+    # and every client would inherit that: Python (bleak) then never sees Ctrl-C, and the
+    # Ctrl-C and discovery runs wait out their 20 s limit for it. A handler here is reset to
+    # the default in each child at exec.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if os.environ.get("BENCH_MERGE") == "1" and os.path.exists(os.path.join(OUT, "results.json")):
         RESULTS.update(json.load(open(os.path.join(OUT, "results.json"))))  # add to an earlier run
     else:
