@@ -123,29 +123,30 @@ struct NotifyCommand: BlectlSubcommand {
             case .linkLost(let connection):
                 // Without --reconnect the stream ends with the disconnection, reported as the error.
                 guard options.reconnect else { continue }
-                await offTheBusQueue { printer.diagnostic(.object([("event", .string("link_lost")), ("address", .string(options.address.description)),
-                                            ("connection", .int(connection))]),
-                                   text: "\(options.address): link lost (connection \(connection)); reconnecting") }
+                await diagnostic(.object([("event", .string("link_lost")), ("address", .string(options.address.description)),
+                                          ("connection", .int(connection))]),
+                                 text: "\(options.address): link lost (connection \(connection)); reconnecting", printer: printer)
             case .reconnectFailed(let attempt, let error, let retryIn):
                 let milliseconds = Int(retryIn.components.seconds * 1000 + retryIn.components.attoseconds / 1_000_000_000_000_000)
-                await offTheBusQueue { printer.diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(options.address.description)),
-                                            ("attempt", .int(attempt)), ("retry_in_ms", .int(milliseconds)),
-                                            ("message", .string(error.description))]),
-                                   text: "\(options.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms") }
+                await diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(options.address.description)),
+                                          ("attempt", .int(attempt)), ("retry_in_ms", .int(milliseconds)),
+                                          ("message", .string(error.description))]),
+                                 text: "\(options.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms",
+                                 printer: printer)
             case .restored(let connection):
                 status.show(listening, detail: "\(seq) so far")
-                await offTheBusQueue { printer.diagnostic(.object([("event", .string("reconnected")), ("address", .string(options.address.description)),
-                                            ("connection", .int(connection))]),
-                                   text: "\(options.address): reconnected (connection \(connection)); notifications restored") }
+                await diagnostic(.object([("event", .string("reconnected")), ("address", .string(options.address.description)),
+                                          ("connection", .int(connection))]),
+                                 text: "\(options.address): reconnected (connection \(connection)); notifications restored", printer: printer)
             }
         }
     }
 
-    /// Runs `body` on the cooperative pool: a diagnostic is a blocking write to stderr, which
+    /// Writes a diagnostic from the cooperative pool: it is a blocking write to stderr, which
     /// must not hold up the session's queue (where ``print(_:options:printer:)`` runs) when
     /// stderr is a stalled pipe or terminal.
-    private static func offTheBusQueue(_ body: @Sendable () -> Void) async {
-        await withTaskExecutorPreference(globalConcurrentExecutor) { body() }
+    private static func diagnostic(_ json: JSONValue, text: String, printer: Printer) async {
+        await withTaskExecutorPreference(globalConcurrentExecutor) { printer.diagnostic(json, text: text) }
     }
 
     // MARK: - Records

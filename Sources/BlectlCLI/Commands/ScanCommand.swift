@@ -79,38 +79,40 @@ struct ScanCommand: BlectlSubcommand {
                 // Batches are taken on the session's queue, right after the signals that made
                 // them, with no thread hand-off per batch (issue 12). Nothing here blocks:
                 // stdout is written at once only when a pipe has room, else by its own thread.
-                group.addTask { try await withTaskExecutorPreference(executor) {
-                    var reported = Set<BluetoothAddress>()
-                    var headerPrinted = false
-                    for try await batch in stream {
-                        var lines = [UInt8]()
-                        lines.reserveCapacity(batch.count * 200)
-                        var countReached = false
-                        for advertisement in batch {
-                            let isNew = reported.insert(advertisement.address).inserted
-                            guard options.updates || isNew else { continue }
-                            switch printer.format {
-                            case .json: lines += Self.record(advertisement, adapter: adapterName).serializedUTF8()
-                            case .text:
-                                if !headerPrinted {
-                                    lines += Self.textHeader.utf8
-                                    lines.append(UInt8(ascii: "\n"))
-                                    headerPrinted = true
+                group.addTask {
+                    try await withTaskExecutorPreference(executor) {
+                        var reported = Set<BluetoothAddress>()
+                        var headerPrinted = false
+                        for try await batch in stream {
+                            var lines = [UInt8]()
+                            lines.reserveCapacity(batch.count * 200)
+                            var countReached = false
+                            for advertisement in batch {
+                                let isNew = reported.insert(advertisement.address).inserted
+                                guard options.updates || isNew else { continue }
+                                switch printer.format {
+                                case .json: lines += Self.record(advertisement, adapter: adapterName).serializedUTF8()
+                                case .text:
+                                    if !headerPrinted {
+                                        lines += Self.textHeader.utf8
+                                        lines.append(UInt8(ascii: "\n"))
+                                        headerPrinted = true
+                                    }
+                                    lines += Self.text(advertisement, adapter: adapterName).utf8
                                 }
-                                lines += Self.text(advertisement, adapter: adapterName).utf8
+                                lines.append(UInt8(ascii: "\n"))
+                                // --count: the line of the Nth device is the last one.
+                                if let count = options.count, reported.count >= count {
+                                    countReached = true
+                                    break
+                                }
                             }
-                            lines.append(UInt8(ascii: "\n"))
-                            // --count: the line of the Nth device is the last one.
-                            if let count = options.count, reported.count >= count {
-                                countReached = true
-                                break
-                            }
+                            status.show("scanning", detail: reported.count == 1 ? "1 device" : "\(reported.count) devices")
+                            try await printer.results(utf8: lines)
+                            if countReached { return }
                         }
-                        status.show("scanning", detail: reported.count == 1 ? "1 device" : "\(reported.count) devices")
-                        try await printer.results(utf8: lines)
-                        if countReached { return }
                     }
-                } }
+                }
                 group.addTask {
                     try await Task.sleep(until: deadline, clock: .continuous)
                     // Reaching the timeout is success, unless --count devices were wanted first.
