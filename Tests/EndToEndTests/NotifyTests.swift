@@ -134,6 +134,57 @@ struct NotifyTests {
         }
     }
 
+    /// Runs blectl with stdout a pipe it reads nothing from until the simulator has sent
+    /// `total` values and no notify session is left (blectl asked StopNotify: its --count
+    /// was reached, or its timeout), or blectl has ended; then reads it all. Prints
+    /// {status, lines, stderr} as JSON.
+    static let lateReader = #"""
+        import json, os, subprocess, sys, time
+        simctl, total = os.environ["BLESIM_SIMCTL"], int(sys.argv[1])
+        r, w = os.pipe()
+        child = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=w, stderr=subprocess.PIPE)
+        os.close(w)
+        while child.poll() is None:
+            state = json.loads(subprocess.run([simctl, "state"], capture_output=True, text=True, check=True).stdout)
+            if state["notify_rate"]["sent"] == total and not state["notify_sessions"]:
+                break
+            time.sleep(0.02)
+        out = b""
+        while True:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            out += chunk
+        err = child.stderr.read()
+        print(json.dumps({"status": child.wait(), "lines": out.decode().splitlines(), "stderr": err.decode()}))
+        """#
+
+    @Test("a reader that reads nothing until every value is sent: --count is reached when the values arrive, and every one is printed")
+    func lateReader() async throws {
+        let total = 6000
+        try await Sim.with(faults: ["notify_rate_hz": "10000", "notify_rate_total": "\(total)", "notify_every_char": "2a19"]) { sim in
+            let simulator = sim.simulator
+            let simctl = simulator.repoRoot.appendingPathComponent("sim/simctl").path
+            let arguments = ["-c", Self.lateReader, "\(total)", BlectlBinary.path, "notify", World.gattBattery, "2a19",
+                             "--count", "\(total)", "--timeout", "20"]
+            let run = try await offThread {
+                simulator.run("/usr/bin/python3", arguments, environment: ["BLESIM_SIMCTL": simctl], timeout: .seconds(90))
+            }
+            let object = try #require(J.parse(run.stdout), "driver: \(run)")
+            let lines = object["lines"]?.array?.compactMap(\.string) ?? []
+            // Before, the consumer waited for the reader once 256 KiB were queued, the values
+            // behind stayed unread in the subscription's stream, and the timeout ended the
+            // command with 124 and about 2,400 of the 6,000 values printed.
+            #expect(object["status"]?.int == 0, "\(object["stderr"]?.string ?? "")")
+            #expect(lines.count == total)
+            let values = lines.map { J.parse($0)?["value"]?.string }
+            let expected = (1...total).map { Self.hex($0) }
+            let firstWrong = values.indices.first { $0 >= expected.count || values[$0] != expected[$0] }
+            #expect(firstWrong == nil, "line \((firstWrong ?? 0) + 1): \(values[firstWrong ?? 0] ?? "no value")")
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
     @Test("the timeout reached: 0, with the values received so far")
     func timeoutReached() async throws {
         try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"]) { sim in

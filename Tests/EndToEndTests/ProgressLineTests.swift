@@ -80,6 +80,39 @@ struct ProgressLineTests {
         }
     }
 
+    /// Runs blectl with stderr on a pseudo-terminal whose output is stopped (as Ctrl-S does; the
+    /// terminal is never read either), stdout a pipe; returns blectl's exit status, or nil when
+    /// it had not ended 30 s after it started (then it is killed).
+    static let stoppedTerminalDriver = #"""
+        import json, os, pty, subprocess, sys, termios
+        master, slave = pty.openpty()
+        termios.tcflow(slave, termios.TCOOFF)
+        child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+        try:
+            out, _ = child.communicate(timeout=30)
+            status = child.returncode
+        except subprocess.TimeoutExpired:
+            child.kill(); out, _ = child.communicate(); status = None
+        print(json.dumps({"status": status, "lines": len(out.splitlines())}))
+        """#
+
+    @Test("a stopped terminal (Ctrl-S) holds only the progress line: the scan ends at its timeout and stops discovery")
+    func stoppedTerminal() async throws {
+        try await Sim.with { sim in
+            let simulator = sim.simulator
+            let arguments = ["-c", Self.stoppedTerminalDriver, BlectlBinary.path, "scan", "--timeout", "2"]
+            let run = try await offThread { simulator.run("/usr/bin/python3", arguments, environment: ["TERM": "xterm"], timeout: .seconds(90)) }
+            let object = try #require(J.parse(run.stdout), "driver: \(run)")
+            // Before the line kept its lock across its write, the first drawing blocked on the
+            // stopped terminal while holding it, and every update of the line (the scan's,
+            // the clean-up's) waited for it: the scan never ended and StopDiscovery was not sent.
+            #expect(object["status"]?.int == 0, "\(run)")
+            #expect(object["lines"]?.int == (World.known + World.fillers).count, "\(run)")
+            try #expect(await sim.calls().filter { $0.member == "StopDiscovery" }.count == 1)
+            #expect(try await sim.leftovers() == [])
+        }
+    }
+
     @Test("scan: 'scanning: N devices (T s)' drawn and updated in place, erased at the end; stdout intact")
     func scan() async throws {
         try await Sim.with { sim in

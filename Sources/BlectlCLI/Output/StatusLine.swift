@@ -36,7 +36,13 @@ final class StatusLine: Sendable {
     private let active = Atomic<Bool>(false)
     /// Whether stdout is the terminal too: its writes then erase the line first.
     private let coversStdout = Atomic<Bool>(false)
+    /// What the line says; never held across a write, so ``show(_:detail:)`` (called from the
+    /// session's queue and from clean-up) never waits for the terminal.
     private let state = Mutex(State())
+    /// Held across every write to the terminal (a drawing, an erasure and the write it
+    /// precedes), so they do not interleave. A stopped terminal (Ctrl-S, a reader that is not
+    /// reading) blocks its holder in write(2), and only writers wait for it.
+    private let terminal = Mutex(())
 
     /// Whether the line is shown at all (stderr a terminal, no -q nor -v).
     var isActive: Bool { active.load(ordering: .relaxed) }
@@ -74,36 +80,50 @@ final class StatusLine: Sendable {
     /// line erased first; it is drawn again at the next tick.
     func withLineErased<T>(toStdout: Bool = false, _ write: () -> T) -> T {
         guard isActive, !toStdout || coversStdout.load(ordering: .relaxed) else { return write() }
-        return state.withLock { state in
-            if state.drawn {
+        return terminal.withLock { _ in
+            if state.withLock({ state in defer { state.drawn = false }; return state.drawn }) {
                 Self.writeStderr(Self.erase)
-                state.drawn = false
             }
             return write()
         }
     }
 
     /// Erases the line and stops it for good (before blectl exits).
+    /// On a terminal that takes no output (stopped, or full), the line is left as it is:
+    /// blectl must not wait for the terminal to exit.
     func finish() {
         guard isActive else { return }
-        state.withLock { state in
+        let timer = state.withLock { state in
             active.store(false, ordering: .relaxed)
-            state.timer?.cancel()
-            if state.drawn {
-                Self.writeStderr(Self.erase)
-                state.drawn = false
-            }
+            defer { state.timer = nil }
+            return state.timer
+        }
+        timer?.cancel()
+        _ = terminal.withLockIfAvailable { _ in
+            guard Self.stderrTakesOutputNow(),
+                  state.withLock({ state in defer { state.drawn = false }; return state.drawn }) else { return }
+            Self.writeStderr(Self.erase)
         }
     }
 
+    /// Whether a short write to stderr would not block now (POLLOUT, no error).
+    private static func stderrTakesOutputNow() -> Bool {
+        var descriptor = pollfd(fd: 2, events: Int16(POLLOUT), revents: 0)
+        return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLOUT) != 0
+            && descriptor.revents & Int16(POLLERR | POLLHUP) == 0
+    }
+
     private func draw() {
-        state.withLock { state in
-            guard active.load(ordering: .relaxed), let phase = state.phase else { return }
-            var text = phase
-            if let detail = state.detail { text += ": " + detail }
-            text += " (" + Self.tenths(ContinuousClock.now - state.since) + ")"
+        terminal.withLock { _ in
+            let text: String? = state.withLock { state in
+                guard active.load(ordering: .relaxed), let phase = state.phase else { return nil }
+                var text = phase
+                if let detail = state.detail { text += ": " + detail }
+                return text + " (" + Self.tenths(ContinuousClock.now - state.since) + ")"
+            }
+            guard let text else { return }
+            state.withLock { $0.drawn = true }
             Self.writeStderr("\r" + Self.fitted(text, columns: Self.columns()) + "\u{1B}[K")
-            state.drawn = true
         }
     }
 

@@ -14,16 +14,16 @@ import Musl
 /// queues it (no thread hand-off per line). Otherwise lines are queued whole; the thread takes everything queued at once and writes it in pieces of at most `PIPE_BUF` bytes
 /// cut at line ends (a pipe takes such a write whole or not at all), so a process that ends
 /// while the reader is stalled leaves only complete lines behind (lines longer than
-/// `PIPE_BUF` excepted). Producers wait, without holding a thread, while more than
-/// ``highWater`` bytes are queued: memory stays bounded, and the wait ends on cancellation.
+/// `PIPE_BUF` excepted). The queue has no limit and producers never wait for the reader:
+/// what blectl has received is queued until it is written, whatever the pace of the reader
+/// (the man page's promise for `notify` and `scan`). A producer that waited would only move
+/// the backlog into its source's buffer (BlueZ does not slow down), where the timeout or
+/// `--count` would then find values received but never written.
 /// A stdout left non-blocking (O_NONBLOCK, by whoever shares the open file) answers EAGAIN
 /// when full: the thread then waits in poll(2) for POLLOUT, as a blocking write would.
 /// The one instance lives as long as the process.
 final class StdoutWriter: @unchecked Sendable {
     static let shared = StdoutWriter(fd: 1)
-
-    /// Queued bytes above which ``enqueue(_:)`` waits for the reader.
-    static let highWater = 256 * 1024
 
     private let fd: Int32
     /// stdout is a pipe (FIFO): small writes can be made without blocking when it polls writable.
@@ -50,29 +50,25 @@ final class StdoutWriter: @unchecked Sendable {
         pthread_cond_init(wake, nil)
     }
 
-    /// Queues `text` (whole lines) for stdout; waits while more than ``highWater`` bytes are
-    /// queued.
+    /// Queues `text` (whole lines) for stdout, without waiting for the reader.
     /// - Throws: ``OutputClosed`` once a write found the reader gone, ``OutputFailed`` once a
-    ///   write failed otherwise (ENOSPC, EIO); `CancellationError` when cancelled while waiting.
+    ///   write failed otherwise (ENOSPC, EIO).
     func enqueue(_ text: String) async throws {
         try await enqueue(utf8: Array(text.utf8))
     }
 
     /// As ``enqueue(_:)``, for lines already in UTF-8.
     func enqueue(utf8 bytes: [UInt8]) async throws {
-        let outcome: Result<Bool, any Error> = withLock {
+        let outcome: Result<Void, any Error> = withLock {
             if let failure { return .failure(failure) }
-            if writtenDirectly(bytes) { return failure.map { .failure($0) } ?? .success(false) }
+            if writtenDirectly(bytes) { return failure.map { .failure($0) } ?? .success(()) }
             startIfNeeded()
             queue.append(bytes)
             queued += bytes.count
             pthread_cond_signal(wake)
-            return .success(queued > Self.highWater)
+            return .success(())
         }
-        // Below the high-water mark (the usual case) there is nothing to wait for.
-        if try outcome.get() {
-            try await wait(untilQueuedAtMost: Self.highWater)
-        }
+        try outcome.get()
     }
 
     /// Waits until everything queued is written.
