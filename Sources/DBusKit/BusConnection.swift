@@ -600,7 +600,7 @@ public final class BusConnection: @unchecked Sendable {
             if decoded == nil { decoded = MessageDecoder.decode(raw, header: header) }
             route.batch.append(decoded!)
         }
-        observer?.observe(.signal(decoded ?? MessageDecoder.decode(raw), routed: routed), at: .now)
+        observer?.observe(.signal(decoded ?? MessageDecoder.decode(raw, header: header), routed: routed), at: .now)
     }
 
     /// Tells `observer` of a reply (after the signals that came before it have gone to their

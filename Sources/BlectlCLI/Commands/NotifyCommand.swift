@@ -188,10 +188,9 @@ struct NotifyCommand: BlectlSubcommand {
             line.removeAll(keepingCapacity: true)
             line += prefix
             line += #","value":""#.utf8
-            let digits: StaticString = "0123456789abcdef"
             for byte in value.bytes {
-                line.append(digits.utf8Start[Int(byte >> 4)])
-                line.append(digits.utf8Start[Int(byte & 0xF)])
+                line.append(lowercaseHexDigit(byte >> 4))
+                line.append(lowercaseHexDigit(byte & 0xF))
             }
             line += #"","text":"#.utf8
             if let text = Records.text(of: value.bytes) {

@@ -74,8 +74,6 @@ public indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
-    private static let hex = Array("0123456789abcdef".utf8)
-
     /// A JSON string: `"` and `\` escaped, `\n` `\r` `\t` by name, the other C0 controls,
     /// DEL and the C1 controls (U+0080-U+009F, UTF-8 `C2 80`-`C2 9F`) as `\u00XX`; every
     /// other byte copied (a Swift String is valid UTF-8).
@@ -109,8 +107,8 @@ public indirect enum JSONValue: Sendable, Equatable {
                 case 0x09: out.append(contentsOf: #"\t"#.utf8)
                 default:
                     out.append(contentsOf: #"\u00"#.utf8)
-                    out.append(hex[Int(code >> 4)])
-                    out.append(hex[Int(code & 0xF)])
+                    out.append(lowercaseHexDigit(code >> 4))
+                    out.append(lowercaseHexDigit(code & 0xF))
                 }
                 i += escapedLength
                 copied = i

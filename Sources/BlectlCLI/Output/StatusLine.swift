@@ -81,7 +81,7 @@ final class StatusLine: Sendable {
     func withLineErased<T>(toStdout: Bool = false, _ write: () -> T) -> T {
         guard isActive, !toStdout || coversStdout.load(ordering: .relaxed) else { return write() }
         return terminal.withLock { _ in
-            if state.withLock({ state in defer { state.drawn = false }; return state.drawn }) {
+            if takeDrawn() {
                 Self.writeStderr(Self.erase)
             }
             return write()
@@ -100,9 +100,16 @@ final class StatusLine: Sendable {
         }
         timer?.cancel()
         _ = terminal.withLockIfAvailable { _ in
-            guard Self.stderrTakesOutputNow(),
-                  state.withLock({ state in defer { state.drawn = false }; return state.drawn }) else { return }
+            guard Self.stderrTakesOutputNow(), takeDrawn() else { return }
             Self.writeStderr(Self.erase)
+        }
+    }
+
+    /// Whether the line is on the terminal; it is taken as erased from here on.
+    private func takeDrawn() -> Bool {
+        state.withLock { state in
+            defer { state.drawn = false }
+            return state.drawn
         }
     }
 
