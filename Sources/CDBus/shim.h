@@ -2,6 +2,15 @@
 #define BLECTL_CDBUS_SHIM_H
 
 #include <dbus/dbus.h>
+#include <sys/eventfd.h>
+
+// A close-on-exec, non-blocking eventfd (the read poller's wake-up): Swift's Glibc module
+// does not carry sys/eventfd.h.
+static inline int cdbus_wake_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+// Names the calling thread (at most 15 bytes are kept), as `top -H` and /proc show it.
+#include <sys/prctl.h>
+static inline void cdbus_name_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 // DBUS_TYPE_* are macros of the form ((int) 'y'); Swift does not import them.
 static const int CDBUS_TYPE_INVALID     = DBUS_TYPE_INVALID;

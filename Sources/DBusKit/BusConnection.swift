@@ -18,7 +18,8 @@ public final class BusConnection: @unchecked Sendable {
     /// task consuming what signal handlers produce is resumed on the thread that received the
     /// signal, with no hand-off to the cooperative pool. Its work must not block (it holds up
     /// every message behind it); an `await` frees the queue.
-    public let taskExecutor: any TaskExecutor
+    public var taskExecutor: any TaskExecutor { executor }
+    private let executor: QueueTaskExecutor
     /// The unique bus name the daemon gave this connection (`:1.42`).
     public let uniqueName: String
     /// Told of every message sent and received; nil (the usual case) costs one check per message.
@@ -45,6 +46,11 @@ public final class BusConnection: @unchecked Sendable {
     /// the export must still find it.
     private let exported = Lock(Exports())
     private var watches: [OpaquePointer: WatchSources] = [:]
+    /// Read watches served by a thread of their own (``ReadPoller``) instead of a Dispatch source.
+    private var pollers: [OpaquePointer: ReadPoller] = [:]
+    /// True during a ``ReadPoller`` turn: a drain then runs within the turn, on its thread.
+    private var inPollTurn = false
+    private var drainWanted = false
     private var timeouts: [OpaquePointer: any DispatchSourceTimer] = [:]
     private var drainScheduled = false
     /// Handler tokens, handed out from any thread without touching the queue.
@@ -112,7 +118,7 @@ public final class BusConnection: @unchecked Sendable {
     private init(raw: OpaquePointer, uniqueName: String, queue: DispatchQueue, observer: (any BusObserver)?) {
         self.raw = raw
         self.queue = queue
-        self.taskExecutor = QueueTaskExecutor(queue: queue)
+        self.executor = QueueTaskExecutor(queue: queue)
         self.uniqueName = uniqueName
         self.observer = observer
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
@@ -200,6 +206,8 @@ public final class BusConnection: @unchecked Sendable {
         dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
         for (_, sources) in watches { sources.cancel() }
         watches.removeAll()
+        for (_, poller) in pollers { poller.stop() }
+        pollers.removeAll()
         for (_, timer) in timeouts { timer.cancel() }
         timeouts.removeAll()
         dbus_connection_unref(raw)
@@ -514,6 +522,13 @@ public final class BusConnection: @unchecked Sendable {
 
     // MARK: - Introspection for tests
 
+    /// Caps the bytes of received messages libdbus holds before it stops reading the socket
+    /// (`dbus_connection_set_max_received_size`; libdbus's default is 63 MiB). Tests use a tiny
+    /// cap to make libdbus turn the read watch off and on around every message.
+    package func setMaxReceivedSize(_ bytes: Int) {
+        queue.async { [self] in if !tornDown { dbus_connection_set_max_received_size(raw, bytes) } }
+    }
+
     /// Reply handlers still registered (calls sent and neither answered nor cancelled).
     package var registeredReplyHandlerCount: Int { queue.sync { replyHandlers.count } }
     /// Signal handlers registered.
@@ -524,14 +539,39 @@ public final class BusConnection: @unchecked Sendable {
     // MARK: - Dispatching (queue only)
 
     private func scheduleDrain() {
+        if inPollTurn {
+            drainWanted = true
+            return
+        }
         guard !drainScheduled else { return }
         drainScheduled = true
         queue.async { [weak self] in
             guard let self else { return }
             drainScheduled = false
-            guard isOpen else { return }
-            while isOpen && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
-            flushSignalBatches()
+            drain()
+        }
+    }
+
+    private func drain() {
+        guard isOpen else { return }
+        while isOpen && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        flushSignalBatches()
+    }
+
+    /// A ``ReadPoller`` found the socket readable (its thread, inside `queue.sync`): reads,
+    /// dispatches, runs the handlers and then the consumers they resumed on
+    /// ``taskExecutor``, all on this thread. Work a handler enqueues with `queue.async` still
+    /// goes to a Dispatch worker, after the turn.
+    private func pollTurn(_ watch: OpaquePointer) {
+        inPollTurn = true
+        defer { inPollTurn = false }
+        executor.collectingJobs {
+            handleWatch(watch, flags: CDBUS_WATCH_READABLE)
+            while drainWanted {
+                drainWanted = false
+                drain()
+                executor.runCollected()
+            }
         }
     }
 
@@ -632,6 +672,18 @@ public final class BusConnection: @unchecked Sendable {
     // MARK: - Watches and timeouts (queue only; called by libdbus)
 
     private func addWatch(_ watch: OpaquePointer) {
+        let flags = dbus_watch_get_flags(watch)
+        if flags == CDBUS_WATCH_READABLE {
+            let box = UncheckedBox(watch)
+            let poller = ReadPoller(socket: dbus_watch_get_unix_fd(watch), enabled: dbus_watch_get_enabled(watch) != 0) { [weak self] in
+                guard let self else { return }
+                queue.sync { self.pollTurn(box.value) }
+            }
+            if let poller {
+                pollers[watch] = poller
+                return
+            }
+        }
         // The sources watch a duplicate of libdbus's socket, closed only once they are
         // cancelled. libdbus removes a watch and closes its socket in one call, while a
         // Dispatch source goes away later; libdispatch keys its registrations by descriptor
@@ -640,7 +692,6 @@ public final class BusConnection: @unchecked Sendable {
         let libdbusFD = dbus_watch_get_unix_fd(watch)
         let duplicate = fcntl(libdbusFD, F_DUPFD_CLOEXEC, 0)
         let fd = duplicate >= 0 ? duplicate : libdbusFD
-        let flags = dbus_watch_get_flags(watch)
         let sources = WatchSources(closingOnCancel: duplicate >= 0 ? duplicate : nil)
         let box = UncheckedBox(watch)
         if flags & CDBUS_WATCH_READABLE != 0 {
@@ -666,7 +717,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     private func handleWatch(_ watch: OpaquePointer, flags: UInt32) {
-        guard isOpen, watches[watch] != nil else { return }
+        guard isOpen, watches[watch] != nil || pollers[watch] != nil else { return }
         // Read before handling: on a hang-up libdbus may free the watch inside the call.
         let fd = dbus_watch_get_unix_fd(watch)
         dbus_watch_handle(watch, flags)
@@ -676,7 +727,7 @@ public final class BusConnection: @unchecked Sendable {
             // tasks they wake) run once for it instead of once per handful of signals.
             // Measured on a queued drain of 10,000 devices: 38-41 -> 30-32 us of CPU each.
             var rounds = 0
-            while rounds < 256, isOpen, watches[watch] != nil, Self.bytesWaiting(fd) > 0 {
+            while rounds < 256, isOpen, watches[watch] != nil || pollers[watch] != nil, Self.bytesWaiting(fd) > 0 {
                 dbus_watch_handle(watch, flags)
                 rounds += 1
             }
@@ -694,10 +745,12 @@ public final class BusConnection: @unchecked Sendable {
 
     private func removeWatch(_ watch: OpaquePointer) {
         watches.removeValue(forKey: watch)?.cancel()
+        pollers.removeValue(forKey: watch)?.stop()
     }
 
     private func toggleWatch(_ watch: OpaquePointer) {
         watches[watch]?.setEnabled(dbus_watch_get_enabled(watch) != 0)
+        pollers[watch]?.setEnabled(dbus_watch_get_enabled(watch) != 0)
     }
 
     private func addTimeout(_ timeout: OpaquePointer) {

@@ -10,13 +10,47 @@ import Dispatch
 /// a discovery fed by a live bus). Work run this way holds up every message behind it, so it
 /// must not block: no blocking I/O, no waiting on a lock held across I/O; suspending (`await`)
 /// frees the queue.
-final class QueueTaskExecutor: TaskExecutor {
+///
+/// Jobs enqueued inside ``collectingJobs(_:)`` (the read poller's turn on the queue) run at the
+/// end of that turn, on the same thread: a `queue.async` there would hand them to a Dispatch
+/// worker, a thread wake-up per batch.
+final class QueueTaskExecutor: TaskExecutor, @unchecked Sendable {
     private let queue: DispatchQueue
+    /// Marks ``queue`` (this executor's own key: the connection has its own).
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+    // Confined to `queue`.
+    private var collecting = false
+    private var collected: [UnownedJob] = []
 
-    init(queue: DispatchQueue) { self.queue = queue }
+    init(queue: DispatchQueue) {
+        self.queue = queue
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+    }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
+        if DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self), collecting {
+            collected.append(job)
+            return
+        }
         queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+
+    /// Runs `body`, then every job enqueued meanwhile (and by those jobs), in order, before
+    /// returning. Queue only; not reentrant.
+    func collectingJobs(_ body: () -> Void) {
+        collecting = true
+        defer { collecting = false }
+        body()
+        runCollected()
+    }
+
+    /// Runs the jobs collected so far, and those they enqueue. Queue only, while collecting.
+    func runCollected() {
+        while !collected.isEmpty {
+            let jobs = collected
+            collected.removeAll(keepingCapacity: true)
+            for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+        }
     }
 }

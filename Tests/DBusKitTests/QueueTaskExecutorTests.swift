@@ -1,4 +1,6 @@
 import Dispatch
+import Foundation
+import Synchronization
 import Testing
 @testable import DBusKit
 import SimulatorHarness
@@ -50,6 +52,90 @@ import SimulatorHarness
             }
             #expect(values == Array(1...count))
             #expect(places == ["connection"])
+        }
+    }
+
+    /// The calling thread's name (`/proc/thread-self/comm`).
+    static func threadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The thread that waited for the socket reads it, runs the signal handler and then the
+    /// consumer the handler resumed: no Dispatch worker wakes in between (issue 12: 3-4
+    /// context switches per message on a live discovery when a Dispatch source woke a worker).
+    /// The consumer is started by the first handler call, so it runs on that thread from its
+    /// first line (a task started elsewhere begins on a Dispatch worker of the queue).
+    @Test func theThreadThatReadTheSocketRunsHandlerAndConsumer() async throws {
+        try await Simulator.with { bus in
+            let connection = try await BusConnection.connect(to: bus.address)
+            defer { connection.close() }
+            let rule = MatchRule(sender: nil, interface: "org.blectl.Test", member: "Tick")
+            let count = 100
+            let (stream, continuation) = AsyncStream.makeStream(of: (values: [Int], thread: String).self)
+            let (consumers, consumerContinuation) = AsyncStream.makeStream(of: Task<([Int], Set<String>), Never>.self)
+            let started = Mutex(false)
+            let executor = connection.taskExecutor
+            connection.addSignalHandler(matching: [rule]) { messages in
+                continuation.yield((messages.compactMap { $0.body.first?.integer }, Self.threadName()))
+                guard started.withLock({ wasStarted in defer { wasStarted = true }; return !wasStarted }) else { return }
+                consumerContinuation.yield(Task(executorPreference: executor) {
+                    var values: [Int] = []
+                    var threads: Set<String> = [Self.threadName()]
+                    for await batch in stream {
+                        threads.insert(batch.thread)
+                        threads.insert(Self.threadName())
+                        values += batch.values
+                        if values.count >= count { break }
+                    }
+                    return (values, threads)
+                })
+            }
+            try await connection.addMatch(rule)
+            let sender = try await BusConnection.connect(to: bus.address)
+            defer { sender.close() }
+            for value in 1...count {
+                try await sender.emit([Signal(path: "/org/blectl/t", interface: "org.blectl.Test", member: "Tick", arguments: [.int32(Int32(value))])])
+            }
+            var iterator = consumers.makeAsyncIterator()
+            let consumer = try #require(await iterator.next())
+            let (values, threads) = await consumer.value
+            #expect(values == Array(1...count))
+            #expect(threads == [ReadPoller.threadName])
+        }
+    }
+
+    /// libdbus turns the read watch off while it holds more than its cap of received bytes and
+    /// on again once they are dispatched (from the polling thread's own turn or from a
+    /// Dispatch worker's). With a one-byte cap it does so around every message: none may be
+    /// lost or left unread (a poller that missed a turn-on would hang here).
+    @Test func everyMessageArrivesWhenTheReadWatchTurnsOffAndOnAroundEachOne() async throws {
+        try await Simulator.with { bus in
+            let connection = try await BusConnection.connect(to: bus.address)
+            defer { connection.close() }
+            connection.setMaxReceivedSize(1)
+            let rule = MatchRule(sender: nil, interface: "org.blectl.Test", member: "Tick")
+            let (stream, continuation) = AsyncStream.makeStream(of: [Int].self)
+            connection.addSignalHandler(matching: [rule]) { messages in
+                continuation.yield(messages.compactMap { $0.body.first?.integer })
+            }
+            try await connection.addMatch(rule)
+            let sender = try await BusConnection.connect(to: bus.address)
+            defer { sender.close() }
+            let count = 2_000
+            try await sender.emit((1...count).map { Signal(path: "/org/blectl/t", interface: "org.blectl.Test", member: "Tick", arguments: [.int32(Int32($0))]) })
+            let values = try await BusConnectionLossTests.finishes {
+                var values: [Int] = []
+                for await batch in stream {
+                    values += batch
+                    if values.count >= count { break }
+                }
+                return values
+            }
+            #expect(values == Array(1...count), "\(values?.count ?? 0) of \(count) received before the limit")
+            // Calls still get their replies with the watch toggling.
+            let reply = try await connection.call(BusConnection.busCall("GetId", []), timeout: .seconds(30))
+            #expect(reply.body.first?.string?.count == 32)
         }
     }
 }
