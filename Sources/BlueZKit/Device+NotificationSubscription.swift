@@ -232,8 +232,11 @@ extension Device {
     private func startNotify(_ characteristic: GATTCharacteristic, on connected: ConnectedDevice, state: SubscriptionState,
                              deadline: ContinuousClock.Instant) -> Task<Void, any Error> {
         let session = session
+        // Made outside the subscription's lock: it reads the session's cache, whose lock is
+        // held while the subscription's watcher takes this one (see Lock's lock order).
+        let finder = connected.finder(for: characteristic)
         let find = state.locked { s in
-            if s.finder == nil || s.characteristic?.path == characteristic.path { s.finder = connected.finder(for: characteristic) }
+            if s.finder == nil || s.characteristic?.path == characteristic.path { s.finder = finder }
             return s.finder!
         }
         let task = Task<Void, any Error> {

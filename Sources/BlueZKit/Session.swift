@@ -53,7 +53,7 @@ public final class Session: Sendable {
     static let readMirrorLifetime: Duration = .seconds(1)
 
     public let connection: BusConnection
-    let state = Lock(State())
+    let state = Lock(State(), outermost: true)
     /// One GATT operation in flight per characteristic.
     let gate = CharacteristicGate()
     /// Told of the bus traffic, the fate of each signal and the operations begun; usually nil.

@@ -11,12 +11,24 @@ import Darwin
 /// Used instead of `Synchronization.Mutex` because ThreadSanitizer understands pthread
 /// mutexes but not Mutex's futex-based lock on Linux, which it reports as races: with this
 /// lock the sanitizer runs need no suppressions and still see real races.
+///
+/// Lock order. A lock made `outermost` (a BlueZ session's state: its watchers run under it and
+/// take the locks of the operations they serve) must never be taken by a thread that holds
+/// another `Lock`: that thread could hold a lock a watcher waits for while it waits for the
+/// session, a deadlock two threads reach only by chance. Debug builds (the tests) check it
+/// on every acquisition and trap at the first violation, whatever the timing.
 package final class Lock<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
+    #if DEBUG
+    private let outermost: Bool
+    #endif
 
-    package init(_ value: Value) {
+    package init(_ value: Value, outermost: Bool = false) {
         self.value = value
+        #if DEBUG
+        self.outermost = outermost
+        #endif
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -31,8 +43,31 @@ package final class Lock<Value>: @unchecked Sendable {
     /// out to unknown code inside: return an action and run it after.
     @inline(__always)
     package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        #if DEBUG
+        let held = LockOrder.held
+        precondition(!outermost || held == 0,
+                     "lock order: an outermost lock taken while this thread holds \(held) other lock(s) (see Lock)")
+        LockOrder.held = held + 1
+        defer { LockOrder.held = held }
+        #endif
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
 }
+
+#if DEBUG
+/// How many `Lock`s the calling thread holds (debug builds only).
+private enum LockOrder {
+    static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    static var held: Int {
+        get { Int(bitPattern: pthread_getspecific(key)) }
+        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+    }
+}
+#endif

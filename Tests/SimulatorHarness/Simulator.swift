@@ -156,6 +156,11 @@ public final class Simulator: Sendable {
     /// The repository root (found from this file's path).
     public let repoRoot: URL
     private let process: RunningProcess
+    /// Processes started with ``launch(_:_:environment:stdinPipe:)``: any still running when
+    /// the simulator stops is killed (a test that failed before waiting for its blectl must
+    /// not leave it running after the suite).
+    private let launched = NSLock()
+    nonisolated(unsafe) private var launchedProcesses: [RunningProcess] = []
 
     public static let defaultRepoRoot: URL = {
         if let env = ProcessInfo.processInfo.environment["BLESIM_REPO_ROOT"] {
@@ -216,6 +221,11 @@ public final class Simulator: Sendable {
 
     /// Ends the simulator and its bus: closes its stdin, SIGTERM, SIGKILL after 3 s.
     public func stop() {
+        launched.lock()
+        let children = launchedProcesses
+        launchedProcesses.removeAll()
+        launched.unlock()
+        for child in children where child.poll() == nil { _ = child.wait(timeout: .zero) }
         guard process.poll() == nil else { return }
         process.closeStdin()
         process.sendSignal(SIGTERM)
@@ -378,6 +388,10 @@ public final class Simulator: Sendable {
     /// `waitForStdout(containing:timeout:)`, then `wait(timeout:)` for status and output.
     public func launch(_ executable: String, _ args: [String], environment: [String: String] = [:],
                        stdinPipe: Bool = false) throws -> RunningProcess {
-        try spawnChild(executable, args, environment: childEnvironment(environment), stdinPipe: stdinPipe)
+        let child = try spawnChild(executable, args, environment: childEnvironment(environment), stdinPipe: stdinPipe)
+        launched.lock()
+        launchedProcesses.append(child)
+        launched.unlock()
+        return child
     }
 }
