@@ -71,7 +71,15 @@ SWIFT_TEST    := $(SWIFT) test --scratch-path $(SCRATCH) $(SWIFTFLAGS)
 # loader otherwise applies one by one at every start (LD_DEBUG=statistics: 2.9M cycles in
 # ld.so per start, 1.4M packed). `make build RELR_FLAGS=` links without.
 RELR_FLAGS    ?= $(if $(LLD_FLAGS),$(LLD_FLAGS) -Xlinker -z -Xlinker pack-relative-relocs,)
-RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RELR_FLAGS)
+# The static Swift runtime is C++ and needs libstdc++; linked as a shared library, the dynamic
+# loader resolves some 1,700 of its symbols at every start (1.8M of --version's 4.5M
+# instructions, callgrind; issue 12). Linked statically (GCC Runtime Library Exception), only
+# what the runtime uses comes in and is bound at link time. SwiftPM cannot ask for it, so
+# the link searches first a directory holding only libstdc++.a. `make build STATIC_CXX=` links
+# the shared one.
+STATIC_CXX_A  := $(shell $(dir $(SWIFT_BIN))clang -print-file-name=libstdc++.a 2>/dev/null)
+STATIC_CXX    ?= $(if $(and $(STATIC_STDLIB),$(filter /%,$(STATIC_CXX_A))),$(abspath $(SCRATCH))/static-libstdc++,)
+RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RELR_FLAGS) $(if $(STATIC_CXX),-Xswiftc -L$(STATIC_CXX),)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
@@ -100,6 +108,7 @@ $(VENV)/.bleak-installed:
 	touch $@
 
 build: ## Release build of blectl (Swift runtime linked statically when available).
+	$(if $(STATIC_CXX),mkdir -p '$(STATIC_CXX)' && ln -sf '$(STATIC_CXX_A)' '$(STATIC_CXX)/libstdc++.a')
 	$(SWIFT_BUILD) $(RELEASE_FLAGS)
 	@echo "built $(RELEASE_BIN)"
 
@@ -219,7 +228,7 @@ uninstall: ## Remove what install and install-debug put there.
 	rmdir '$(DESTDIR)$(dir $(SIMDIR:/=))' 2>/dev/null || true
 
 test-install: build ## install + install-debug into a scratch DESTDIR: stripped, debuglink, debug file, man page; uninstall clean (scripts/check-install).
-	scripts/check-install '$(MAKE)'
+	STATIC_CXX='$(STATIC_CXX)' scripts/check-install '$(MAKE)'
 
 # Debian packaging and man-page lint (CI: .ci/run). What they need beyond `make deps`:
 # lintian, mandoc (mandoc -Tlint), groff-base (groff -ww), dpkg-dev (dpkg-shlibdeps),

@@ -2,8 +2,8 @@
 the same way pays before doing blectl's work. Registered by bench.py (BENCH_ONLY=floor).
 
 Builds bench/floor/sync.swift and bench/floor/async.swift with the flags `make build` uses
-(-O, --static-swift-stdlib, lld with packed relative relocations when lld is there), both
-linking libdbus as blectl does, then times them interleaved with `blectl --version`,
+(-O, --static-swift-stdlib, libstdc++ static, lld with packed relative relocations when lld
+is there), both linking libdbus as blectl does, then times them interleaved with `blectl --version`,
 `blectl scan --timeout 0` and the C baseline's `--version` and `objects`:
 - floor-sync: a static Swift program that loads the same shared libraries and prints a line
   (the floor for `blectl --version`, which answers before the concurrency runtime starts);
@@ -24,8 +24,29 @@ def _build(b, name):
         args.insert(2, "-parse-as-library")
     if shutil.which("ld.lld"):
         args += ["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
+    static_cxx = _static_libstdcxx_dir(b)
+    if static_cxx:
+        args += ["-L", static_cxx]
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
     return out
+
+
+def _static_libstdcxx_dir(b):
+    """A directory holding only libstdc++.a, searched first, as `make build` links it (the
+    Makefile's STATIC_CXX); None when the toolchain's clang finds no libstdc++.a."""
+    clang = os.path.join(os.path.dirname(os.path.realpath(shutil.which("swiftc"))), "clang")
+    try:
+        archive = subprocess.run([clang, "-print-file-name=libstdc++.a"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return None
+    if not os.path.isabs(archive):
+        return None
+    directory = os.path.join(b.OUT, "static-libstdc++")
+    os.makedirs(directory, exist_ok=True)
+    link = os.path.join(directory, "libstdc++.a")
+    if not os.path.lexists(link):
+        os.symlink(archive, link)
+    return directory
 
 
 def bench_floor(b):
