@@ -1,0 +1,180 @@
+"""Two blectl builds side by side (issue 12: a profile before and after each change), with the
+C libdbus baseline in the same run, interleaved so that load drifts hit all three alike.
+
+    bench/ab.py BEFORE AFTER [startup,live,queued,notify,instructions]
+
+BEFORE and AFTER are release blectl binaries (`make build`, then copy the binary; or
+`swift build -c release ... --scratch-path DIR` at two commits). Needs CBASELINE (the C
+baseline, `gcc -O2 -o cbaseline bench/c/cbaseline.c $(pkg-config --cflags --libs dbus-1)`)
+and BENCH_PYTHON (the venv bench/run makes). Each measure prints one line per run, then
+medians and the ratios AFTER/BEFORE and AFTER/C:
+- startup: process start to exit of `--version` and `scan --timeout 0` (C: `--version`,
+  `objects`), 41 runs (AB_STARTUP_RUNS);
+- live, queued: a discovery of 20,000 advertisers (AB_N) as bench.py's discovery measures it
+  (live: the client reads while the simulator emits; queued: the client is stopped while
+  dbus-daemon queues everything, then drains); CPU (user+sys) and context switches
+  (voluntary + involuntary, rusage) per device, 3 runs (AB_RUNS);
+- notify: 50,000 notifications at 10,000/s (AB_NOTIFY_N, AB_NOTIFY_HZ) to a pipe; CPU and
+  context switches per notification, every value checked in order;
+- instructions: callgrind instructions per device (bench/instructions.py's slope between
+  500 and 2,000 advertisers) and instructions of `--version` and `scan --timeout 0`; these do
+  not move with the machine's load.
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("BLECTL", "unused")
+import bench  # noqa: E402
+import streams  # noqa: E402
+
+RUNS = int(os.environ.get("AB_RUNS", "3"))
+N = int(os.environ.get("AB_N", "20000"))
+
+
+def median(xs):
+    return bench.med(xs) if xs else None
+
+
+def report(title, rows, unit):
+    print(f"-- {title} (median; {unit})")
+    b, a, c = (median(rows[k]) for k in ("before", "after", "C"))
+    for k, v in (("before", b), ("after", a), ("C", c)):
+        print(f"   {k:6s} {v:.4g}" if v is not None else f"   {k:6s} -")
+    if a and b:
+        print(f"   after/before {a / b:.2f}x")
+    if a and c:
+        print(f"   after/C {a / c:.2f}x   before/C {b / c:.2f}x" if b else f"   after/C {a / c:.2f}x")
+
+
+def startup(builds):
+    runs = int(os.environ.get("AB_STARTUP_RUNS", "41"))
+    sim = bench.Sim()
+    commands = {}
+    for name, path in builds.items():
+        commands[(name, "--version")] = [path, "--version"]
+        commands[(name, "bus")] = [path, "scan", "--timeout", "0"]
+    commands[("C", "--version")] = [bench.CBASE, "--version"]
+    commands[("C", "bus")] = [bench.CBASE, "objects"]
+    walls = {k: [] for k in commands}
+    for _ in range(runs):
+        for key, argv in commands.items():
+            wall, _, rc, _ = bench.run_once(argv, sim.env)
+            if rc == 0:
+                walls[key].append(wall * 1000)
+    sim.close()
+    for what in ("--version", "bus"):
+        report(f"start-up {what} ({runs} runs)", {n: walls[(n, what)] for n in ("before", "after", "C")}, "ms")
+
+
+def discovery(builds, mode):
+    rows = {"before": [], "after": [], "C": []}
+    switches = {"before": [], "after": [], "C": []}
+    for _ in range(RUNS):
+        for name in ("before", "after", "C"):
+            if name != "C":
+                bench.CLIENTS["blectl"] = (lambda p=builds[name]: [p, "scan", "--timeout", "3600"],
+                                           bench.is_bench_line, signal.SIGINT, False)
+            sim = bench.Sim(advertisers=N)
+            result = bench.discovery_run(sim, "blectl" if name != "C" else "C", N, mode, 240)
+            sim.close()
+            usage = LAST_RUSAGE[0]
+            cs = (usage.ru_nvcsw + usage.ru_nivcsw) / N
+            print(f"   {mode} {name}: seen {result['seen']} cpu {result['cpu']:.3f} s, {cs:.2f} switches/device", flush=True)
+            if result["seen"] >= N:
+                rows[name].append(result["cpu"] / N * 1e6)
+                switches[name].append(cs)
+    report(f"discovery {mode}, {N} devices: CPU", rows, "µs per device")
+    report(f"discovery {mode}, {N} devices: context switches", switches, "per device")
+
+
+def notify(builds):
+    n = int(os.environ.get("AB_NOTIFY_N", "50000"))
+    hz = int(os.environ.get("AB_NOTIFY_HZ", "10000"))
+    sim = bench.Sim(notify_every_char=streams.BATTERY, disconnect_delay_ms=0)
+    clients = {name: [path, "notify", bench.PROBE, streams.BATTERY, "--count", str(n), "--timeout", "120"]
+               for name, path in builds.items()}
+    clients["C"] = [bench.CBASE, "notify", bench.PROBE, streams.BATTERY_FULL, str(n), "120"]
+    expected = ["%08x" % k for k in range(1, n + 1)]
+    rows = {k: [] for k in clients}
+    switches = {k: [] for k in clients}
+    for _ in range(RUNS):
+        for name, argv in clients.items():
+            sim.reset()
+            sim.ctl("fault", "notify_rate_total", str(n))
+            sim.ctl("fault", "notify_rate_hz", str(hz))
+            c, lines, _, _ = streams._receive(bench, argv, sim.env, n, limit=n / hz * 4 + 60)
+            ok = streams._values("blectl" if name != "C" else "C", lines) == expected
+            cs = (c.rusage.ru_nvcsw + c.rusage.ru_nivcsw) / n
+            print(f"   notify {name}: rc {c.status}, all {n} in order: {ok}, cpu {c.cpu:.3f} s, {cs:.2f} switches/notification", flush=True)
+            if ok:
+                rows[name].append(c.cpu / n * 1e6)
+                switches[name].append(cs)
+    sim.close()
+    report(f"notify, {n} at {hz}/s: CPU", rows, "µs per notification")
+    report(f"notify, {n} at {hz}/s: context switches", switches, "per notification")
+
+
+def instructions(builds):
+    import instructions as ir
+    sizes = (500, 2000)
+    per_device = {}
+    for name in ("before", "after", "C"):
+        argv = [builds[name], "scan", "--timeout", "3600"] if name != "C" else [bench.CBASE, "scan", "3600"]
+        counts = []
+        for n in sizes:
+            sim = bench.Sim(advertisers=n)
+            counts.append(ir._run(bench, sim, argv, n)["ir"])
+            sim.close()
+        per_device[name] = [(counts[1] - counts[0]) / (sizes[1] - sizes[0])] if None not in counts else []
+    report("instructions per device (callgrind, slope 500 -> 2,000)", per_device, "instructions")
+    sim = bench.Sim()
+    for what, argv_of in (("--version", lambda p: [p, "--version"]), ("bus", lambda p: [p, "scan", "--timeout", "0"])):
+        totals = {}
+        for name in ("before", "after", "C"):
+            argv = argv_of(builds[name]) if name != "C" else [bench.CBASE, "--version" if what == "--version" else "objects"]
+            out = tempfile.NamedTemporaryFile(prefix="cg.", delete=False).name
+            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
+                           env=sim.env, capture_output=True)
+            totals[name] = [ir._ir(out)]
+            os.unlink(out)
+        report(f"instructions, {what}", totals, "instructions")
+    sim.close()
+
+
+LAST_RUSAGE = [None]
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    builds = {"before": os.path.abspath(sys.argv[1]), "after": os.path.abspath(sys.argv[2])}
+    only = (sys.argv[3] if len(sys.argv) > 3 else "startup,live,queued,notify,instructions").split(",")
+    os.makedirs(bench.OUT, exist_ok=True)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    finish = bench.Child.finish
+
+    def finish_and_keep(self, *args, **kwargs):
+        done = finish(self, *args, **kwargs)
+        LAST_RUSAGE[0] = self.rusage
+        return done
+    bench.Child.finish = finish_and_keep
+    print(f"before {builds['before']}\nafter  {builds['after']}\nC      {bench.CBASE}")
+    for measure in only:
+        if measure == "startup":
+            startup(builds)
+        elif measure in ("live", "queued"):
+            discovery(builds, measure)
+        elif measure == "notify":
+            notify(builds)
+        elif measure == "instructions":
+            instructions(builds)
+        else:
+            sys.exit(f"unknown measure {measure}")
+
+
+if __name__ == "__main__":
+    main()
