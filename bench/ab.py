@@ -103,10 +103,7 @@ def notify(builds):
     switches = {k: [] for k in clients}
     for _ in range(RUNS):
         for name, argv in clients.items():
-            sim.reset()
-            sim.ctl("fault", "notify_rate_total", str(n))
-            sim.ctl("fault", "notify_rate_hz", str(hz))
-            c, lines, _, _ = streams._receive(bench, argv, sim.env, n, limit=n / hz * 4 + 60)
+            c, lines, _, _ = streams.notify_run(bench, sim, argv, n, hz)
             ok = streams._values("blectl" if name != "C" else "C", lines) == expected
             cs = (c.rusage.ru_nvcsw + c.rusage.ru_nivcsw) / n
             print(f"   notify {name}: rc {c.status}, all {n} in order: {ok}, cpu {c.cpu:.3f} s, {cs:.2f} switches/notification", flush=True)

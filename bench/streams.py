@@ -64,6 +64,15 @@ def _values(client, lines):
     return [line.decode() for line in lines]
 
 
+def notify_run(b, sim, argv, n, hz):
+    """One client receiving `n` notifications the simulator sends at `hz` (fresh state);
+    returns what `_receive` does."""
+    sim.reset()
+    sim.ctl("fault", "notify_rate_total", str(n))
+    sim.ctl("fault", "notify_rate_hz", str(hz))
+    return _receive(b, argv, sim.env, n, limit=n / hz * 4 + 60)
+
+
 def bench_streams(b):
     b.log("== notification streams")
     n = 20_000 if b.QUICK else 100_000
@@ -80,10 +89,7 @@ def bench_streams(b):
         rows = {k: [] for k in clients}
         for _ in range(reps):
             for name, argv in clients.items():
-                sim.reset()
-                sim.ctl("fault", "notify_rate_total", str(n))
-                sim.ctl("fault", "notify_rate_hz", str(hz))
-                c, lines, t_first, t_nth = _receive(b, argv, sim.env, n, limit=n / hz * 4 + 60)
+                c, lines, t_first, t_nth = notify_run(b, sim, argv, n, hz)
                 emitted = sim.ctl("state").get("notify_rate", {})
                 values = _values(name, lines)
                 in_order = values == expected

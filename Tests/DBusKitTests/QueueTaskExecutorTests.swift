@@ -10,6 +10,32 @@ import SimulatorHarness
 /// thread hand-off per message), in the order the signals arrived.
 @Suite struct QueueTaskExecutorTests {
     static let mark = DispatchSpecificKey<String>()
+    static let tick = MatchRule(sender: nil, interface: "org.blectl.Test", member: "Tick")
+
+    /// The values of the Tick signals `connection` receives, a batch per handler call.
+    static func ticks(on connection: BusConnection) async throws -> AsyncStream<[Int]> {
+        let (stream, continuation) = AsyncStream.makeStream(of: [Int].self)
+        connection.addSignalHandler(matching: [tick]) { messages in
+            continuation.yield(messages.compactMap { $0.body.first?.integer })
+        }
+        try await connection.addMatch(tick)
+        return stream
+    }
+
+    /// Emits Tick signals carrying `values` from a connection of its own (back to back, or one
+    /// emit per signal) and returns once they are written.
+    static func emitTicks(_ values: ClosedRange<Int>, on address: String, oneByOne: Bool = false) async throws {
+        let sender = try await BusConnection.connect(to: address)
+        defer { sender.close() }
+        let signals = values.map { Signal(path: "/org/blectl/t", interface: "org.blectl.Test", member: "Tick", arguments: [.int32(Int32($0))]) }
+        if oneByOne {
+            for signal in signals { try await sender.emit([signal]) }
+        } else {
+            try await sender.emit(signals)
+        }
+        // close() drops what libdbus has not written yet.
+        await sender.flush(within: .seconds(30))
+    }
 
     @Test func aTaskPreferringTheExecutorRunsOnTheConnectionQueue() async throws {
         try await Simulator.with { bus in
@@ -30,16 +56,9 @@ import SimulatorHarness
             let connection = try await BusConnection.connect(to: bus.address)
             defer { connection.close() }
             connection.queue.setSpecific(key: Self.mark, value: "connection")
-            let rule = MatchRule(sender: nil, interface: "org.blectl.Test", member: "Tick")
-            let (stream, continuation) = AsyncStream.makeStream(of: [Int].self)
-            connection.addSignalHandler(matching: [rule]) { messages in
-                continuation.yield(messages.compactMap { $0.body.first?.integer })
-            }
-            try await connection.addMatch(rule)
-            let sender = try await BusConnection.connect(to: bus.address)
-            defer { sender.close() }
+            let stream = try await Self.ticks(on: connection)
             let count = 200
-            try await sender.emit((1...count).map { Signal(path: "/org/blectl/t", interface: "org.blectl.Test", member: "Tick", arguments: [.int32(Int32($0))]) })
+            try await Self.emitTicks(1...count, on: bus.address)
             let (values, places) = await withTaskExecutorPreference(connection.taskExecutor) {
                 var values: [Int] = []
                 var places = Set<String?>()
@@ -70,13 +89,12 @@ import SimulatorHarness
         try await Simulator.with { bus in
             let connection = try await BusConnection.connect(to: bus.address)
             defer { connection.close() }
-            let rule = MatchRule(sender: nil, interface: "org.blectl.Test", member: "Tick")
             let count = 100
             let (stream, continuation) = AsyncStream.makeStream(of: (values: [Int], thread: String).self)
             let (consumers, consumerContinuation) = AsyncStream.makeStream(of: Task<([Int], Set<String>), Never>.self)
             let started = Mutex(false)
             let executor = connection.taskExecutor
-            connection.addSignalHandler(matching: [rule]) { messages in
+            connection.addSignalHandler(matching: [Self.tick]) { messages in
                 continuation.yield((messages.compactMap { $0.body.first?.integer }, Self.threadName()))
                 guard started.withLock({ wasStarted in defer { wasStarted = true }; return !wasStarted }) else { return }
                 consumerContinuation.yield(Task(executorPreference: executor) {
@@ -91,12 +109,8 @@ import SimulatorHarness
                     return (values, threads)
                 })
             }
-            try await connection.addMatch(rule)
-            let sender = try await BusConnection.connect(to: bus.address)
-            defer { sender.close() }
-            for value in 1...count {
-                try await sender.emit([Signal(path: "/org/blectl/t", interface: "org.blectl.Test", member: "Tick", arguments: [.int32(Int32(value))])])
-            }
+            try await connection.addMatch(Self.tick)
+            try await Self.emitTicks(1...count, on: bus.address, oneByOne: true)
             var iterator = consumers.makeAsyncIterator()
             let consumer = try #require(await iterator.next())
             let (values, threads) = await consumer.value
@@ -114,16 +128,9 @@ import SimulatorHarness
             let connection = try await BusConnection.connect(to: bus.address)
             defer { connection.close() }
             connection.setMaxReceivedSize(1)
-            let rule = MatchRule(sender: nil, interface: "org.blectl.Test", member: "Tick")
-            let (stream, continuation) = AsyncStream.makeStream(of: [Int].self)
-            connection.addSignalHandler(matching: [rule]) { messages in
-                continuation.yield(messages.compactMap { $0.body.first?.integer })
-            }
-            try await connection.addMatch(rule)
-            let sender = try await BusConnection.connect(to: bus.address)
-            defer { sender.close() }
+            let stream = try await Self.ticks(on: connection)
             let count = 2_000
-            try await sender.emit((1...count).map { Signal(path: "/org/blectl/t", interface: "org.blectl.Test", member: "Tick", arguments: [.int32(Int32($0))]) })
+            try await Self.emitTicks(1...count, on: bus.address)
             let values = try await BusConnectionLossTests.finishes {
                 var values: [Int] = []
                 for await batch in stream {
