@@ -4,10 +4,15 @@ internal import CDBus
 
 /// A private connection to a D-Bus bus, driven by libdbus on one serial Dispatch queue.
 ///
-/// Every libdbus call happens on ``queue``: watches and timeouts are Dispatch sources on it,
-/// incoming messages are dispatched on it, and reply handlers and signal handlers run on it
-/// in the order the messages arrived. A signal handler therefore always sees a signal before
-/// any reply that arrived after it. No Swift concurrency thread ever blocks in libdbus.
+/// Every libdbus call happens on ``queue``: incoming messages are dispatched on it, and reply
+/// handlers and signal handlers run on it in the order the messages arrived. A signal handler
+/// therefore always sees a signal before any reply that arrived after it. No Swift
+/// concurrency thread ever blocks in libdbus.
+///
+/// The socket is read by a thread of the connection's own (`blectl-dbus-rd`), which waits in
+/// poll(2) and then enters ``queue`` synchronously: the read, the dispatch, the handlers and
+/// the tasks they resume on ``taskExecutor`` run on that thread, with no hand-off per message.
+/// libdbus's write watch and timeouts are Dispatch sources on ``queue``.
 ///
 /// This is the one `@unchecked Sendable` type of the library: its mutable state is confined
 /// to ``queue``.
