@@ -101,6 +101,42 @@ public struct ConnectedDevice: Sendable {
         return services
     }
 
+    /// The characteristics with `uuid` (in services with the UUID `service` when given), by
+    /// handle, from the complete GATT tree; empty when there is none.
+    ///
+    /// None found in a tree that changes (a Service Changed: BlueZ removes the service's
+    /// objects and exports them again at new paths, possibly between ServicesResolved and this
+    /// call) is not the answer yet: the characteristic counts as absent only once the tree has
+    /// been quiet for ``serviceSettleTime`` without it, or at `timeout`. One found in a tree
+    /// still being added to is returned once no object has been added for
+    /// ``gattBurstQuietTime``. Tree and object count are read together, and every wait decides
+    /// from the cache inside the session's watcher, so a re-export between two looks is never
+    /// missed.
+    /// - Parameters:
+    ///   - uuid: the characteristic's UUID.
+    ///   - service: the UUID of the service to look in; nil for every service.
+    ///   - timeout: for the whole lookup, the first GATT objects included.
+    /// - Throws: ``BLEError/disconnected(_:)``, ``BLEError/unavailable(_:)``, `CancellationError`.
+    public func characteristics(_ uuid: BluetoothUUID, inService service: BluetoothUUID? = nil,
+                                timeout: Duration) async throws -> [GATTCharacteristic] {
+        let deadline = ContinuousClock.now + timeout
+        let operation = device.operation(.serviceLookup, service: service, characteristic: uuid)
+        let path = device.path
+        _ = try await completeServices(timeout: timeout)
+        var changed = false
+        while true {
+            let (tree, objects) = session.withCache { ($0.gattServices(of: path), $0.gattObjectCount(under: path)) }
+            let matches = tree.filter { service == nil || $0.uuid == service }.flatMap { $0.characteristics.filter { $0.uuid == uuid } }
+            if !matches.isEmpty && !changed { return matches }
+            let window = min(matches.isEmpty ? Self.serviceSettleTime : Self.gattBurstQuietTime, deadline - .now)
+            guard window > .zero else { return matches }
+            guard case .grew? = try await look(for: nil, objectsBefore: objects, window: window, operation: operation) else {
+                return matches      // quiet: absent, or complete
+            }
+            changed = true
+        }
+    }
+
     /// What one look at the GATT tree found.
     private enum Look: Sendable {
         /// The service is exported; the number of GATT objects under the device then.

@@ -122,6 +122,33 @@ extension [SimCall] {
         }
     }
 
+    /// The service changes as the services resolve (its objects removed just before
+    /// ServicesResolved, exported again 100 ms later at new paths): the toolbox commands'
+    /// lookup waits for the tree to settle instead of answering from the tree as it was,
+    /// and the call goes to the new object. Before, `read` and `request` ended 3 "no
+    /// characteristic" (found by this session's breaker, 2 runs in 8 with a timed
+    /// `simctl service-changed`). For each command the tree changes once.
+    @Test(arguments: [
+        (["read", World.toolbox, World.toolboxText], World.toolboxService, "ReadValue"),
+        (["write", World.toolbox, World.toolboxText, "again", "--text"], World.toolboxService, "WriteValue"),
+        (["request", World.probe, "01", "--write", World.vendorWrite, "--notify", World.vendorNotify, "--response-prefix", "81"],
+         World.vendorService, "WriteValue"),
+    ])
+    func toolboxLookupWaitsForAServiceThatChangesAsServicesResolve(arguments: [String], service: String, member: String) async throws {
+        try await Sim.with(faults: World.toolboxFaults.merging(["service_changed_at_resolution": service]) { $1 }) { sim in
+            let r = await sim.scenarioRun(arguments + ["--timeout", "30"])
+            #expect(r.run.status == 0, "\(r.run)")
+            #expect(r.run.stderr == "")
+            let calls = try await sim.calls().filter { $0.member == member }
+            // One call, answered, at the object exported again (from handle 0x0100 on: sim/README.md).
+            #expect(calls.map(\.outcome) == ["reply"], "\(calls)")
+            #expect(calls.allSatisfy { $0.path.contains("/service01") }, "\(calls)")
+            try #expect(await sim.state().faults["service_changed_at_resolution"] == nil, "the fault did not fire")
+            r.expectEndedBefore(.seconds(20))
+            try await sim.scenarioExpectClean()
+        }
+    }
+
     /// `read`: the same for the toolbox's text characteristic, and its value printed.
     @Test func readCommandFollowsItsCharacteristic() async throws {
         try await Sim.with(faults: World.toolboxFaults.merging(["service_changed_on": "ReadValue"]) { $1 }) { sim in

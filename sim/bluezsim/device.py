@@ -6,7 +6,7 @@ import time
 from .bus import Obj, DBusError
 from .ifaces import ERR
 from .gatt import GattTree, REARM_MS
-from .world import icon_for
+from .world import icon_for, norm_uuid
 from .pairing import Pairing
 
 CONNECT_MS = 100
@@ -354,6 +354,12 @@ class Device:
         # there every time a client looked right after ServicesResolved.
         if self.spec.battery1 is not None:
             self._add_battery()
+        changing = self.sim.faults.get("service_changed_at_resolution")
+        if changing:
+            index = self.gatt.service_uuid_index(norm_uuid(changing))
+            if index is not None:
+                self.sim.set_fault("service_changed_at_resolution", "")     # once
+                self.gatt.service_changed(index)
         uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
         self.set(UUIDs=uuids, ServicesResolved=True)
         # When (CLOCK_MONOTONIC): the state's `resolved_at`, for the benchmarks.

@@ -26,17 +26,24 @@ struct GATTTarget: Sendable, Equatable {
         service = try values.value(of: Self.serviceOption)
     }
 
-    /// The one characteristic named, in the device's complete GATT tree.
+    /// The one characteristic named, in the device's complete GATT tree (a tree that changes
+    /// meanwhile, a Service Changed, is waited for: ``ConnectedDevice/characteristics(_:inService:timeout:)``).
     /// - Throws: ``BLEError/notSupported(_:_:)`` when there is none, ``AmbiguousAttribute``
     ///   when the UUID is in several services and `--service` does not choose, the errors of
-    ///   ``ConnectedDevice/completeServices(timeout:)``.
+    ///   ``ConnectedDevice/characteristics(_:inService:timeout:)``.
     func resolve(on device: ConnectedDevice, timeout: Duration) async throws -> GATTCharacteristic {
-        try Self.resolve(characteristic, service: service, on: device, in: try await device.completeServices(timeout: timeout))
+        try Self.resolve(characteristic, service: service, on: device,
+                         matches: try await device.characteristics(characteristic, inService: service, timeout: timeout))
     }
 
     static func resolve(_ uuid: BluetoothUUID, service: BluetoothUUID?, on device: ConnectedDevice,
                         in services: [GATTService]) throws -> GATTCharacteristic {
         let matches = services.filter { service == nil || $0.uuid == service }.flatMap { $0.characteristics.filter { $0.uuid == uuid } }
+        return try resolve(uuid, service: service, on: device, matches: matches)
+    }
+
+    private static func resolve(_ uuid: BluetoothUUID, service: BluetoothUUID?, on device: ConnectedDevice,
+                                matches: [GATTCharacteristic]) throws -> GATTCharacteristic {
         switch matches.count {
         case 1:
             return matches[0]

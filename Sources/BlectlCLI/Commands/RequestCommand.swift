@@ -78,9 +78,8 @@ struct RequestCommand: BlectlSubcommand {
     func run(_ context: CommandContext) async throws {
         // Printed inside the connection: StopNotify and the Disconnect that follow never delay it.
         try await context.withConnectedDevice(options.address) { connected in
-            let services = try await connected.completeServices(timeout: context.remaining)
-            let writeCharacteristic = try GATTTarget.resolve(write.characteristic, service: write.service, on: connected, in: services)
-            let notifyCharacteristic = try GATTTarget.resolve(notify.characteristic, service: notify.service, on: connected, in: services)
+            let writeCharacteristic = try await write.resolve(on: connected, timeout: context.remaining)
+            let notifyCharacteristic = try await notify.resolve(on: connected, timeout: context.remaining)
             // The library path get-version and get-battery's vendor options take too.
             let responses = try await CommandChannel.request(request, on: connected, write: writeCharacteristic, notify: notifyCharacteristic,
                                                              responsePrefix: prefix, count: count, timeout: context.remaining)
