@@ -11,7 +11,10 @@ import DBusKit
 /// never drops a value and never spins. While the characteristic is held, BlueZ answers
 /// WriteValue on it with NotPermitted "Write acquired", to every client. The link dropping
 /// shuts the socket (the next write fails with ``BLEError/disconnected(_:)``); after a
-/// reconnection the characteristic must be acquired anew.
+/// reconnection the characteristic must be acquired anew. The characteristic's object
+/// leaving with the link up (the device changed its GATT database) shuts it too: the next
+/// write fails with ``BLEError/outcomeUnknown(_:_:)``, since values still in the socket may
+/// or may not have reached the device.
 ///
 /// Write from one task at a time to keep the values in order (concurrent writes each go
 /// out whole, in no guaranteed order).
@@ -23,13 +26,22 @@ public final class AcquiredWrite: Sendable {
     let socket: SeqPacketSocket
     let operation: BLEOperation
     let session: Session
+    /// The device's object (Device1), whose Connected property tells a link loss.
+    let devicePath: ObjectPath
 
-    init(characteristic: GATTCharacteristic, mtu: Int, socket: SeqPacketSocket, operation: BLEOperation, session: Session) {
+    /// How long after BlueZ shut the socket its cause is waited for in the signals: the
+    /// link's Connected false and the characteristic's InterfacesRemoved may come after the
+    /// hang-up is seen.
+    static let hangUpCauseWait: Duration = .seconds(1)
+
+    init(characteristic: GATTCharacteristic, mtu: Int, socket: SeqPacketSocket, operation: BLEOperation, session: Session,
+         devicePath: ObjectPath) {
         self.characteristic = characteristic
         self.mtu = mtu
         self.socket = socket
         self.operation = operation
         self.session = session
+        self.devicePath = devicePath
     }
 
     /// The longest value one write carries: MTU - 3 bytes (an ATT Write Command spends 3 on
@@ -50,7 +62,9 @@ public final class AcquiredWrite: Sendable {
     ///     stalled; nil waits without a limit.
     /// - Throws: ``BLEError/notSupported(_:_:)`` for a value longer than
     ///   ``maximumValueLength`` (nothing is sent), ``BLEError/disconnected(_:)`` when BlueZ has
-    ///   shut the socket (the link dropped), ``BLEError/unavailable(_:)`` when bluetoothd
+    ///   shut the socket because the link dropped, ``BLEError/outcomeUnknown(_:_:)`` when it
+    ///   did because the characteristic's object left with the link up (values written before
+    ///   may or may not have reached the device), ``BLEError/unavailable(_:)`` when bluetoothd
     ///   left, ``BLEError/timedOut(_:)`` (write) when no room came within `timeout`,
     ///   ``BLEError/protocolError(_:_:)`` after ``release()`` or for an unexpected `errno`,
     ///   `CancellationError` (the wait ends at once).
@@ -61,7 +75,7 @@ public final class AcquiredWrite: Sendable {
         do {
             try await socket.send(value, timeout: timeout)
         } catch let failure as SeqPacketSocket.Failure {
-            throw error(for: failure)
+            throw try await error(for: failure)
         }
     }
 
@@ -70,13 +84,14 @@ public final class AcquiredWrite: Sendable {
     /// before the socket is closed or the link taken down.
     /// - Parameter timeout: the limit; nil waits without one.
     /// - Throws: ``BLEError/disconnected(_:)`` when the socket is shut first (values still
-    ///   queued are lost with the link), ``BLEError/timedOut(_:)`` (write),
+    ///   queued are lost with the link; ``BLEError/outcomeUnknown(_:_:)`` when it was shut
+    ///   because the characteristic's object left), ``BLEError/timedOut(_:)`` (write),
     ///   `CancellationError`.
     public func flush(timeout: Duration?) async throws {
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while true {
-            if socket.hasHungUp() { throw error(for: socket.isClosed ? .closed : .hungUp) }
-            guard let unread = socket.unreadBytes() else { throw error(for: .closed) }
+            if socket.hasHungUp() { throw try await error(for: socket.isClosed ? .closed : .hungUp) }
+            guard let unread = socket.unreadBytes() else { throw try await error(for: .closed) }
             if unread == 0 { return }
             if let deadline, ContinuousClock.now >= deadline { throw BLEError.timedOut(operation) }
             try await Task.sleep(for: .milliseconds(2))
@@ -89,12 +104,39 @@ public final class AcquiredWrite: Sendable {
     /// fail. Idempotent.
     public func release() { socket.close() }
 
-    func error(for failure: SeqPacketSocket.Failure) -> BLEError {
+    func error(for failure: SeqPacketSocket.Failure) async throws -> BLEError {
         switch failure {
-        case .hungUp: session.isBlueZAvailable ? .disconnected(operation) : .unavailable(.bluezLeft)
+        case .hungUp: try await hangUpCause()
         case .timedOut: .timedOut(operation)
         case .closed: .protocolError(operation, "the acquired socket is closed (released)")
         case .system(let code): .protocolError(operation, "the acquired socket failed: \(String(cString: strerror(code)))")
+        }
+    }
+
+    /// Why BlueZ shut the socket, from the signals around the hang-up (waited for up to
+    /// ``hangUpCauseWait``): the link dropped (Device1.Connected false), the characteristic's
+    /// object left with the link up (a Service Changed: bluetoothd closes the acquired socket
+    /// with the object), or bluetoothd left. Neither seen in time: the link, as before.
+    /// - Throws: `CancellationError`.
+    private func hangUpCause() async throws -> BLEError {
+        let operation = operation, devicePath = devicePath, path = characteristic.path
+        let what = "characteristic \(characteristic.uuid.named)"
+        do {
+            return try await session.wait(for: operation, timeout: Self.hangUpCauseWait) { cache, _ -> WaitStep<BLEError> in
+                if cache.property("Connected", of: devicePath, on: BlueZ.deviceInterface)?.bool != true {
+                    return .done(.disconnected(operation))
+                }
+                if cache[path, BlueZ.gattCharacteristicInterface] == nil {
+                    return .done(.outcomeUnknown(operation, "\(what) left with the link up while its acquired socket was "
+                        + "written to (the device changed its GATT database): whether the device took the values still "
+                        + "in the socket is unknown, so they were not written again"))
+                }
+                return .keepWaiting
+            }
+        } catch BLEError.timedOut(operation) {
+            return .disconnected(operation)
+        } catch let error as BLEError {
+            return error    // bluetoothd or the bus gone, naming the operation
         }
     }
 }

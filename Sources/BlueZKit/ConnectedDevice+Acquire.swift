@@ -83,7 +83,8 @@ extension ConnectedDevice {
     func acquireWrite(_ characteristic: GATTCharacteristic, timeout: Duration) async throws -> AcquiredWrite {
         let operation = device.operation(.write, service: characteristic.service, characteristic: characteristic.uuid)
         let (socket, mtu) = try await acquire("AcquireWrite", characteristic, operation: operation, timeout: timeout)
-        return AcquiredWrite(characteristic: characteristic, mtu: mtu, socket: socket, operation: operation, session: session)
+        return AcquiredWrite(characteristic: characteristic, mtu: mtu, socket: socket, operation: operation, session: session,
+                             devicePath: device.path)
     }
 
     /// Runs `body` with the notifications of `characteristic` coming through the socket

@@ -217,6 +217,34 @@ struct WriteFileTests {
         }
     }
 
+    /// Found by this session's breaker: bluetoothd shuts the acquired socket when the
+    /// characteristic's object leaves, and blectl took every hang-up for a lost link
+    /// (exit 4 "disconnected", the link still up). Values still in the socket may or may not
+    /// have reached the device: exit 1 outcome_unknown, as a pending write whose object leaves.
+    @Test("the device changes its GATT database mid-stream, the link up: exit 1 outcome_unknown, nothing left")
+    func serviceChangedMidStream() async throws {
+        let path = try Self.file(Self.randomBytes(256 * 1024))
+        defer { unlink(path) }
+        try await Sim.with(faults: ["echo_device": "1", "acquire_write_drain_bps": "4000"]) { sim in
+            let process = try await sim.launch(["write", Self.echo, Self.sink, "--without-response", "--file", path])
+            let echo = try await Self.waitForEcho(sim, timeout: .seconds(20)) { !$0.acquired.isEmpty && $0.bytes > 0 }
+            #expect(echo.acquired == ["write"], "never streaming")
+            let simulator = sim.simulator
+            try await offThread { try simulator.serviceChanged(address: Self.echo, service: Self.service) }
+            let result = try await process.finish()
+            let run = Run(arguments: ["write"], status: result.status, stdout: result.stdout, stderr: result.stderr)
+            #expect(run.status == 1, "\(run)")
+            #expect(run.stdout == "")
+            let error = run.jsonError()
+            #expect(error?["code"] == "outcome_unknown", "\(run.stderr)")
+            #expect(error?["operation"] == "write")
+            #expect(error?["characteristic"] == .string(Self.sink))
+            #expect(error?["message"]?.string?.contains("changed its GATT database") == true, "\(run.stderr)")
+            try #expect(await sim.calls().contains { $0.member == "Disconnect" })
+            try #expect(await Self.leftovers(sim) == [])
+        }
+    }
+
     @Test("SIGINT mid-stream: 130 at once, the socket closed, the link taken down")
     func interruptedWhileStreaming() async throws {
         let path = try Self.file(Self.randomBytes(256 * 1024))
