@@ -133,7 +133,7 @@ public final class CommandChannel: Sendable {
             shot.onFinish { [self] in unregister(id: id) }
             // While the write is pending, its own link watch and timeout decide.
             let lost = device.device.linkLost(during: operation)
-            device.session.watch(shot) { cache, event in
+            device.session.watch(shot, during: operation) { cache, event in
                 guard written.withLock({ $0 }) else { return .keepWaiting }
                 return lost(cache, event).map { .fail($0) } ?? .keepWaiting
             }

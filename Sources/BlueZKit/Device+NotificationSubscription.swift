@@ -365,7 +365,7 @@ extension Device {
         let path = path
         let session = session
         try await withOneShot(timeout: nil) { (shot: OneShot<Void>) in
-            session.watch(shot) { cache, _ in
+            session.watch(shot, during: nil) { cache, _ in
                 cache.property("Connected", of: path, on: BlueZ.deviceInterface)?.bool == true ? .keepWaiting : .done(())
             }
         }

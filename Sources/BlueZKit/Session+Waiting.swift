@@ -35,7 +35,7 @@ extension Session {
         began(operation)
         do {
             return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<Value>) in
-                watch(shot, evaluate)
+                watch(shot, during: operation, evaluate)
             }
         } catch let error as BLEError {
             throw error.during(operation)
@@ -43,13 +43,14 @@ extension Session {
     }
 
     /// Resolves `shot` from events (see ``wait(for:timeout:_:)``); the watcher is removed
-    /// when the shot finishes, whoever resolves it.
+    /// when the shot finishes, whoever resolves it. bluetoothd or the bus going away fails
+    /// it with ``BLEError/unavailable(_:during:dbusError:)`` naming `operation` (nil: none).
     func watch<Value: Sendable>(
-        _ shot: OneShot<Value>,
+        _ shot: OneShot<Value>, during operation: BLEOperation?,
         _ evaluate: @escaping @Sendable (ObjectCache, SessionEvent?) -> WaitStep<Value>
     ) {
         let id = addWatcher { cache, event in
-            if let error = event?.unavailability { return { shot.fail(error) } }
+            if let error = event?.unavailability { return { shot.fail(operation.map { error.during($0) } ?? error) } }
             switch evaluate(cache, event) {
             case .done(let value): return { shot.succeed(value) }
             case .fail(let error): return { shot.fail(error) }
@@ -73,7 +74,7 @@ extension Session {
         began(operation)
         do {
             return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { (shot: OneShot<Message>) in
-                watch(shot) { cache, event in
+                watch(shot, during: operation) { cache, event in
                     if let abortIf, let error = abortIf(cache, event) { return .fail(error) }
                     return .keepWaiting
                 }

@@ -16,9 +16,16 @@ struct BusLossTests {
         var address: String?
         /// When to kill the bus: blectl is waiting on this.
         var ready: @Sendable (SimState) -> Bool
+        /// And, when given, on this in the simulator's call log (a call answered).
+        var readyCalls: (@Sendable ([SimCall]) -> Bool)? = nil
         /// The stage the error names.
         var operation: String
         var testDescription: String { label }
+    }
+
+    /// Whether a `member` call was answered.
+    static func answered(_ member: String) -> @Sendable ([SimCall]) -> Bool {
+        { calls in calls.contains { $0.member == member && $0.outcome == "reply" } }
     }
 
     static let cases: [Case] = [
@@ -37,18 +44,42 @@ struct BusLossTests {
         Case(label: "during notifications (values streaming)", faults: ["notify_every_ms": "50", "notify_every_char": "2a19"],
              arguments: ["notify", World.gattBattery, "2a19", "--timeout", "30"], address: World.gattBattery,
              ready: { !$0.notifySessions.isEmpty }, operation: "notifications"),
+        // Found by this session's breaker: these two named no stage ("operation": null), and
+        // write --file said bluetoothd had left.
+        Case(label: "during a request (waiting for the response)", faults: ["no_notification": "1"],
+             arguments: ["request", World.vendor, "01", "--write", World.vendorWrite, "--notify", World.vendorNotify,
+                         "--response-prefix", "81", "--timeout", "30"], address: World.vendor,
+             ready: { !$0.notifySessions.isEmpty }, readyCalls: answered("WriteValue"), operation: "response"),
+        Case(label: "during write --file (values streaming)", faults: ["echo_device": "1", "acquire_write_drain_bps": "4000"],
+             arguments: ["write", WriteFileTests.echo, WriteFileTests.sink, "--without-response", "--file", BusLossTests.bigFile,
+                         "--timeout", "30"], address: WriteFileTests.echo,
+             ready: { !$0.connections.isEmpty }, readyCalls: answered("AcquireWrite"), operation: "write"),
     ]
+
+    /// 256 KiB for write --file: at the simulator's 4,000 B/s, a minute of streaming (removed
+    /// by the case that uses it).
+    static let bigFile: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("blectl-busloss-\(getpid()).bin").path
+        FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x5a, count: 256 * 1024))
+        return path
+    }()
 
     /// How long blectl may take to notice: far more than it needs, far less than its timeout.
     static let hangLimit: Duration = .seconds(10)
 
     @Test("bus daemon killed: exit 69 with the error object, no hang", arguments: cases)
     func busKilled(_ c: Case) async throws {
+        defer { if c.arguments.contains(Self.bigFile) { unlink(Self.bigFile) } }   // the one case that uses it
         try await Sim.with(faults: c.faults) { sim in
             let busPID = try await sim.busProcessID()
             let blectl = try await sim.launch(c.arguments)
             let ready = try await sim.waitForState(timeout: .seconds(15), c.ready)
             try #require(ready, "blectl never got to the point: \(blectl.currentStdout) \(blectl.currentStderr)")
+            if let readyCalls = c.readyCalls {
+                let deadline = ContinuousClock.now + .seconds(15)
+                while try await !readyCalls(sim.calls()), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                try #require(try await readyCalls(sim.calls()), "blectl never got to the point: \(blectl.currentStderr)")
+            }
             if c.address == nil || c.operation == "notifications" {
                 #expect(await blectl.stdoutContains("\n", within: .seconds(30)), "no line before the kill")
             }
