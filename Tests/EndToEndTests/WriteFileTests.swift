@@ -217,18 +217,26 @@ struct WriteFileTests {
         }
     }
 
+    /// Runs `body` once `write --file` of 256 KiB streams to the echo sink (drained at
+    /// 4,000 B/s, so it is still streaming a minute later).
+    static func whileStreaming(_ body: (Sim, RunningProcess) async throws -> Void) async throws {
+        let path = try file(randomBytes(256 * 1024))
+        defer { unlink(path) }
+        try await Sim.with(faults: ["echo_device": "1", "acquire_write_drain_bps": "4000"]) { sim in
+            let process = try await sim.launch(["write", echo, sink, "--without-response", "--file", path])
+            let state = try await waitForEcho(sim, timeout: .seconds(20)) { !$0.acquired.isEmpty && $0.bytes > 0 }
+            #expect(state.acquired == ["write"], "never streaming")
+            try await body(sim, process)
+        }
+    }
+
     /// Found by this session's breaker: bluetoothd shuts the acquired socket when the
     /// characteristic's object leaves, and blectl took every hang-up for a lost link
     /// (exit 4 "disconnected", the link still up). Values still in the socket may or may not
     /// have reached the device: exit 1 outcome_unknown, as a pending write whose object leaves.
     @Test("the device changes its GATT database mid-stream, the link up: exit 1 outcome_unknown, nothing left")
     func serviceChangedMidStream() async throws {
-        let path = try Self.file(Self.randomBytes(256 * 1024))
-        defer { unlink(path) }
-        try await Sim.with(faults: ["echo_device": "1", "acquire_write_drain_bps": "4000"]) { sim in
-            let process = try await sim.launch(["write", Self.echo, Self.sink, "--without-response", "--file", path])
-            let echo = try await Self.waitForEcho(sim, timeout: .seconds(20)) { !$0.acquired.isEmpty && $0.bytes > 0 }
-            #expect(echo.acquired == ["write"], "never streaming")
+        try await Self.whileStreaming { sim, process in
             let simulator = sim.simulator
             try await offThread { try simulator.serviceChanged(address: Self.echo, service: Self.service) }
             let result = try await process.finish()
@@ -247,12 +255,7 @@ struct WriteFileTests {
 
     @Test("SIGINT mid-stream: 130 at once, the socket closed, the link taken down")
     func interruptedWhileStreaming() async throws {
-        let path = try Self.file(Self.randomBytes(256 * 1024))
-        defer { unlink(path) }
-        try await Sim.with(faults: ["echo_device": "1", "acquire_write_drain_bps": "4000"]) { sim in
-            let process = try await sim.launch(["write", Self.echo, Self.sink, "--without-response", "--file", path])
-            let echo = try await Self.waitForEcho(sim, timeout: .seconds(20)) { !$0.acquired.isEmpty && $0.bytes > 0 }
-            #expect(echo.acquired == ["write"], "never streaming")
+        try await Self.whileStreaming { sim, process in
             process.sendSignal(SIGINT)
             let result = try await process.finish()
             #expect(result.status == 130, "status \(result.status), stderr \(result.stderr)")
