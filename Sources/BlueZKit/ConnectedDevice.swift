@@ -116,7 +116,9 @@ public struct ConnectedDevice: Sendable {
     ///   - uuid: the characteristic's UUID.
     ///   - service: the UUID of the service to look in; nil for every service.
     ///   - timeout: for the whole lookup, the first GATT objects included.
-    /// - Throws: ``BLEError/disconnected(_:)``, ``BLEError/unavailable(_:)``, `CancellationError`.
+    /// - Throws: ``BLEError/timedOut(_:)`` (service lookup) when the timeout comes before the
+    ///   tree has been quiet for ``serviceSettleTime`` without it, ``BLEError/disconnected(_:)``,
+    ///   ``BLEError/unavailable(_:)``, `CancellationError`.
     public func characteristics(_ uuid: BluetoothUUID, inService service: BluetoothUUID? = nil,
                                 timeout: Duration) async throws -> [GATTCharacteristic] {
         let deadline = ContinuousClock.now + timeout
@@ -128,9 +130,16 @@ public struct ConnectedDevice: Sendable {
             let (tree, objects) = session.withCache { ($0.gattServices(of: path), $0.gattObjectCount(under: path)) }
             let matches = tree.filter { service == nil || $0.uuid == service }.flatMap { $0.characteristics.filter { $0.uuid == uuid } }
             if !matches.isEmpty && !changed { return matches }
-            let window = min(matches.isEmpty ? Self.serviceSettleTime : Self.gattBurstQuietTime, deadline - .now)
-            guard window > .zero else { return matches }
+            // Absent needs the tree quiet for the whole settle time; a deadline that comes first
+            // is a timeout, as in service(_:timeout:).
+            let quiet = matches.isEmpty ? Self.serviceSettleTime : Self.gattBurstQuietTime
+            let window = min(quiet, deadline - .now)
+            guard window > .zero else {
+                if matches.isEmpty { throw BLEError.timedOut(operation) }
+                return matches
+            }
             guard case .grew? = try await look(for: nil, objectsBefore: objects, window: window, operation: operation) else {
+                if matches.isEmpty && window < quiet { throw BLEError.timedOut(operation) }
                 return matches      // quiet: absent, or complete
             }
             changed = true
