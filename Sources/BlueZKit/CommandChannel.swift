@@ -118,7 +118,9 @@ public final class CommandChannel: Sendable {
     ///   - timeout: the limit for the write and the answers together.
     /// - Returns: the answers, whole, in the order they were notified.
     /// - Throws: ``BLEError/timedOut(_:)``, ``BLEError/disconnected(_:)`` (write or response),
-    ///   the write's other errors, `CancellationError`.
+    ///   ``BLEError/outcomeUnknown(_:_:)`` (response) when the response characteristic leaves
+    ///   after the write with no alike exported (the device changed its GATT database: the
+    ///   answer can no longer come), the write's other errors, `CancellationError`.
     public func request(_ command: [UInt8], responsePrefix: [UInt8], count: Int = 1, timeout: Duration) async throws -> [[UInt8]] {
         let operation = device.device.operation(.response, service: notifyCharacteristic.service, characteristic: notifyCharacteristic.uuid)
         let type: ConnectedDevice.WriteType = writeCharacteristic.flags.contains("write") || !writeCharacteristic.flags.contains("write-without-response") ? .request : .command
@@ -133,9 +135,12 @@ public final class CommandChannel: Sendable {
             shot.onFinish { [self] in unregister(id: id) }
             // While the write is pending, its own link watch and timeout decide.
             let lost = device.device.linkLost(during: operation)
+            let responseLeft = Self.responseCharacteristicLeft(notifyCharacteristic, of: device, during: operation)
             device.session.watch(shot, during: operation) { cache, event in
                 guard written.withLock({ $0 }) else { return .keepWaiting }
-                return lost(cache, event).map { .fail($0) } ?? .keepWaiting
+                if let error = lost(cache, event) { return .fail(error) }
+                guard case .removed? = event else { return .keepWaiting }
+                return responseLeft(cache).map { .fail($0) } ?? .keepWaiting
             }
             guard !shot.isResolved else { return }
             let writer = Task { [device, writeCharacteristic] in
@@ -146,8 +151,9 @@ public final class CommandChannel: Sendable {
                     return
                 }
                 written.withLock { $0 = true }
-                // A link lost between the write reply and the flag: no later change will come.
-                if let error = device.session.withCache({ lost($0, nil) }) {
+                // A link lost (or the response characteristic gone) between the write reply and
+                // the flag: no later change will come.
+                if let error = device.session.withCache({ lost($0, nil) ?? responseLeft($0) }) {
                     shot.fail(error)
                     return
                 }
@@ -155,6 +161,27 @@ public final class CommandChannel: Sendable {
                 shot.fail(BLEError.timedOut(operation))
             }
             shot.onFinish { writer.cancel() }
+        }
+    }
+}
+
+extension CommandChannel {
+    /// Whether the response characteristic has left, none alike (its service and
+    /// characteristic UUIDs) remaining under the device: the device changed its GATT database
+    /// after the command was written, and the subscription went with the object (BlueZ does
+    /// not carry notify sessions over to the objects it exports again), so the answer can no
+    /// longer arrive. What the device did with the command is unknown:
+    /// ``BLEError/outcomeUnknown(_:_:)`` naming the wait for the response.
+    static func responseCharacteristicLeft(
+        _ characteristic: GATTCharacteristic, of device: ConnectedDevice, during operation: BLEOperation
+    ) -> @Sendable (ObjectCache) -> BLEError? {
+        let devicePath = device.device.path
+        let address = device.device.address
+        return { cache in
+            guard ConnectedDevice.alike(characteristic, in: cache.gattServices(of: devicePath)).isEmpty else { return nil }
+            return BLEError.outcomeUnknown(operation, "characteristic \(characteristic.uuid.named) on \(address) left after the "
+                + "command was written (the device changed its GATT database), with its notifications: whether the device "
+                + "answered, and what it did with the command, is unknown")
         }
     }
 }

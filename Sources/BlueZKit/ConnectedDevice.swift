@@ -300,6 +300,8 @@ public struct ConnectedDevice: Sendable {
             let startWait = max(CleanupPolicy.budget(CleanupPolicy.pendingStartTimeout), CleanupPolicy.wireTime)
             guard (try? await awaitCancellable(start, timeout: startWait)) != nil else { return }
             let path = current.withLock { $0 }
+            // An object that left took its notify session with it (a Service Changed).
+            guard session.withCache({ $0[path, BlueZ.gattCharacteristicInterface] != nil }) else { return }
             await session.sendAsCleanup(BlueZ.call(path, BlueZ.gattCharacteristicInterface, "StopNotify"), waitingUpTo: CleanupPolicy.interruptedTimeout)
         }
         return try result.get()

@@ -149,6 +149,39 @@ extension [SimCall] {
         }
     }
 
+    /// `request` waiting for its response when the vendor service changes (the command
+    /// written and answered): the subscription went with the object, so the response can no
+    /// longer come. Exit 1 outcome_unknown naming the wait for the response, at once (before,
+    /// the whole --timeout, 124; found by this session's second breaker trial), and no
+    /// StopNotify to the object that left.
+    @Test func requestWaitingForItsResponseWhenTheServiceChangesEndsOutcomeUnknown() async throws {
+        try await Sim.with(faults: ["no_notification": "1"]) { sim in
+            let arguments = ["request", World.vendor, "01", "--write", World.vendorWrite, "--notify", World.vendorNotify,
+                             "--response-prefix", "81", "--timeout", "60"]
+            let process = try await sim.launch(arguments)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while try await !sim.calls().contains(where: { $0.member == "WriteValue" && $0.outcome == "reply" }),
+                  ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try #require(try await sim.calls().contains { $0.member == "WriteValue" && $0.outcome == "reply" }, "never written")
+            let simulator = sim.simulator
+            try await offThread { try simulator.serviceChanged(address: World.vendor, service: World.vendorService) }
+            // The hang detector, far below the 60 s timeout the old behaviour waited for.
+            let result = try await process.finish(timeout: .seconds(20))
+            let run = Run(arguments: arguments, result: result)
+            #expect(!result.timedOut, "still waiting after the service changed: \(run)")
+            #expect(run.status == 1, "\(run)")
+            #expect(run.stdout == "")
+            let error = run.jsonError()
+            #expect(error?["code"] == "outcome_unknown", "\(run.stderr)")
+            #expect(error?["operation"] == "response")
+            #expect(error?["characteristic"] == .string(World.vendorNotify))
+            try #expect(await sim.calls().filter { $0.member == "StopNotify" }.isEmpty)
+            try await sim.scenarioExpectClean()
+        }
+    }
+
     /// `read`: the same for the toolbox's text characteristic, and its value printed.
     @Test func readCommandFollowsItsCharacteristic() async throws {
         try await Sim.with(faults: World.toolboxFaults.merging(["service_changed_on": "ReadValue"]) { $1 }) { sim in
