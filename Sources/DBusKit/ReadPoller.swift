@@ -26,7 +26,7 @@ final class ReadPoller: Sendable {
         var enabled = false
         var stopped = false
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Our duplicate of the socket; closed by the thread when it ends.
     private let fd: Int32
     /// An eventfd, written to wake the thread when ``state`` changes; closed by the thread when it ends.

@@ -1,6 +1,5 @@
 import BlueZKit
 import DBusKit
-import Synchronization
 
 /// `-v`/`--verbose`: the D-Bus trace on stderr, one line per message, as the session's
 /// connection sends and receives them (``SessionObserver``).
@@ -24,7 +23,7 @@ final class BusTrace: SessionObserver {
     let start: ContinuousClock.Instant
     let level: Int
     /// Set by ``finish()``; writing happens under this lock, so nothing is written after it.
-    private let finished = Mutex(false)
+    private let finished = Lock(false)
 
     init(level: Int, start: ContinuousClock.Instant) {
         self.level = level

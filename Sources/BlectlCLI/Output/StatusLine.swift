@@ -1,4 +1,5 @@
 import BlueZKit
+import DBusKit
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -38,11 +39,11 @@ final class StatusLine: Sendable {
     private let coversStdout = Atomic<Bool>(false)
     /// What the line says; never held across a write, so ``show(_:detail:)`` (called from the
     /// session's queue and from clean-up) never waits for the terminal.
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Held across every write to the terminal (a drawing, an erasure and the write it
     /// precedes), so they do not interleave. A stopped terminal (Ctrl-S, a reader that is not
     /// reading) blocks its holder in write(2), and only writers wait for it.
-    private let terminal = Mutex(())
+    private let terminal = Lock(())
 
     /// Whether the line is shown at all (stderr a terminal, no -q nor -v).
     var isActive: Bool { active.load(ordering: .relaxed) }
