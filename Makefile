@@ -79,7 +79,14 @@ RELR_FLAGS    ?= $(if $(LLD_FLAGS),$(LLD_FLAGS) -Xlinker -z -Xlinker pack-relati
 # the shared one.
 STATIC_CXX_A  := $(shell $(dir $(SWIFT_BIN))clang -print-file-name=libstdc++.a 2>/dev/null)
 STATIC_CXX    ?= $(if $(and $(STATIC_STDLIB),$(filter /%,$(STATIC_CXX_A))),$(abspath $(SCRATCH))/static-libstdc++,)
-RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RELR_FLAGS) $(if $(STATIC_CXX),-Xswiftc -L$(STATIC_CXX),)
+# Generic types are instantiated through their metadata accessors, with the conformances
+# passed in, instead of from mangled type names: the runtime otherwise demangles each name
+# and looks up each conformance a generic requirement needs by scanning the binary's
+# conformance tables, 1.3M of `scan --timeout 0`'s 4.8M instructions (callgrind; issue 12).
+# A frontend option, so it stays here rather than in Package.swift (unsafe flags would keep
+# BlueZKit from being a dependency). `make build METADATA_FLAGS=` builds without.
+METADATA_FLAGS ?= -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
+RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RELR_FLAGS) $(METADATA_FLAGS) $(if $(STATIC_CXX),-Xswiftc -L$(STATIC_CXX),)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 

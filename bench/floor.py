@@ -2,8 +2,8 @@
 the same way pays before doing blectl's work. Registered by bench.py (BENCH_ONLY=floor).
 
 Builds bench/floor/sync.swift and bench/floor/async.swift with the flags `make build` uses
-(-O, --static-swift-stdlib, libstdc++ static, lld with packed relative relocations when lld
-is there), both linking libdbus as blectl does, then times them interleaved with `blectl --version`,
+(-O, --static-swift-stdlib, libstdc++ static, metadata accessors instead of mangled names, lld
+with packed relative relocations when lld is there), both linking libdbus as blectl does, then times them interleaved with `blectl --version`,
 `blectl scan --timeout 0` and the C baseline's `--version` and `objects`:
 - floor-sync: a static Swift program that loads the same shared libraries and prints a line
   (the floor for `blectl --version`, which answers before the concurrency runtime starts);
@@ -19,7 +19,8 @@ import subprocess
 def _build(b, name):
     src = os.path.join(b.HERE, "floor", f"{name}.swift")
     out = os.path.join(b.OUT, f"floor-{name}")
-    args = ["swiftc", "-O", "-static-stdlib", src, "-o", out, "-ldbus-1"]
+    args = ["swiftc", "-O", "-static-stdlib", src, "-o", out, "-ldbus-1",
+            "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]
     if name == "async":
         args.insert(2, "-parse-as-library")
     if shutil.which("ld.lld"):

@@ -145,7 +145,7 @@ public enum Blectl {
         // only puts its calls on the wire (CommandDeadline).
         let command = subcommand.command
         let deadline = ContinuousClock.now + command.timeout
-        if let command = command as? any SessionOpeningSubcommand {
+        if let command = command.sessionOpening {
             var failure: (any Error)?
             do {
                 try await CommandDeadline.$instant.withValue(deadline) {

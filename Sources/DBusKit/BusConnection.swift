@@ -36,7 +36,7 @@ public final class BusConnection: @unchecked Sendable {
     private var isOpen = true
     /// Whether libdbus's side has been torn down (after ``isOpen`` went false).
     private var tornDown = false
-    private var replyHandlers: [UInt32: @Sendable (Result<Message, BusError>) -> Void] = [:]
+    private var replyHandlers = ReplyTable()
     /// When each call awaiting its reply was sent; kept only for an ``observer``.
     private var callTimes: [UInt32: ContinuousClock.Instant] = [:]
     /// Signal routes in registration order: handlers of one batch run in that order.
@@ -50,13 +50,13 @@ public final class BusConnection: @unchecked Sendable {
     /// turn and dispatch it in a later one enqueued before the export, and a call sent after
     /// the export must still find it.
     private let exported = Lock(Exports())
-    private var watches: [OpaquePointer: WatchSources] = [:]
+    private var watches = HandleTable<WatchSources>()
     /// Read watches served by a thread of their own (``ReadPoller``) instead of a Dispatch source.
-    private var pollers: [OpaquePointer: ReadPoller] = [:]
+    private var pollers = HandleTable<ReadPoller>()
     /// True during a ``ReadPoller`` turn: a drain then runs within the turn, on its thread.
     private var inPollTurn = false
     private var drainWanted = false
-    private var timeouts: [OpaquePointer: any DispatchSourceTimer] = [:]
+    private var timeouts = HandleTable<any DispatchSourceTimer>()
     private var drainScheduled = false
     /// Handler tokens, handed out from any thread without touching the queue.
     private let nextToken = Atomic<UInt64>(0)
@@ -209,11 +209,11 @@ public final class BusConnection: @unchecked Sendable {
         dbus_connection_close(raw)
         dbus_connection_set_watch_functions(raw, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
-        for (_, sources) in watches { sources.cancel() }
+        for sources in watches.values { sources.cancel() }
         watches.removeAll()
-        for (_, poller) in pollers { poller.stop() }
+        for poller in pollers.values { poller.stop() }
         pollers.removeAll()
-        for (_, timer) in timeouts { timer.cancel() }
+        for timer in timeouts.values { timer.cancel() }
         timeouts.removeAll()
         dbus_connection_unref(raw)
     }
@@ -249,7 +249,7 @@ public final class BusConnection: @unchecked Sendable {
                 return
             }
             pending.serial = serial
-            replyHandlers[serial] = replyHandler
+            replyHandlers.insert(replyHandler, for: serial)
             if let observer {
                 let now = ContinuousClock.now
                 callTimes[serial] = now
@@ -366,7 +366,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     fileprivate func cancelReply(serial: UInt32) {
-        replyHandlers.removeValue(forKey: serial)
+        _ = replyHandlers.remove(serial)
     }
 
     // MARK: - Signals
@@ -592,7 +592,7 @@ public final class BusConnection: @unchecked Sendable {
         switch Int32(dbus_message_get_type(message)) {
         case CDBUS_MESSAGE_TYPE_METHOD_RETURN, CDBUS_MESSAGE_TYPE_ERROR:
             let serial = dbus_message_get_reply_serial(message)
-            let handler = replyHandlers.removeValue(forKey: serial)
+            let handler = replyHandlers.remove(serial)
             var traced: Message?
             if let observer { traced = observeReply(message, serial: serial, abandoned: handler == nil, observer) }
             guard let handler else {
@@ -669,8 +669,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     private func failPending(with error: BusError) {
-        let handlers = replyHandlers.values
-        replyHandlers.removeAll()
+        let handlers = replyHandlers.removeAll()
         for handler in handlers { handler(.failure(error)) }
     }
 

@@ -196,6 +196,11 @@ struct ArgumentParser: Sendable {
 
     /// `"scan"` for `[root, scan]`; `nil` for `[root]`.
     static func subcommandName(of path: [CommandSpec]) -> String? {
-        path.count > 1 ? path.dropFirst().map(\.name).joined(separator: " ") : nil
+        // Concatenated in a loop: the generic `joined(separator:)` on a slice cost a run-time
+        // conformance lookup at every start-up (issue 12).
+        guard path.count > 1 else { return nil }
+        var name = path[1].name
+        for command in path[2...] { name += " " + command.name }
+        return name
     }
 }

@@ -26,6 +26,11 @@ extension Array where Element == String {
     /// `"a"`, `"a and b"`, `"a, b and c"` (or with `conjunction: "or"`).
     func joinedAsList(conjunction: String = "and") -> String {
         guard count > 1, let last else { return first ?? "" }
-        return dropLast().joined(separator: ", ") + " \(conjunction) " + last
+        // A loop rather than `dropLast().joined(separator:)`: that generic call looks up
+        // ArraySlice's conformances at run time, a scan of the binary's conformance tables
+        // that cost every start-up some 50,000 instructions (issue 12).
+        var out = self[0]
+        for word in self[1..<(count - 1)] { out += ", " + word }
+        return out + " \(conjunction) " + last
     }
 }
