@@ -176,9 +176,7 @@ extension Adapter {
             default:
                 break
             }
-            let advertisement = sighted.flatMap { path in
-                cache.deviceProperties(Advertisement.propertySelection, of: path).flatMap { Advertisement(path: path, properties: $0) }
-            }.flatMap { filter.matches($0) ? $0 : nil }
+            let advertisement = sighted.flatMap { cache.advertisement(at: $0) }.flatMap { filter.matches($0) ? $0 : nil }
             return scan.withLock { state -> (@Sendable () -> Void)? in
                 guard !state.ended else { return nil }
                 if let sighted { state.heard.insert(sighted) }

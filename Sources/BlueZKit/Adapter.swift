@@ -157,9 +157,7 @@ public struct Adapter: Sendable {
     /// Devices BlueZ has in its object tree under this adapter (cached ones included).
     public var knownDevices: [Advertisement] {
         session.withCache { cache in
-            cache.paths(with: BlueZ.deviceInterface, under: path).compactMap { devicePath in
-                cache[devicePath, BlueZ.deviceInterface].flatMap { Advertisement(path: devicePath, properties: $0) }
-            }
+            cache.paths(with: BlueZ.deviceInterface, under: path).compactMap { cache.advertisement(at: $0) }
         }
     }
 }

@@ -28,12 +28,6 @@ public struct Advertisement: Sendable, Equatable {
     /// sighting was handled.
     public var receivedAt: Duration
 
-    /// The Device1 properties the record is made of (the rest need not be decoded).
-    static let propertyNames: Set<String> = ["Address", "AddressType", "Name", "RSSI", "TxPower", "Appearance",
-                                             "UUIDs", "ManufacturerData", "ServiceData", "Connected"]
-    /// ``propertyNames`` as the packed cache matches them (made once).
-    static let propertySelection = PackedProperties.Selection(propertyNames)
-
     /// Reads the record from Device1 properties, stamped with the current wall-clock time;
     /// nil when the address is missing or malformed.
     public init?(path: ObjectPath, properties p: ObjectCache.Properties) {

@@ -16,7 +16,7 @@ public struct Device: Sendable {
     /// The device's current Device1 properties as an ``Advertisement``; nil when unknown.
     public var current: Advertisement? {
         let path = path
-        return session.withCache { $0[path, BlueZ.deviceInterface].flatMap { Advertisement(path: path, properties: $0) } }
+        return session.withCache { $0.advertisement(at: path) }
     }
 
     func operation(_ kind: BLEOperation.Kind, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil,

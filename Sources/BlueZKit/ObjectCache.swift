@@ -39,10 +39,10 @@ public struct ObjectCache: Sendable {
         interface == BlueZ.deviceInterface ? devices[path] != nil : others[path]?[interface] != nil
     }
 
-    /// The selected properties that the device at `path` has (Device1), decoded in one pass;
-    /// nil when there is no such device.
-    func deviceProperties(_ selection: PackedProperties.Selection, of path: ObjectPath) -> Properties? {
-        devices[path]?.values(of: selection)
+    /// The device at `path` as an ``Advertisement`` (read from its packed record without
+    /// decoding it); nil when there is no such device or its address is missing.
+    func advertisement(at path: ObjectPath) -> Advertisement? {
+        devices[path].flatMap { Advertisement(path: path, packed: $0) }
     }
 
     /// Paths having `interface`, sorted.

@@ -54,54 +54,6 @@ struct PackedProperties: Sendable, Equatable {
         return found
     }
 
-    /// A set of property names, matched against packed keys by their one-byte index (no
-    /// String hashed per entry); made once for a set read often (``values(of:)``).
-    struct Selection: Sendable {
-        /// Bit i: ``knownNames``[i] is selected.
-        fileprivate var known: UInt64 = 0
-        /// Selected names not in ``knownNames``.
-        fileprivate var others: Set<String> = []
-        let count: Int
-
-        init(_ names: Set<String>) {
-            for name in names {
-                if let index = PackedProperties.knownIndex[name] { known |= 1 << UInt64(index) } else { others.insert(name) }
-            }
-            count = names.count
-        }
-
-        func contains(_ name: String) -> Bool {
-            if let index = PackedProperties.knownIndex[name] { return known & (1 << UInt64(index)) != 0 }
-            return others.contains(name)
-        }
-    }
-
-    /// The values of the selected properties present (one pass over the buffer).
-    func values(of selection: Selection) -> [String: DBusValue] {
-        var out = [String: DBusValue](minimumCapacity: selection.count)
-        for (key, value) in unpacked where selection.contains(key) { out[key] = value }
-        bytes.withUnsafeBufferPointer { buffer in
-            var reader = PackedReader(buffer: buffer)
-            while reader.offset < buffer.count {
-                let index = reader.byte()
-                var wanted: String?
-                if index == Self.otherName {
-                    let key = reader.readString()
-                    if selection.others.contains(key) { wanted = key }
-                } else if Int(index) < Self.knownNames.count, selection.known & (1 << UInt64(index)) != 0 {
-                    wanted = Self.knownNames[Int(index)]
-                }
-                if let wanted {
-                    guard let value = reader.readValue() else { return }
-                    out[wanted] = value
-                } else {
-                    reader.skipValue()
-                }
-            }
-        }
-        return out
-    }
-
     /// Every property, decoded.
     var dictionary: [String: DBusValue] {
         var out = unpacked
@@ -158,6 +110,26 @@ struct PackedProperties: Sendable, Equatable {
                 var entry = reader
                 guard body(key, &entry) else { return }
                 reader.offset = valueStart
+                reader.skipValue()
+            }
+        }
+    }
+
+    /// Calls `body` with the index in ``knownNames`` of each entry with a known name and a
+    /// reader placed at its value (entries with other names are skipped, as are values that
+    /// could not be packed). `body` may read the value, skip it, or leave it.
+    func forEachKnownEntry(_ body: (UInt8, inout PackedReader) -> Void) {
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = PackedReader(buffer: buffer)
+            while reader.offset < buffer.count {
+                let index = reader.byte()
+                if index == Self.otherName { reader.skipString() }
+                let valueStart = reader.offset
+                if index != Self.otherName {
+                    var entry = reader
+                    body(index, &entry)
+                    reader.offset = valueStart
+                }
                 reader.skipValue()
             }
         }
@@ -252,7 +224,7 @@ private struct PackedWriter {
 }
 
 /// Reads what ``PackedWriter`` wrote (only ever its own output: no validation beyond bounds).
-private struct PackedReader {
+struct PackedReader {
     let buffer: UnsafeBufferPointer<UInt8>
     var offset = 0
     var entryStart = 0

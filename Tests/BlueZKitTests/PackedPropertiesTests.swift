@@ -54,7 +54,6 @@ import DBusKit
             #expect(packed.value(of: name) == value, "\(name)")
         }
         #expect(packed.value(of: "Missing") == nil)
-        #expect(packed.values(of: PackedProperties.Selection(["RSSI", "Name", "Missing"])) == ["RSSI": .int16(-67), "Name": Self.device1["Name"]!])
         // Compact: well under what the decoded dictionary costs.
         #expect(packed.bytes.count < 700)
     }
@@ -84,25 +83,56 @@ import DBusKit
         #expect(packed.dictionary == ["Address": .string("C0:FF:EE:00:00:01")])
     }
 
-    /// A selection reads the same values as a plain set of names, for known names, names
-    /// stored by name, missing ones, and a value kept decoded (a file descriptor).
-    @Test func selectionsReadWhatTheirNamesName() {
-        var packed = PackedProperties(Self.device1)
-        packed.merge(["Fd": .unixFD(UnixFileDescriptor(owning: -1)), "Later": .string("l")], invalidated: [])
-        var all = Self.device1
-        all["Later"] = .string("l")
+    /// An advertisement read straight from the packed record is the one read from the same
+    /// properties decoded, whatever the values' types: the typed reads look through
+    /// variants and read a value of another type as absent, as DBusValue's accessors do.
+    @Test func advertisementFromThePackedRecordIsTheOneFromTheDictionary() throws {
+        let path = ObjectPath("/org/bluez/hci0/dev_C0_FF_EE_00_00_01")
+        // Each property of the record, in the types BlueZ sends, other types, and variants.
+        let choices: [String: [DBusValue?]] = [
+            "Address": [nil, .string("C0:FF:EE:00:00:01"), .string("not an address"), .variant(.string("AA:BB:CC:DD:EE:FF")), .int16(1)],
+            "AddressType": [nil, .string("random"), .variant(.variant(.string("public"))), .boolean(true)],
+            "Name": [nil, .string("Thermometer with a name longer than fifteen bytes: é∑"), .string(""), .string("C0-FF-EE-00-00-01"),
+                     .string("C0:FF:EE:00:00:01"), .uint32(5)],
+            "RSSI": [nil, .int16(-67), .variant(.int32(-100)), .uint64(UInt64.max), .uint64(5), .byte(3), .string("-1")],
+            "TxPower": [nil, .int16(-4), .int64(Int64.min), .double(1)],
+            "Appearance": [nil, .uint16(0x03C1), .uint32(0x1_0000), .int16(-1), .variant(.uint16(0x0080))],
+            "UUIDs": [nil, .array(elementSignature: "s", [.string("0000180f-0000-1000-8000-00805f9b34fb"), .string("180a"), .string("junk")]),
+                      .array(elementSignature: "s", []), .array(elementSignature: "v", [.variant(.string("180f"))]), .stringArray(["180d"])],
+            "ManufacturerData": [nil, PackedPropertiesTests.device1["ManufacturerData"]!,
+                                 .dictionary(keySignature: "q", valueSignature: "v", [
+                                     .init(.uint16(0x004C), .variant(.array(elementSignature: "y", [.byte(1), .byte(2)]))),
+                                     .init(.uint32(0x1_0000), .variant(.bytes([9]))),
+                                     .init(.variant(.uint16(7)), .bytes([7])),
+                                     .init(.uint16(8), .variant(.array(elementSignature: "v", [.variant(.byte(1))]))),
+                                     .init(.uint16(0x004C), .variant(.bytes([3]))),
+                                     .init(.string("x"), .variant(.bytes([4]))),
+                                 ]),
+                                 .array(elementSignature: "y", [.byte(1)]), .variant(.dictionary(keySignature: "q", valueSignature: "v", []))],
+            "ServiceData": [nil, PackedPropertiesTests.device1["ServiceData"]!,
+                            .dictionary(keySignature: "s", valueSignature: "v", [
+                                .init(.string("180f"), .variant(.bytes([0x10]))),
+                                .init(.string("not a uuid"), .variant(.bytes([1]))),
+                                .init(.uint16(1), .variant(.bytes([2]))),
+                                .init(.string("feaa"), .variant(.string("not bytes"))),
+                            ])],
+            "Connected": [nil, .boolean(true), .boolean(false), .variant(.boolean(true)), .byte(1)],
+        ]
         var generator = SystemRandomNumberGenerator()
-        let names = Array(all.keys) + ["Fd", "Missing", "Address"]
-        for _ in 0..<300 {
-            let chosen = Set(names.filter { _ in Bool.random(using: &generator) })
-            let selection = PackedProperties.Selection(chosen)
-            let read = packed.values(of: selection)
-            #expect(Set(read.keys) == chosen.subtracting(["Missing"]), "\(chosen)")
-            for (name, value) in read where name != "Fd" { #expect(all[name] == value, "\(name)") }
-            #expect(read["Fd"]?.unixFD != nil || !chosen.contains("Fd"))
-            for name in names { #expect(selection.contains(name) == chosen.contains(name)) }
+        for round in 0..<400 {
+            var properties: [String: DBusValue] = round.isMultiple(of: 2) ? Self.device1 : [:]
+            for (name, values) in choices { properties[name] = values.randomElement(using: &generator)! }
+            let packed = PackedProperties(properties)
+            let fromPacked = Advertisement(path: path, packed: packed)
+            let fromDictionary = Advertisement(path: path, properties: properties)
+            #expect((fromPacked == nil) == (fromDictionary == nil), "\(properties)")
+            guard var a = fromPacked, let b = fromDictionary else { continue }
+            a.receivedAt = b.receivedAt
+            #expect(a == b, "\(properties)")
         }
-        #expect(Advertisement.propertySelection.count == Advertisement.propertyNames.count)
+        // A device path that names no address, and no Address property: no record.
+        #expect(Advertisement(path: ObjectPath("/org/bluez/hci0/x"), packed: PackedProperties(["RSSI": .int16(1)])) == nil)
+        #expect(Advertisement(path: path, packed: PackedProperties(["RSSI": .int16(1)]))?.address.description == "C0:FF:EE:00:00:01")
     }
 
     /// A value that cannot be packed, merged among others: only it stays decoded, the entries
@@ -137,8 +167,7 @@ import DBusKit
         expected["RSSI"] = .int16(-30)
         expected["TxPower"] = nil
         #expect(cache[path, BlueZ.deviceInterface] == expected)
-        let properties = try #require(cache.deviceProperties(Advertisement.propertySelection, of: path))
-        let advertisement = try #require(Advertisement(path: path, properties: properties))
+        let advertisement = try #require(cache.advertisement(at: path))
         #expect(advertisement.rssi == -30)
         #expect(advertisement.txPower == nil)
         #expect(advertisement.appearance == 0x03C1)

@@ -1,0 +1,198 @@
+import DBusKit
+
+// An Advertisement read straight from the object cache's packed Device1 record, with no
+// `DBusValue` and no dictionary made on the way (issue 12: a discovery makes one per
+// sighting; through the decoded dictionary it cost some 25,000 instructions each).
+
+extension Advertisement {
+    /// The record of the Device1 properties in `packed`, stamped with the current wall-clock
+    /// time; nil when the address is missing or malformed. Reads exactly what
+    /// ``init(path:properties:)`` reads from the same properties decoded.
+    init?(path: ObjectPath, packed: PackedProperties) {
+        var addressText: String?
+        var addressType: String?
+        var rawName: String?
+        var rssi: Int?
+        var txPower: Int?
+        var appearance: Int?
+        var uuids: [BluetoothUUID] = []
+        var manufacturer = [UInt16: [UInt8]]()
+        var service = [BluetoothUUID: [UInt8]]()
+        var connected = false
+        packed.forEachKnownEntry { index, reader in
+            switch index {
+            case Self.addressIndex: addressText = reader.stringValue()
+            case Self.addressTypeIndex: addressType = reader.stringValue()
+            case Self.nameIndex: rawName = reader.stringValue()
+            case Self.rssiIndex: rssi = reader.integerValue()
+            case Self.txPowerIndex: txPower = reader.integerValue()
+            case Self.appearanceIndex: appearance = reader.integerValue()
+            case Self.connectedIndex: connected = reader.boolValue() ?? false
+            case Self.uuidsIndex: uuids = (reader.stringArrayValue() ?? []).compactMap { BluetoothUUID($0) }
+            case Self.manufacturerDataIndex:
+                manufacturer = [:]
+                reader.forEachDictionaryEntry { key, value in
+                    guard let id = key.integerValue(), let company = UInt16(exactly: id), let data = value.bytesValue() else { return }
+                    manufacturer[company] = data
+                }
+            case Self.serviceDataIndex:
+                service = [:]
+                reader.forEachDictionaryEntry { key, value in
+                    guard let uuid = key.stringValue().flatMap({ BluetoothUUID($0) }), let data = value.bytesValue() else { return }
+                    service[uuid] = data
+                }
+            default: break
+            }
+        }
+        guard let address = addressText.flatMap({ BluetoothAddress($0) }) ?? BluetoothAddress(devicePath: path.rawValue) else { return nil }
+        self.address = address
+        objectPath = path
+        self.addressType = addressType
+        name = rawName.flatMap { !$0.isEmpty && !address.isSpelled(by: $0) ? $0 : nil }
+        self.rssi = rssi
+        self.txPower = txPower
+        self.appearance = appearance.flatMap { UInt16(exactly: $0) }
+        self.uuids = uuids
+        manufacturerData = manufacturer
+        serviceData = service
+        self.connected = connected
+        receivedAt = wallClockNow()
+    }
+
+    private static func index(_ name: String) -> UInt8 {
+        UInt8(PackedProperties.knownNames.firstIndex(of: name)!)
+    }
+    private static let addressIndex = index("Address")
+    private static let addressTypeIndex = index("AddressType")
+    private static let nameIndex = index("Name")
+    private static let rssiIndex = index("RSSI")
+    private static let txPowerIndex = index("TxPower")
+    private static let appearanceIndex = index("Appearance")
+    private static let uuidsIndex = index("UUIDs")
+    private static let manufacturerDataIndex = index("ManufacturerData")
+    private static let serviceDataIndex = index("ServiceData")
+    private static let connectedIndex = index("Connected")
+}
+
+/// Typed reads of one packed value, with ``DBusValue``'s typed accessors' rules: variants
+/// are looked through, and a value of another type reads as nil (and is skipped).
+extension PackedReader {
+    private static let variant = UInt8(ascii: "v")
+
+    /// Past any variant wrappers: the inner value's type code, not consumed; nil at the end.
+    private mutating func unwrappedCode() -> UInt8? {
+        while offset < buffer.count, buffer[offset] == Self.variant { offset += 1 }
+        return offset < buffer.count ? buffer[offset] : nil
+    }
+
+    /// `s` (``DBusValue/string``).
+    mutating func stringValue() -> String? {
+        guard unwrappedCode() == UInt8(ascii: "s") else { skipValue(); return nil }
+        offset += 1
+        return readString()
+    }
+
+    /// `b` (``DBusValue/bool``).
+    mutating func boolValue() -> Bool? {
+        guard unwrappedCode() == UInt8(ascii: "b") else { skipValue(); return nil }
+        offset += 1
+        return byte() != 0
+    }
+
+    /// Any integer type that fits in an `Int` (``DBusValue/integer``).
+    mutating func integerValue() -> Int? {
+        guard let code = unwrappedCode() else { return nil }
+        offset += 1
+        switch code {
+        case UInt8(ascii: "y"): return Int(byte())
+        case UInt8(ascii: "n"): return Int(readFixed(Int16.self))
+        case UInt8(ascii: "q"): return Int(readFixed(UInt16.self))
+        case UInt8(ascii: "i"): return Int(readFixed(Int32.self))
+        case UInt8(ascii: "u"): return Int(readFixed(UInt32.self))
+        case UInt8(ascii: "x"): return Int(readFixed(Int64.self))
+        case UInt8(ascii: "t"):
+            let v = readFixed(UInt64.self)
+            return v <= UInt64(Int.max) ? Int(v) : nil
+        default:
+            offset -= 1
+            skipValue()
+            return nil
+        }
+    }
+
+    /// `ay`, or an array of `y` values (``DBusValue/bytes``).
+    mutating func bytesValue() -> [UInt8]? {
+        let start = offset
+        switch unwrappedCode() {
+        case UInt8(ascii: "A"):
+            offset += 1
+            let count = min(readLength(), buffer.count - offset)
+            defer { offset += count }
+            return Array(buffer[offset..<offset + count])
+        case UInt8(ascii: "a"):
+            offset += 1
+            skipString()
+            let count = readLength()
+            var out = [UInt8]()
+            for _ in 0..<count {
+                guard offset < buffer.count, buffer[offset] == UInt8(ascii: "y") else {
+                    offset = start
+                    skipValue()
+                    return nil
+                }
+                offset += 1
+                out.append(byte())
+            }
+            return out
+        default:
+            offset = start
+            skipValue()
+            return nil
+        }
+    }
+
+    /// `as`, each element a string (``DBusValue/stringArray``).
+    mutating func stringArrayValue() -> [String]? {
+        let start = offset
+        guard unwrappedCode() == UInt8(ascii: "a") else { skipValue(); return nil }
+        offset += 1
+        skipString()
+        let count = readLength()
+        var out = [String]()
+        out.reserveCapacity(min(count, buffer.count - offset))
+        for _ in 0..<count {
+            guard offset < buffer.count, buffer[offset] == UInt8(ascii: "s") else {
+                offset = start
+                skipValue()
+                return nil
+            }
+            offset += 1
+            out.append(readString())
+        }
+        return out
+    }
+
+    /// Calls `body` with readers at each entry's key and value of a dictionary
+    /// (``DBusValue/dictionaryEntries``); nothing for a value of another type. `body` may
+    /// read or leave either.
+    mutating func forEachDictionaryEntry(_ body: (inout PackedReader, inout PackedReader) -> Void) {
+        guard unwrappedCode() == UInt8(ascii: "e") else { skipValue(); return }
+        offset += 1
+        skipString()
+        skipString()
+        let count = readLength()
+        for _ in 0..<count where offset < buffer.count {
+            var key = self
+            let keyStart = offset
+            skipValue()
+            var value = self
+            let valueStart = offset
+            skipValue()
+            let end = offset
+            key.offset = keyStart
+            value.offset = valueStart
+            body(&key, &value)
+            offset = end
+        }
+    }
+}
