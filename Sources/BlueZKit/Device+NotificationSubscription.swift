@@ -98,7 +98,7 @@ extension Device {
             throw await refinedLinkLoss(error)
         }
         let state = SubscriptionState(origin: origin)
-        var (stream, continuation) = AsyncThrowingStream.makeStream(of: SubscriptionEvent.self)
+        var (stream, continuation) = SubscriptionEvents.make()
         var watcher: UInt64?
         let result: Result<T, any Error>
         do {
@@ -115,7 +115,7 @@ extension Device {
                 if let stale = watcher { session.removeWatcher(stale) }
                 watcher = nil
                 continuation.finish()
-                (stream, continuation) = AsyncThrowingStream.makeStream(of: SubscriptionEvent.self)
+                (stream, continuation) = SubscriptionEvents.make()
                 state.locked { $0 = SubscriptionState.Values(origin: nil, sessions: $0.sessions, removals: $0.removals) }
                 let renewed = try await reconnectAfterLinkWentDown(deadline: deadline)
                 state.locked { $0.origin = renewed }
@@ -153,7 +153,7 @@ extension Device {
     /// watcher (into `watcher`, removed by the caller), then StartNotify within `deadline`.
     private func subscribe(_ state: SubscriptionState, origin: ConnectionOrigin, deadline: ContinuousClock.Instant, ending: Bool,
                            characteristic: @Sendable (ConnectedDevice) async throws -> GATTCharacteristic,
-                           into continuation: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation,
+                           into continuation: SubscriptionEvents.Channel,
                            watcher: inout UInt64?) async throws -> GATTCharacteristic {
         try await waitForServicesResolved(timeout: deadline - .now)
         let connected = ConnectedDevice(device: self, origin: origin)
@@ -174,7 +174,7 @@ extension Device {
     /// Registers the one watcher of the subscription: values of the current characteristic
     /// path and the device's link state, in bus order, tagged with the link number.
     private func watchSubscription(_ state: SubscriptionState, ending: Bool,
-                                   into events: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation) -> UInt64 {
+                                   into events: SubscriptionEvents.Channel) -> UInt64 {
         let devicePath = path
         return session.addWatcher { cache, event in
             if let gone = event?.unavailability {
@@ -301,7 +301,7 @@ extension Device {
     /// or StartNotify failing with the link still up, ends the stream with that error; the
     /// link going down meanwhile leaves the rest to the link-loss handling.
     private func followCharacteristic(_ state: SubscriptionState, removals: AsyncStream<GATTCharacteristic>,
-                                      events: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation) async {
+                                      events: SubscriptionEvents.Channel) async {
         for await removed in removals {
             let connected = ConnectedDevice(device: self, origin: state.locked { $0.origin } ?? .connectedByUs)
             let deadline = ContinuousClock.now + Self.characteristicRelocationTimeout * 2
@@ -326,7 +326,7 @@ extension Device {
     /// until cancelled; a fatal error, or the deadline passing, ends the stream with it.
     private func keepSubscribed(_ state: SubscriptionState, policy: ReconnectPolicy,
                                 characteristic: @escaping @Sendable (ConnectedDevice) async throws -> GATTCharacteristic,
-                                events: AsyncThrowingStream<SubscriptionEvent, any Error>.Continuation) async {
+                                events: SubscriptionEvents.Channel) async {
         do {
             while true {
                 try await waitUntilLinkLost()

@@ -74,6 +74,7 @@ public struct NotificationSubscription: Sendable {
     /// may differ; the UUIDs do not).
     public let characteristic: GATTCharacteristic
     /// Values, link losses and reconnections, in order (see
-    /// ``Device/withNotificationSubscription(timeout:reconnect:disconnectTimeout:characteristic:_:)``).
-    public let events: AsyncThrowingStream<SubscriptionEvent, any Error>
+    /// ``Device/withNotificationSubscription(timeout:reconnect:disconnectTimeout:characteristic:_:)``
+    /// and ``SubscriptionEvents``).
+    public let events: SubscriptionEvents
 }
