@@ -123,51 +123,51 @@ extension PackedReader {
     /// `ay`, or an array of `y` values (``DBusValue/bytes``).
     mutating func bytesValue() -> [UInt8]? {
         let start = offset
-        switch unwrappedCode() {
-        case UInt8(ascii: "A"):
+        if unwrappedCode() == UInt8(ascii: "A") {
             offset += 1
             let count = min(readLength(), buffer.count - offset)
             defer { offset += count }
             return Array(buffer[offset..<offset + count])
-        case UInt8(ascii: "a"):
-            offset += 1
-            skipString()
-            let count = readLength()
-            var out = [UInt8]()
-            for _ in 0..<count {
-                guard offset < buffer.count, buffer[offset] == UInt8(ascii: "y") else {
-                    offset = start
-                    skipValue()
-                    return nil
-                }
-                offset += 1
-                out.append(byte())
-            }
-            return out
-        default:
-            offset = start
-            skipValue()
-            return nil
         }
+        offset = start
+        return homogeneousArray(of: UInt8(ascii: "y"), signatureMustMatch: true) { $0.byte() }
     }
 
     /// `as`, each element a string (``DBusValue/stringArray``).
     mutating func stringArrayValue() -> [String]? {
+        homogeneousArray(of: UInt8(ascii: "s")) { $0.readString() }
+    }
+
+    /// The elements of an array whose every element has the type code `code`, each read by
+    /// `element` (placed just after the element's code); nil, and the value skipped, for
+    /// anything else (another type, or an element of another type: no variant is looked
+    /// through inside, as ``DBusValue``'s accessors do not). With `signatureMustMatch`, the
+    /// array's element signature must also be that one code (``DBusValue/bytes`` takes
+    /// `.array("y", …)` only, even when empty).
+    private mutating func homogeneousArray<T>(of code: UInt8, signatureMustMatch: Bool = false,
+                                              _ element: (inout PackedReader) -> T) -> [T]? {
         let start = offset
         guard unwrappedCode() == UInt8(ascii: "a") else { skipValue(); return nil }
         offset += 1
-        skipString()
+        let signatureLength = readLength()
+        let signatureStart = offset
+        offset = min(buffer.count, offset + signatureLength)
+        if signatureMustMatch, signatureLength != 1 || signatureStart >= buffer.count || buffer[signatureStart] != code {
+            offset = start
+            skipValue()
+            return nil
+        }
         let count = readLength()
-        var out = [String]()
+        var out = [T]()
         out.reserveCapacity(min(count, buffer.count - offset))
         for _ in 0..<count {
-            guard offset < buffer.count, buffer[offset] == UInt8(ascii: "s") else {
+            guard offset < buffer.count, buffer[offset] == code else {
                 offset = start
                 skipValue()
                 return nil
             }
             offset += 1
-            out.append(readString())
+            out.append(element(&self))
         }
         return out
     }

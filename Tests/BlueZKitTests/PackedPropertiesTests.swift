@@ -105,6 +105,8 @@ import DBusKit
                                      .init(.uint32(0x1_0000), .variant(.bytes([9]))),
                                      .init(.variant(.uint16(7)), .bytes([7])),
                                      .init(.uint16(8), .variant(.array(elementSignature: "v", [.variant(.byte(1))]))),
+                                     .init(.uint16(9), .variant(.array(elementSignature: "v", []))),
+                                     .init(.uint16(10), .variant(.array(elementSignature: "y", []))),
                                      .init(.uint16(0x004C), .variant(.bytes([3]))),
                                      .init(.string("x"), .variant(.bytes([4]))),
                                  ]),
@@ -115,6 +117,7 @@ import DBusKit
                                 .init(.string("not a uuid"), .variant(.bytes([1]))),
                                 .init(.uint16(1), .variant(.bytes([2]))),
                                 .init(.string("feaa"), .variant(.string("not bytes"))),
+                                .init(.string("fe9f"), .variant(.array(elementSignature: "q", []))),
                             ])],
             "Connected": [nil, .boolean(true), .boolean(false), .variant(.boolean(true)), .byte(1)],
         ]
