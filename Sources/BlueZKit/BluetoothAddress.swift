@@ -58,11 +58,24 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether `text` is this address itself, with `:` or with `-` separators (what BlueZ
-    /// shows for a device without a name), compared byte by byte without building either.
+    /// shows for a device without a name), in either case (a device that names itself by
+    /// its address in lower case has no name either), compared byte by byte without building
+    /// either.
     func isSpelled(by text: String) -> Bool {
         guard text.utf8.count == 17 else { return false }
-        return text == description
-            || text.utf8.elementsEqual(description.utf8.lazy.map { $0 == UInt8(ascii: ":") ? UInt8(ascii: "-") : $0 })
+        let colon = UInt8(ascii: ":"), dash = UInt8(ascii: "-")
+        var separator: UInt8?
+        for (index, (byte, own)) in zip(text.utf8, description.utf8).enumerated() {
+            if index % 3 == 2 {
+                guard byte == colon || byte == dash, separator == nil || separator == byte else { return false }
+                separator = byte
+            } else {
+                // ASCII letters fold to upper case; the address's own digits are 0-9 and A-F.
+                let upper = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) ? byte - 32 : byte
+                guard upper == own else { return false }
+            }
+        }
+        return true
     }
 
     /// Validates `XX?XX?XX?XX?XX?XX` (`?` = `separator`) and returns it uppercased with

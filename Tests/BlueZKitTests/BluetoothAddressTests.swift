@@ -72,9 +72,13 @@ struct BluetoothAddressTests {
         let address = try #require(BluetoothAddress("c0:ff:ee:00:00:01"))
         #expect(address.devicePathComponent == "dev_C0_FF_EE_00_00_01")
         #expect(address.dashed == "C0-FF-EE-00-00-01")
-        // The name BlueZ shows for a device without one: the address, either spelling; nothing else.
-        for spelled in ["C0:FF:EE:00:00:01", "C0-FF-EE-00-00-01"] { #expect(address.isSpelled(by: spelled), "\(spelled)") }
-        for other in ["C0:FF:EE:00:00:02", "C0-FF:EE-00:00-01", "c0:ff:ee:00:00:01", "C0:FF:EE:00:00:0", "C0:FF:EE:00:00:01 ", "", "Thermo"] {
+        // The name BlueZ shows for a device without one: the address, either separator, either
+        // case (a device naming itself by its address in lower case); nothing else.
+        for spelled in ["C0:FF:EE:00:00:01", "C0-FF-EE-00-00-01", "c0:ff:ee:00:00:01", "c0-ff-ee-00-00-01", "C0:ff:EE:00:00:01"] {
+            #expect(address.isSpelled(by: spelled), "\(spelled)")
+        }
+        for other in ["C0:FF:EE:00:00:02", "C0-FF:EE-00:00-01", "C0:FF:EE:00:00:0", "C0:FF:EE:00:00:01 ", "", "Thermo",
+                      "C0;FF;EE;00;00;01", "C0:FF:EE:00:00:0\u{0131}", "C0:FF:EE:00:00:1\u{0}"] {
             #expect(!address.isSpelled(by: other), "\(other)")
         }
         #expect(BluetoothAddress(devicePath: "/org/bluez/hci0/" + address.devicePathComponent) == address)
