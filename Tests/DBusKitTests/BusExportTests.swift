@@ -142,17 +142,22 @@ import SimulatorHarness
             held.withLock { $0 = call }
             return .noReply
         }
-        let answer = Task { try await client.call(Self.call("RequestConfirmation", to: server), timeout: .seconds(10)) }
-        let deadline = ContinuousClock.now + .seconds(10)
+        let answer = Task { try await client.call(Self.call("RequestConfirmation", to: server), timeout: .seconds(60)) }
+        let deadline = ContinuousClock.now + .seconds(60)
         while held.withLock({ $0 }) == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         let call = try #require(held.withLock { $0 })
         #expect(client.registeredReplyHandlerCount == 1, "the caller still waits")
         server.reply(to: call, .values([.boolean(true)]))
         #expect(try await answer.value.body == [.boolean(true)])
-        // A deferred error reply.
-        let failing = Task { try await client.call(Self.call("RequestConfirmation", to: server), timeout: .seconds(10)) }
-        while held.withLock({ $0?.serial }) == call.serial && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        server.reply(to: try #require(held.withLock { $0 }), .error(name: "org.bluez.Error.Canceled", message: "later"))
+        // A deferred error reply, to the second call (waited for with a deadline of its own: a
+        // slow first half must not leave the first call's message to be answered again, which
+        // made this test fail under load with the second call's timeout instead).
+        let failing = Task { try await client.call(Self.call("RequestConfirmation", to: server), timeout: .seconds(60)) }
+        let secondDeadline = ContinuousClock.now + .seconds(60)
+        while held.withLock({ $0?.serial }) == call.serial && ContinuousClock.now < secondDeadline { try await Task.sleep(for: .milliseconds(5)) }
+        let second = try #require(held.withLock { $0 })
+        try #require(second.serial != call.serial, "the second call never reached the server")
+        server.reply(to: second, .error(name: "org.bluez.Error.Canceled", message: "later"))
         #expect(await Self.errorName { try await failing.value } == "org.bluez.Error.Canceled")
     }
 
