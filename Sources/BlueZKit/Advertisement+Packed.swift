@@ -48,7 +48,7 @@ extension Advertisement {
         self.address = address
         objectPath = path
         self.addressType = addressType
-        name = rawName.flatMap { !$0.isEmpty && !address.isSpelled(by: $0) ? $0 : nil }
+        name = address.realName(rawName)
         self.rssi = rssi
         self.txPower = txPower
         self.appearance = appearance.flatMap { UInt16(exactly: $0) }

@@ -36,12 +36,7 @@ public struct Advertisement: Sendable, Equatable {
         self.address = address
         self.objectPath = path
         addressType = p["AddressType"]?.string
-        let rawName = p["Name"]?.string
-        if let rawName, !rawName.isEmpty, !address.isSpelled(by: rawName) {
-            name = rawName
-        } else {
-            name = nil
-        }
+        name = address.realName(p["Name"]?.string)
         rssi = p["RSSI"]?.integer
         txPower = p["TxPower"]?.integer
         appearance = p["Appearance"]?.integer.flatMap { UInt16(exactly: $0) }

@@ -57,6 +57,13 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
         String(decoding: description.utf8.map { $0 == UInt8(ascii: ":") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
     }
 
+    /// `name` when it is a real name for this device: nil when missing, empty, or only this
+    /// address (``isSpelled(by:)``), as Device1.Name is for a device that has none.
+    func realName(_ name: String?) -> String? {
+        guard let name, !name.isEmpty, !isSpelled(by: name) else { return nil }
+        return name
+    }
+
     /// Whether `text` is this address itself, with `:` or with `-` separators (what BlueZ
     /// shows for a device without a name), in either case (a device that names itself by
     /// its address in lower case has no name either), compared byte by byte without building

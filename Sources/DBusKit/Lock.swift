@@ -45,9 +45,7 @@ package final class Lock<Value>: @unchecked Sendable {
     @inline(__always)
     package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         #if DEBUG
-        let held = LockOrder.held
-        precondition(!outermost || held == 0,
-                     "lock order: an outermost lock taken while this thread holds \(held) other lock(s) (see Lock)")
+        let held = heldCheckingOrder()
         LockOrder.held = held + 1
         defer { LockOrder.held = held }
         #endif
@@ -60,9 +58,7 @@ package final class Lock<Value>: @unchecked Sendable {
     /// waiting, when another thread holds it.
     package func withLockIfAvailable<T>(_ body: (inout Value) throws -> T) rethrows -> T? {
         #if DEBUG
-        let held = LockOrder.held
-        precondition(!outermost || held == 0,
-                     "lock order: an outermost lock taken while this thread holds \(held) other lock(s) (see Lock)")
+        let held = heldCheckingOrder()
         #endif
         guard pthread_mutex_trylock(mutex) == 0 else { return nil }
         #if DEBUG
@@ -72,6 +68,17 @@ package final class Lock<Value>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
+
+    #if DEBUG
+    /// The locks this thread holds, after the lock-order check (an outermost lock taken with
+    /// another held traps).
+    private func heldCheckingOrder() -> Int {
+        let held = LockOrder.held
+        precondition(!outermost || held == 0,
+                     "lock order: an outermost lock taken while this thread holds \(held) other lock(s) (see Lock)")
+        return held
+    }
+    #endif
 }
 
 #if DEBUG
