@@ -185,8 +185,18 @@ extension Device {
                 let error = operation.map { gone.during($0) } ?? gone
                 return { events.finish(throwing: error) }
             }
-            let up = cache.property("Connected", of: devicePath, on: BlueZ.deviceInterface)?.bool == true
+            // Only an event about the device's own object (or none: the first run) can change
+            // its Connected; a PropertiesChanged on another object, such as each notification
+            // on the characteristic, cannot, and the cache is not read for it.
+            let connected: Bool?
+            if case .changed(let changedPath, _, _, _)? = event, changedPath != devicePath {
+                connected = nil
+            } else {
+                connected = cache.property("Connected", of: devicePath, on: BlueZ.deviceInterface)?.bool == true
+            }
             let (emitted, lost): (SubscriptionEvent?, BLEError?) = state.locked { s in
+                if let connected { s.deviceConnected = connected }
+                let up = s.deviceConnected
                 guard let characteristic = s.characteristic else { return (nil, nil) }
                 if up, case .removed(characteristic.path, let interfaces)? = event,
                    interfaces.contains(BlueZ.gattCharacteristicInterface), s.sessions.contains(characteristic.path) {
@@ -440,6 +450,9 @@ final class SubscriptionState: Sendable {
         var connection = 1
         /// The link state as the watcher last saw it.
         var linkUp = true
+        /// The device's Connected in the cache as of the event the watcher last ran for (it
+        /// reads the cache only for events that can change it).
+        var deviceConnected = true
         /// How the current connection came about: decides the Disconnect at the end; nil
         /// while reconnecting.
         var origin: ConnectionOrigin?

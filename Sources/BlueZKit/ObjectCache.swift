@@ -100,16 +100,14 @@ public struct ObjectCache: Sendable {
             return removed.isEmpty ? nil : .removed(path, interfaces: removed)
         case (BlueZ.properties, "PropertiesChanged"):
             guard signal.body.count >= 2, let path = signal.path, let interface = signal.body[0].string,
-                  BlueZ.cachedInterfaces.contains(interface),
-                  has(path, interface),
                   let changed = signal.body[1].stringKeyedDictionary else { return nil }
             let invalidated = signal.body.count >= 3 ? (signal.body[2].stringArray ?? []) : []
-            if interface == BlueZ.deviceInterface {
-                devices[path]!.merge(changed, invalidated: invalidated)
-            } else {
-                others[path]![interface]!.merge(changed) { _, new in new }
-                for name in invalidated { others[path]![interface]![name] = nil }
-            }
+            // Folded in place, each key looked up once; nil when the object does not have the
+            // interface here (the cache keeps only BlueZ.cachedInterfaces).
+            let folded: Void? = interface == BlueZ.deviceInterface
+                ? devices[path]?.merge(changed, invalidated: invalidated)
+                : others[path]?[interface]?.fold(changed, invalidated: invalidated)
+            guard folded != nil else { return nil }
             return .changed(path, interface: interface, changed: changed, invalidated: invalidated)
         default:
             return nil
@@ -120,5 +118,13 @@ public struct ObjectCache: Sendable {
     public mutating func clear() {
         others.removeAll()
         devices.removeAll()
+    }
+}
+
+extension ObjectCache.Properties {
+    /// PropertiesChanged's fold: `changed` replaces or adds, then `invalidated` removes.
+    fileprivate mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
+        merge(changed) { _, new in new }
+        for name in invalidated { self[name] = nil }
     }
 }

@@ -1,12 +1,18 @@
 internal import CDBus
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Reads a libdbus message into a ``Message``. Runs on the connection's queue only.
 enum MessageDecoder {
     static func decode(_ raw: OpaquePointer) -> Message {
         decode(raw, sender: string(dbus_message_get_sender(raw)),
                path: string(dbus_message_get_path(raw)).map { ObjectPath($0) },
-               interface: string(dbus_message_get_interface(raw)),
-               member: string(dbus_message_get_member(raw)))
+               interface: name(dbus_message_get_interface(raw)),
+               member: name(dbus_message_get_member(raw)))
     }
 
     /// The message, with the header fields ``header(_:)`` already read for it (a signal is
@@ -44,8 +50,8 @@ enum MessageDecoder {
         Message(kind: .signal,
                 sender: string(dbus_message_get_sender(raw)),
                 path: string(dbus_message_get_path(raw)).map { ObjectPath($0) },
-                interface: string(dbus_message_get_interface(raw)),
-                member: string(dbus_message_get_member(raw)))
+                interface: name(dbus_message_get_interface(raw)),
+                member: name(dbus_message_get_member(raw)))
     }
 
     /// The body's values: read from the wire form (``WireDecoder``) where it takes the
@@ -69,6 +75,28 @@ enum MessageDecoder {
     @inline(__always)
     private static func string(_ pointer: UnsafePointer<CChar>?) -> String? {
         pointer.map { String(cString: $0) }
+    }
+
+    /// The interface and member names of the bus's own interfaces, which nearly every signal
+    /// a client receives carries (PropertiesChanged, InterfacesAdded, InterfacesRemoved,
+    /// NameOwnerChanged; D-Bus specification, "Standard Interfaces").
+    static let wellKnownNames: [String] = [
+        "org.freedesktop.DBus.Properties", "PropertiesChanged",
+        "org.freedesktop.DBus.ObjectManager", "InterfacesAdded", "InterfacesRemoved",
+        "org.freedesktop.DBus", "NameOwnerChanged",
+    ]
+
+    /// An interface or member name: one of ``wellKnownNames`` is that constant (no allocation,
+    /// and `==` against the same constant, as the match rules hold it, is decided on identity
+    /// before any byte is compared); any other is copied.
+    static func name(_ pointer: UnsafePointer<CChar>?) -> String? {
+        guard let pointer else { return nil }
+        let length = strlen(pointer)
+        for var known in wellKnownNames {
+            let same = known.withUTF8 { $0.count == length && memcmp($0.baseAddress!, pointer, length) == 0 }
+            if same { return known }
+        }
+        return String(cString: pointer)
     }
 
     private static func basic<T>(_ iter: inout DBusMessageIter, _ zero: T) -> T {

@@ -38,6 +38,7 @@ enum WireDecoder {
         guard bodyStart + bodyLength <= bytes.count else { return nil }
         var parser = WireParser(data: bytes, offset: bodyStart, end: bodyStart + bodyLength)
         var values = [DBusValue]()
+        values.reserveCapacity(sig.count)   // at most one value per type code
         var i = 0
         while i < sig.count {
             guard let typeEnd = WireParser.completeTypeEnd(sig, from: i),
@@ -181,6 +182,10 @@ private struct WireParser {
                 let valueEnd = typeEnd - 1
                 guard key + 1 < valueEnd else { return nil }
                 var entries = [DBusValue.DictEntry]()
+                // An entry starts 8-aligned and, for the usual {sv} and {qv}, takes 16 bytes
+                // or more: grown from there past 16 (a GetManagedObjects reply's outer array
+                // may run to megabytes).
+                entries.reserveCapacity(min(byteLength / 16, 16))
                 while offset < arrayEnd {
                     guard align(8),
                           let k = value(sig, key, key + 1),

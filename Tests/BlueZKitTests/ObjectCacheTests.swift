@@ -52,6 +52,43 @@ import DBusKit
         #expect(cache.objects.isEmpty)
     }
 
+    /// A characteristic's PropertiesChanged (the dictionary-kept interfaces): changed values
+    /// replace and add, invalidated ones go; a change for an interface the object does not
+    /// have here (one it lacks, or one the cache does not keep) is no event and adds nothing,
+    /// and the other objects are untouched.
+    @Test func changesFoldIntoTheInterfaceTheObjectHasAndNoOther() throws {
+        let characteristic: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01/service0010/char0011"
+        var cache = ObjectCache()
+        _ = cache.apply(Self.interfacesAdded(Self.device, [BlueZ.deviceInterface: ["Address": .string("C0:FF:EE:00:00:01")]]))
+        _ = cache.apply(Self.interfacesAdded(characteristic, [
+            BlueZ.gattCharacteristicInterface: ["UUID": .string("00002a19-0000-1000-8000-00805f9b34fb"),
+                                                "Value": .bytes([1]), "Notifying": .boolean(false)],
+        ]))
+
+        let event = cache.apply(Self.propertiesChanged(characteristic, BlueZ.gattCharacteristicInterface,
+                                                       ["Value": .bytes([2, 3]), "MTU": .uint16(185)], invalidated: ["Notifying"]))
+        guard case .changed(characteristic, BlueZ.gattCharacteristicInterface, let changed, let invalidated)? = event else {
+            Issue.record("expected .changed, got \(String(describing: event))")
+            return
+        }
+        #expect(changed["Value"]?.bytes == [2, 3])
+        #expect(invalidated == ["Notifying"])
+        let properties = try #require(cache[characteristic, BlueZ.gattCharacteristicInterface])
+        #expect(properties.keys.sorted() == ["MTU", "UUID", "Value"])
+        #expect(properties["Value"]?.bytes == [2, 3])
+        #expect(properties["MTU"]?.integer == 185)
+
+        // Interfaces the characteristic's object does not have: a kept one, and one not kept.
+        for interface in [BlueZ.gattServiceInterface, BlueZ.deviceInterface, "org.bluez.MediaTransport1"] {
+            #expect(cache.apply(Self.propertiesChanged(characteristic, interface, ["Value": .bytes([9])])) == nil)
+            #expect(cache[characteristic, interface] == nil)
+        }
+        // The device's object has Device1 only.
+        #expect(cache.apply(Self.propertiesChanged(Self.device, BlueZ.gattCharacteristicInterface, ["Value": .bytes([9])])) == nil)
+        #expect(Set(cache.objects.keys) == [Self.device, characteristic])
+        #expect(cache[characteristic, BlueZ.gattCharacteristicInterface]?["Value"]?.bytes == [2, 3])
+    }
+
     /// Malformed signals (wrong types, missing arguments) are skipped, never a crash.
     static let malformed: [Message] = [
         Message(kind: .signal, path: "/", interface: BlueZ.objectManager, member: "InterfacesAdded", body: []),
