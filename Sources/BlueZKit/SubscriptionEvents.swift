@@ -40,6 +40,12 @@ public struct SubscriptionEvents: AsyncSequence, Sendable {
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> SubscriptionEvent? {
             try await channel.next()
         }
+
+        /// The events received and not yet read: ``next()`` returns the first of them without
+        /// waiting. Events come in bursts (those of one read from the bus arrive together), so
+        /// a consumer that writes its output in batches can write once this is 0, before it
+        /// waits. The end is not counted.
+        public var bufferedCount: Int { channel.bufferedCount }
     }
 
     /// The producing side: events in, the end once. Every method may be called from any
@@ -56,6 +62,21 @@ public struct SubscriptionEvents: AsyncSequence, Sendable {
             var failure: (any Error)?
             /// The consuming task was cancelled: everything reads as the end.
             var cancelled = false
+
+            /// The oldest event not yet read, taken; nil when there is none.
+            mutating func takeBuffered() -> SubscriptionEvent? {
+                guard head < buffer.count else { return nil }
+                let event = buffer[head]
+                head += 1
+                if head == buffer.count {
+                    buffer.removeAll(keepingCapacity: true)
+                    head = 0
+                } else if head >= 1024, head * 2 >= buffer.count {
+                    buffer.removeFirst(head)
+                    head = 0
+                }
+                return event
+            }
         }
         private let state = Lock(State())
 
@@ -89,23 +110,20 @@ public struct SubscriptionEvents: AsyncSequence, Sendable {
             }
         }
 
+        /// Events received and not yet read.
+        var bufferedCount: Int {
+            state.withLock { $0.cancelled ? 0 : $0.buffer.count - $0.head }
+        }
+
         /// The next event, the end (nil, or the error once), or a wait for either.
         fileprivate func next() async throws -> SubscriptionEvent? {
-            try await withTaskCancellationHandler {
+            // An event already here is taken without a continuation or a cancellation handler
+            // (most of a burst); a cancelled consumer goes the long way, which reads the end.
+            if !Task.isCancelled, let event = state.withLock({ $0.takeBuffered() }) { return event }
+            return try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<SubscriptionEvent?, any Error>) in
                     let outcome = state.withLock { state -> Result<SubscriptionEvent?, any Error>? in
-                        if state.head < state.buffer.count {
-                            let event = state.buffer[state.head]
-                            state.head += 1
-                            if state.head == state.buffer.count {
-                                state.buffer.removeAll(keepingCapacity: true)
-                                state.head = 0
-                            } else if state.head >= 1024, state.head * 2 >= state.buffer.count {
-                                state.buffer.removeFirst(state.head)
-                                state.head = 0
-                            }
-                            return .success(event)
-                        }
+                        if !state.cancelled, let event = state.takeBuffered() { return .success(event) }
                         if state.cancelled { return .success(nil) }
                         if state.ended {
                             defer { state.failure = nil }

@@ -97,13 +97,20 @@ struct NotifyCommandTests {
             (Array("\"q\\ é".utf8), 3, .seconds(951_782_400) + .milliseconds(5)),
             ([0x00, 0x00, 0x27, 0x10], 10_000, .zero),
         ]
+        // Appended one after the other to one batch, as notify writes them: each its line.
+        var batch: [UInt8] = []
+        var expected = ""
         for (bytes, seq, time) in cases {
             let value = NotifiedValue(bytes: bytes, connection: seq % 3 + 1, receivedAt: time)
-            #expect(writer.line(value, seq: seq) == NotifyCommand.record(value, seq: seq, address: Self.address, service: .batteryService,
-                                                                         characteristic: .batteryLevel).serialized())
+            writer.append(value, seq: seq, to: &batch)
+            expected += NotifyCommand.record(value, seq: seq, address: Self.address, service: .batteryService,
+                                             characteristic: .batteryLevel).serialized() + "\n"
         }
-        #expect(writer.line(NotifiedValue(bytes: [0x01], connection: 1, receivedAt: .milliseconds(10)), seq: 5)
-                == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"01","text":null,"seq":5,"time":"1970-01-01T00:00:00.010Z","connection":1}"#)
+        #expect(String(decoding: batch, as: UTF8.self) == expected)
+        var one: [UInt8] = []
+        writer.append(NotifiedValue(bytes: [0x01], connection: 1, receivedAt: .milliseconds(10)), seq: 5, to: &one)
+        #expect(String(decoding: one, as: UTF8.self)
+                == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"01","text":null,"seq":5,"time":"1970-01-01T00:00:00.010Z","connection":1}"# + "\n")
     }
 
     @Test func textLine() {

@@ -80,6 +80,44 @@ import DBusKit
         #expect(try await iterator.next() == nil)
     }
 
+    /// `bufferedCount` counts what `next()` returns without waiting: the events sent and not
+    /// yet read, not the end; nothing once the consumer was cancelled.
+    @Test func bufferedCountIsWhatCanBeReadWithoutWaiting() async throws {
+        let (events, channel) = SubscriptionEvents.make()
+        var iterator = events.makeAsyncIterator()
+        #expect(iterator.bufferedCount == 0)
+        for i in 1...3 { channel.yield(Self.value(i)) }
+        #expect(iterator.bufferedCount == 3)
+        #expect(try await iterator.next() == Self.value(1))
+        #expect(iterator.bufferedCount == 2)
+        channel.finish(throwing: BLEError.disconnected(BLEOperation(.notifications)))
+        #expect(iterator.bufferedCount == 2)
+        #expect(try await iterator.next() == Self.value(2))
+        #expect(try await iterator.next() == Self.value(3))
+        #expect(iterator.bufferedCount == 0)
+        await #expect(throws: BLEError.self) { _ = try await iterator.next() }
+        #expect(iterator.bufferedCount == 0)
+    }
+
+    /// A consumer whose task is cancelled reads the end, even with events waiting to be read
+    /// (an event already here is otherwise taken without a wait).
+    @Test func aCancelledConsumerReadsTheEndWithEventsWaiting() async throws {
+        let (events, channel) = SubscriptionEvents.make()
+        channel.yield(Self.value(1))
+        channel.yield(Self.value(2))
+        let consumer = Task { () -> (SubscriptionEvent?, Int) in
+            withUnsafeCurrentTask { $0?.cancel() }
+            var iterator = events.makeAsyncIterator()
+            let first = try? await iterator.next()
+            return (first ?? nil, iterator.bufferedCount)
+        }
+        let (first, left) = await consumer.value
+        #expect(first == nil)
+        #expect(left == 0)
+        var later = events.makeAsyncIterator()
+        #expect(try await later.next() == nil)
+    }
+
     /// A producer on another thread racing the consumer: every event once, in order, across the
     /// buffer's compaction.
     @Test func aBurstFromAnotherThreadArrivesWholeAndInOrder() async throws {

@@ -444,6 +444,27 @@ struct NotifyTests {
         }
     }
 
+    /// Lines are written in batches (the values read together), never held for a value that
+    /// has not come: each burst's last line is on stdout while blectl waits for the next.
+    @Test("each value's line is written before the next value arrives: a burst of 1, then of 3, each on stdout while blectl waits")
+    func writtenWithoutWaitingForTheNextValue() async throws {
+        try await Sim.with { sim in
+            let process = try await sim.launch(["notify", World.gattBattery, "2a19", "--timeout", "60"])
+            #expect(try await sim.waitForState { !$0.notifySessions.isEmpty }, "notifications never started")
+            try await sim.burst(World.gattBattery, "2a19", count: 1)
+            #expect(await process.stdoutContains("\"seq\":1,"), "the only value was not written: \(process.currentStderr)")
+            try await sim.burst(World.gattBattery, "2a19", count: 3)
+            #expect(await process.stdoutContains("\"seq\":4,"), "the burst's last value was not written: \(process.currentStderr)")
+            process.sendSignal(SIGINT)
+            let result = try await process.finish()
+            #expect(result.status == 130, "\(result.stderr)")
+            let records = result.stdout.split(separator: "\n").compactMap { J.parse(String($0)) }
+            #expect(records.map { $0["seq"]?.int ?? 0 } == [1, 2, 3, 4])
+            #expect(records.map { $0["value"]?.string ?? "" } == ["00000001", "00000001", "00000002", "00000003"])
+            try #expect(await sim.leftovers() == [])
+        }
+    }
+
     @Test("notify | head -n 1: stopped at the next value, StopNotify sent, 141")
     func closedPipe() async throws {
         try await Sim.with(faults: ["notify_every_ms": "50", "notify_every_char": "2a19"]) { sim in

@@ -101,6 +101,12 @@ struct NotifyCommand: BlectlSubcommand {
 
     /// Prints every value of the subscription, numbered from 1, and reports link losses and
     /// reconnections on stderr; returns after `--count` values.
+    ///
+    /// The lines of the values that arrived together (one read from the bus) go to stdout in
+    /// one write, made before the next wait, as a C client that drains its connection and then
+    /// writes does: a line per write(2) cost more than the rest of a value's handling (issue
+    /// 12). No line waits for a later value: the batch is written as soon as no value is left
+    /// to read, and at the end, whatever ends it.
     private static func print(_ subscription: NotificationSubscription, options: NotifyOptions, printer: Printer) async throws {
         let characteristic = subscription.characteristic
         var seq = 0
@@ -108,39 +114,69 @@ struct NotifyCommand: BlectlSubcommand {
         let listening = "receiving notifications of \(characteristic.uuid.shortString)"
         status.show(listening, detail: "0 so far")
         var json = JSONLineWriter(address: options.address, service: characteristic.service, characteristic: characteristic.uuid)
-        for try await event in subscription.events {
-            switch event {
-            case .value(let value):
-                seq += 1
-                if status.isActive { status.show(listening, detail: "\(seq) so far") }
-                switch printer.format {
-                case .json: try await printer.results([json.line(value, seq: seq)])
-                case .text:
-                    let row = text(value, seq: seq)
-                    try await printer.results(seq == 1 ? textHeader(address: options.address, characteristic: characteristic) + [row] : [row])
-                }
-                if let count = options.count, seq >= count { return }
-            case .linkLost(let connection):
-                // Without --reconnect the stream ends with the disconnection, reported as the error.
-                guard options.reconnect else { continue }
-                await diagnostic(.object([("event", .string("link_lost")), ("address", .string(options.address.description)),
-                                          ("connection", .int(connection))]),
-                                 text: "\(options.address): link lost (connection \(connection)); reconnecting", printer: printer)
-            case .reconnectFailed(let attempt, let error, let retryIn):
-                let milliseconds = Int(retryIn.components.seconds * 1000 + retryIn.components.attoseconds / 1_000_000_000_000_000)
-                await diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(options.address.description)),
-                                          ("attempt", .int(attempt)), ("retry_in_ms", .int(milliseconds)),
-                                          ("message", .string(error.description))]),
-                                 text: "\(options.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms",
-                                 printer: printer)
-            case .restored(let connection):
-                status.show(listening, detail: "\(seq) so far")
-                await diagnostic(.object([("event", .string("reconnected")), ("address", .string(options.address.description)),
-                                          ("connection", .int(connection))]),
-                                 text: "\(options.address): reconnected (connection \(connection)); notifications restored", printer: printer)
-            }
+        var pending: [UInt8] = []
+        func flush() async throws {
+            guard !pending.isEmpty else { return }
+            defer { pending.removeAll(keepingCapacity: true) }
+            try await printer.results(utf8: pending)
         }
+        var events = subscription.events.makeAsyncIterator()
+        do {
+            while true {
+                if events.bufferedCount == 0 || pending.count >= Self.batchLimit { try await flush() }
+                guard let event = try await events.next() else { break }
+                switch event {
+                case .value(let value):
+                    seq += 1
+                    if status.isActive { status.show(listening, detail: "\(seq) so far") }
+                    switch printer.format {
+                    case .json: json.append(value, seq: seq, to: &pending)
+                    case .text:
+                        let rows = seq == 1 ? textHeader(address: options.address, characteristic: characteristic) + [text(value, seq: seq)]
+                            : [text(value, seq: seq)]
+                        for row in rows {
+                            pending += row.utf8
+                            pending.append(UInt8(ascii: "\n"))
+                        }
+                    }
+                    if let count = options.count, seq >= count {
+                        try await flush()
+                        return
+                    }
+                case .linkLost(let connection):
+                    // Without --reconnect the stream ends with the disconnection, reported as the error.
+                    guard options.reconnect else { continue }
+                    try await flush()
+                    await diagnostic(.object([("event", .string("link_lost")), ("address", .string(options.address.description)),
+                                              ("connection", .int(connection))]),
+                                     text: "\(options.address): link lost (connection \(connection)); reconnecting", printer: printer)
+                case .reconnectFailed(let attempt, let error, let retryIn):
+                    try await flush()
+                    let milliseconds = Int(retryIn.components.seconds * 1000 + retryIn.components.attoseconds / 1_000_000_000_000_000)
+                    await diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(options.address.description)),
+                                              ("attempt", .int(attempt)), ("retry_in_ms", .int(milliseconds)),
+                                              ("message", .string(error.description))]),
+                                     text: "\(options.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms",
+                                     printer: printer)
+                case .restored(let connection):
+                    try await flush()
+                    status.show(listening, detail: "\(seq) so far")
+                    await diagnostic(.object([("event", .string("reconnected")), ("address", .string(options.address.description)),
+                                              ("connection", .int(connection))]),
+                                     text: "\(options.address): reconnected (connection \(connection)); notifications restored", printer: printer)
+                }
+            }
+        } catch {
+            // The end's error comes only after every value sent before it, and those are written.
+            try await flush()
+            throw error
+        }
+        try await flush()
     }
+
+    /// A batch of lines is written once it reaches this many bytes even while values are still
+    /// waiting to be read: a pipe takes a write of at most `PIPE_BUF` (4,096) bytes whole.
+    static let batchLimit = 3_072
 
     /// Writes a diagnostic from the cooperative pool: it is a blocking write to stderr, which
     /// must not hold up the session's queue (where ``print(_:options:printer:)`` runs) when
@@ -173,7 +209,6 @@ struct NotifyCommand: BlectlSubcommand {
         private let prefix: [UInt8]
         private var second: Int64 = .min
         private var dateAndTime: [UInt8] = []      // `"YYYY-MM-DDTHH:MM:SS.` of `second`
-        private var line: [UInt8] = []
 
         init(address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) {
             // The object's opening and its first three members, no closing brace.
@@ -184,8 +219,8 @@ struct NotifyCommand: BlectlSubcommand {
             ]).serialized().utf8.dropLast())
         }
 
-        mutating func line(_ value: NotifiedValue, seq: Int) -> String {
-            line.removeAll(keepingCapacity: true)
+        /// Appends the record of `value` to `line`, as one line of JSON and its newline.
+        mutating func append(_ value: NotifiedValue, seq: Int, to line: inout [UInt8]) {
             line += prefix
             line += #","value":""#.utf8
             for byte in value.bytes {
@@ -214,7 +249,7 @@ struct NotifyCommand: BlectlSubcommand {
             line += #"Z","connection":"#.utf8
             line += String(value.connection).utf8
             line.append(UInt8(ascii: "}"))
-            return String(decoding: line, as: UTF8.self)
+            line.append(UInt8(ascii: "\n"))
         }
     }
 
