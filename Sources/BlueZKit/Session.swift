@@ -280,7 +280,9 @@ public final class Session: Sendable {
 
     /// `event` without its Value when the value it carries is the echo of one of our reads.
     private static func droppingReadMirror(_ event: SessionEvent, from state: inout State) -> SessionEvent {
-        guard case .changed(let path, BlueZ.gattCharacteristicInterface, var changed, let invalidated) = event,
+        // No read of ours awaits its echo (always, in a notification stream): nothing to look up.
+        guard !state.readMirrors.isEmpty,
+              case .changed(let path, BlueZ.gattCharacteristicInterface, var changed, let invalidated) = event,
               let value = changed["Value"]?.bytes, var mirrors = state.readMirrors[path] else { return event }
         let now = ContinuousClock.now
         mirrors.removeAll { $0.expires < now }
