@@ -1,7 +1,7 @@
 """Two blectl builds side by side (issue 12: a profile before and after each change), with the
 C libdbus baseline in the same run, interleaved so that load drifts hit all three alike.
 
-    bench/ab.py BEFORE AFTER [startup,live,queued,notify,instructions]
+    bench/ab.py BEFORE AFTER [startup,live,queued,notify,instructions,notify-instructions]
 
 BEFORE and AFTER are release blectl binaries (`make build`, then copy the binary; or
 `swift build -c release ... --scratch-path DIR` at two commits). Needs CBASELINE (the C
@@ -19,6 +19,9 @@ medians and the ratios AFTER/BEFORE and AFTER/C:
 - instructions: callgrind instructions per device (bench/instructions.py's slope between
   500 and 2,000 advertisers) and instructions of `--version` and `scan --timeout 0`; these do
   not move with the machine's load.
+- notify-instructions (not in the default list): callgrind instructions per notification,
+  the slope between `notify --count 1000` and `--count 5000` at 2,000/s (the C client the
+  same), every value checked in order.
 """
 import os
 import signal
@@ -142,6 +145,28 @@ def instructions(builds):
     sim.close()
 
 
+def notify_instructions(builds):
+    import instructions as ir
+    sizes, hz = (1000, 5000), 2000
+    sim = bench.Sim(notify_every_char=streams.BATTERY, disconnect_delay_ms=0)
+    per_value = {}
+    for name in ("before", "after", "C"):
+        counts = []
+        for n in sizes:
+            argv = ([builds[name], "notify", bench.PROBE, streams.BATTERY, "--count", str(n), "--timeout", "300"]
+                    if name != "C" else [bench.CBASE, "notify", bench.PROBE, streams.BATTERY_FULL, str(n), "300"])
+            out = tempfile.NamedTemporaryFile(prefix="cg.", delete=False).name
+            c, lines, _, _ = streams.notify_run(bench, sim, ["valgrind", "--tool=callgrind", "--dump-instr=no",
+                                                             f"--callgrind-out-file={out}", *argv], n, hz)
+            ok = streams._values("C" if name == "C" else "blectl", lines) == ["%08x" % k for k in range(1, n + 1)]
+            print(f"   notify-instructions {name} {n}: rc {c.status}, all in order: {ok}", flush=True)
+            counts.append(ir._ir(out) if ok else None)
+            os.unlink(out)
+        per_value[name] = [(counts[1] - counts[0]) / (sizes[1] - sizes[0])] if None not in counts else []
+    sim.close()
+    report(f"instructions per notification (callgrind, slope {sizes[0]:,} -> {sizes[1]:,} at {hz}/s)", per_value, "instructions")
+
+
 LAST_RUSAGE = [None]
 
 
@@ -169,6 +194,8 @@ def main():
             notify(builds)
         elif measure == "instructions":
             instructions(builds)
+        elif measure == "notify-instructions":
+            notify_instructions(builds)
         else:
             sys.exit(f"unknown measure {measure}")
 
