@@ -112,7 +112,7 @@ public struct SubscriptionEvents: AsyncSequence, Sendable {
 
         /// Events received and not yet read.
         var bufferedCount: Int {
-            state.withLock { $0.cancelled ? 0 : $0.buffer.count - $0.head }
+            state.withLock { $0.buffer.count - $0.head }   // emptied when the consumer is cancelled
         }
 
         /// The next event, the end (nil, or the error once), or a wait for either.
@@ -123,7 +123,7 @@ public struct SubscriptionEvents: AsyncSequence, Sendable {
             return try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<SubscriptionEvent?, any Error>) in
                     let outcome = state.withLock { state -> Result<SubscriptionEvent?, any Error>? in
-                        if !state.cancelled, let event = state.takeBuffered() { return .success(event) }
+                        if let event = state.takeBuffered() { return .success(event) }   // none once cancelled
                         if state.cancelled { return .success(nil) }
                         if state.ended {
                             defer { state.failure = nil }
