@@ -86,11 +86,24 @@ STATIC_CXX    ?= $(if $(and $(STATIC_STDLIB),$(filter /%,$(STATIC_CXX_A))),$(abs
 # A frontend option, so it stays here rather than in Package.swift (unsafe flags would keep
 # BlueZKit from being a dependency). `make build METADATA_FLAGS=` builds without.
 METADATA_FLAGS ?= -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
-RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RELR_FLAGS) $(METADATA_FLAGS) $(if $(STATIC_CXX),-Xswiftc -L$(STATIC_CXX),)
+# The release binary's code is laid out for what the commands run (issue 12): each of blectl's
+# functions in a section of its own (-function-sections), lld places those that
+# packaging/symbol-order.txt lists first, in its order (scripts/gen-symbol-order profiles the
+# commands; `make symbol-order`), and packaging/text-layout.ld gathers the compiler's small
+# local helpers after the rest. The code a run executes then shares pages instead of touching
+# one in every few of the 6.7 MB of text, and as the kernel maps a file's pages 64 KB around each
+# fault, `scan`'s resident set is 2 MB smaller (VmHWM 10.6 -> 8.5 MB) and start-up takes 9 %
+# fewer page faults. A name the binary no longer has is skipped; the list only places code,
+# never changes it. Only with lld (RELR_FLAGS); `make build ORDER_FLAGS=` links without.
+SYMBOL_ORDER  := packaging/symbol-order.txt
+ORDER_FLAGS   ?= $(if $(findstring use-ld=lld,$(RELR_FLAGS)),-Xswiftc -Xfrontend -Xswiftc -function-sections \
+                 -Xlinker --symbol-ordering-file=$(abspath $(SYMBOL_ORDER)) -Xlinker --no-warn-symbol-ordering \
+                 -Xlinker -T -Xlinker $(abspath packaging/text-layout.ld),)
+RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RELR_FLAGS) $(ORDER_FLAGS) $(METADATA_FLAGS) $(if $(STATIC_CXX),-Xswiftc -L$(STATIC_CXX),)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
-.PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts test-install test-gateway soak demo sim-smoke bench \
+.PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts test-install test-gateway soak demo sim-smoke symbol-order bench \
         assigned-numbers check-assigned-numbers install install-debug install-sim uninstall clean distclean pkg-deps lint-man deb test-deb
 
 help: ## Show this list.
@@ -155,6 +168,11 @@ demo: build ## scan, connect, get-version, get-battery against the simulator.
 
 sim-smoke: venv ## bluetoothctl and bleak against the simulator (sim/smoke/run).
 	BLESIM_VENV="$(abspath $(VENV))" sim/smoke/run
+
+symbol-order: build ## Re-profile the commands into packaging/symbol-order.txt (needs valgrind), then relink.
+	scripts/gen-symbol-order "$(RELEASE_BIN)" $(SYMBOL_ORDER)
+	rm -f "$(RELEASE_BIN)"  # SwiftPM does not know the list is an input of the link
+	$(SWIFT_BUILD) $(RELEASE_FLAGS)
 
 bench: build venv ## Run the benchmarks (bench/run; see BENCHMARKS.md).
 	if [[ -x bench/run ]]; then \

@@ -604,6 +604,21 @@ def machine():
                                     capture_output=True, text=True).stdout.strip()}
 
 
+def code_layout():
+    """How much of packaging/symbol-order.txt the measured binary still defines (`make build`
+    lays those functions out first; a list gone stale places less code, see the Makefile)."""
+    path = os.path.join(ROOT, "packaging", "symbol-order.txt")
+    try:
+        listed = open(path).read().split()
+        out = subprocess.run(["nm", BLECTL], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    defined = {p[2] for p in (line.split() for line in out.splitlines()) if len(p) == 3}
+    sections = subprocess.run(["readelf", "-SW", BLECTL], capture_output=True, text=True).stdout
+    return {"listed": len(listed), "defined": sum(1 for n in listed if n in defined),
+            "helpers_section": ".text.helpers" in sections}
+
+
 def fmt(x, spec=".1f"):
     return "–" if x is None else format(x, spec)
 
@@ -620,6 +635,11 @@ def report():
              f"{m['swift']}; bleak {m['bleak']}; bluetoothctl {m['bluetoothctl']}; load average at start "
              f"{', '.join('%.2f' % x for x in m['loadavg_start'])}.\n")
     verdict = []
+    lay = R.get("code_layout")
+    if lay:
+        L.append(f"Code layout: {lay['defined']:,} of the {lay['listed']:,} functions packaging/symbol-order.txt lists are "
+                 f"in the binary and laid out first; compiler helpers gathered (.text.helpers): "
+                 f"{'yes' if lay['helpers_section'] else 'no'}.\n")
     s = R.get("startup")
     if s:
         L.append("### Start-up (process start to exit, median)\n")
@@ -880,6 +900,7 @@ def main():
         RESULTS.update(json.load(open(os.path.join(OUT, "results.json"))))  # add to an earlier run
     else:
         RESULTS["machine"] = machine()
+        RESULTS["code_layout"] = code_layout()
     only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,write_drain,streams,prompt,updates,instructions,floor").split(",")
     if "startup" in only:
         bench_startup()
