@@ -9,6 +9,8 @@ with packed relative relocations when lld is there), both linking libdbus as ble
   (the floor for `blectl --version`, which answers before the concurrency runtime starts);
 - floor-async: the same with an async main and one hop through a serial Dispatch queue (the
   floor for every command that talks to the bus, before any D-Bus traffic).
+Each program's peak resident set size is measured too (bench/c/maxrss.c: the peak of the
+command alone, which a Python parent cannot read), the floors of target 4's baseline RSS.
 Needs swiftc on PATH (skipped otherwise).
 """
 import os
@@ -50,6 +52,26 @@ def _static_libstdcxx_dir(b):
     return directory
 
 
+def _build_maxrss(b):
+    """bench/c/maxrss.c built into bench/out; None without gcc."""
+    if not shutil.which("gcc"):
+        return None
+    out = os.path.join(b.OUT, "maxrss")
+    subprocess.run(["gcc", "-O2", "-Wall", "-o", out, os.path.join(b.HERE, "c", "maxrss.c")], check=True)
+    return out
+
+
+def _peak_rss_kb(maxrss, argv, env):
+    """The peak resident set size of one run of argv, in KB; None when it failed."""
+    run = subprocess.run([maxrss, *argv], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    last = run.stderr.strip().splitlines()[-1:] or [""]
+    fields = dict(f.split("=", 1) for f in last[0].split() if "=" in f)
+    if run.returncode != 0 or "maxrss_kb" not in fields:
+        return None
+    return int(fields["maxrss_kb"])
+
+
 def bench_floor(b):
     b.log("== start-up floors (bench/floor)")
     if not shutil.which("swiftc"):
@@ -73,8 +95,17 @@ def bench_floor(b):
             wall, _cpu, rc, _ = b.run_once(argv, sim.env)
             fails[k] += rc != 0
             walls[k].append(wall)
+    maxrss = _build_maxrss(b)
+    peaks = {k: [] for k in cmds}
+    for _ in range(3 if b.QUICK else 11):
+        for k, argv in cmds.items():
+            if maxrss:
+                peak = _peak_rss_kb(maxrss, argv, sim.env)
+                if peak is not None:
+                    peaks[k].append(peak)
     sim.close()
-    out = {k: {"median_ms": b.med(v) * 1000, "min_ms": min(v) * 1000, "failures": fails[k], "runs": len(v)}
+    out = {k: {"median_ms": b.med(v) * 1000, "min_ms": min(v) * 1000, "failures": fails[k], "runs": len(v),
+               "peak_rss_kb": b.med(peaks[k]) if peaks[k] else None}
            for k, v in walls.items()}
     b.RESULTS["floor"] = out
     b.save()
@@ -89,11 +120,13 @@ def report_lines(b):
         return []
     c_version = r["C --version"]["median_ms"]
     c_objects = r["C objects (bus + GetManagedObjects)"]["median_ms"]
-    lines = ["### Start-up floors (bench/floor; process start to exit, median)\n",
-             "| program | median ms | min ms | / C --version | / C objects | failures |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = ["### Start-up floors (bench/floor; process start to exit, median; peak RSS, median of 11)\n",
+             "| program | median ms | min ms | / C --version | / C objects | failures | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for k, v in r.items():
+        peak = v.get("peak_rss_kb")
         lines.append(f"| {k} | {v['median_ms']:.2f} | {v['min_ms']:.2f} | {v['median_ms'] / c_version:.2f} | "
-                     f"{v['median_ms'] / c_objects:.2f} | {v['failures']}/{v['runs']} |")
+                     f"{v['median_ms'] / c_objects:.2f} | {v['failures']}/{v['runs']} | "
+                     f"{'–' if peak is None else format(peak / 1024, '.1f')} |")
     lines.append("")
     return lines
