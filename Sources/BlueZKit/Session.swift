@@ -78,11 +78,11 @@ public final class Session: Sendable {
         let operation = BLEOperation(.bus)
         let connection: BusConnection
         do {
+            // Raced on the connection's queue (no task of its own): a connection that comes
+            // after the timeout or cancellation is closed.
             connection = try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { shot in
-                Task {
-                    do {
-                        shot.succeed(try await BusConnection.connect(to: address ?? BusConnection.systemBusAddress, observer: observer))
-                    } catch { shot.fail(error) }
+                BusConnection.startConnecting(to: address ?? BusConnection.systemBusAddress, observer: observer) { result in
+                    if !shot.resolve(result), case .success(let late) = result { late.close() }
                 }
             }
         } catch {

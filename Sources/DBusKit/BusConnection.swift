@@ -86,38 +86,47 @@ public final class BusConnection: @unchecked Sendable {
     /// queue, not on a concurrency thread.
     /// - Parameter observer: told of every message sent and received after `Hello`
     ///   (``BusObserver``); nil for none.
+    /// - Throws: ``BusError/connectionFailed(name:message:)`` when the bus cannot be reached or
+    ///   refuses us.
     public static func connect(to address: String, observer: (any BusObserver)? = nil) async throws -> BusConnection {
+        try await withCheckedThrowingContinuation { continuation in
+            startConnecting(to: address, observer: observer) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// ``connect(to:observer:)`` for a caller that races it (``withOneShot(timeout:timeoutError:_:)``)
+    /// without a task of its own: `completion` runs once, on the connection's queue, with the
+    /// connection registered with the daemon and its handlers installed, or with the failure.
+    /// A caller that no longer wants the connection closes it.
+    package static func startConnecting(to address: String, observer: (any BusObserver)?,
+                                        completion: @escaping @Sendable (Result<BusConnection, any Error>) -> Void) {
         let queue = DispatchQueue(label: "blectl.dbus")
-        let opened = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<UncheckedBox<(OpaquePointer, String)>, any Error>) in
-            queue.async {
-                dbus_threads_init_default()
-                var error = DBusError()
-                dbus_error_init(&error)
-                defer { dbus_error_free(&error) }
-                guard let raw = dbus_connection_open_private(address, &error) else {
-                    continuation.resume(throwing: BusError.connectionFailed(name: Self.name(of: error), message: Self.message(of: error)))
-                    return
-                }
-                guard dbus_bus_register(raw, &error) != 0 else {
-                    let failure = BusError.connectionFailed(name: Self.name(of: error), message: Self.message(of: error))
-                    dbus_connection_close(raw)
-                    dbus_connection_unref(raw)
-                    continuation.resume(throwing: failure)
-                    return
-                }
-                dbus_connection_set_exit_on_disconnect(raw, 0)
-                let uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
-                continuation.resume(returning: UncheckedBox((raw, uniqueName)))
-            }
-        }
-        // Built here (not on the queue) so that its fields are published by the task that
-        // shares it; the libdbus set-up runs on the queue, before anything enqueued later.
-        let connection = BusConnection(raw: opened.value.0, uniqueName: opened.value.1, queue: queue, observer: observer)
         queue.async {
-            connection.observer?.observe(.connected(address: address, uniqueName: connection.uniqueName), at: .now)
+            dbus_threads_init_default()
+            var error = DBusError()
+            dbus_error_init(&error)
+            defer { dbus_error_free(&error) }
+            guard let raw = dbus_connection_open_private(address, &error) else {
+                completion(.failure(BusError.connectionFailed(name: Self.name(of: error), message: Self.message(of: error))))
+                return
+            }
+            guard dbus_bus_register(raw, &error) != 0 else {
+                let failure = BusError.connectionFailed(name: Self.name(of: error), message: Self.message(of: error))
+                dbus_connection_close(raw)
+                dbus_connection_unref(raw)
+                completion(.failure(failure))
+                return
+            }
+            dbus_connection_set_exit_on_disconnect(raw, 0)
+            let uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
+            // Set up here, on the queue, before the caller hears of it: the reading thread
+            // starts while the caller's task resumes, and whatever the caller enqueues comes
+            // after. The completion (a continuation's resumption) publishes the fields.
+            let connection = BusConnection(raw: raw, uniqueName: uniqueName, queue: queue, observer: observer)
+            connection.observer?.observe(.connected(address: address, uniqueName: uniqueName), at: .now)
             connection.installHandlers()
+            completion(.success(connection))
         }
-        return connection
     }
 
     private init(raw: OpaquePointer, uniqueName: String, queue: DispatchQueue, observer: (any BusObserver)?) {

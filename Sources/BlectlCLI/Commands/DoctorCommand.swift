@@ -84,8 +84,8 @@ struct DoctorCommand: SessionOpeningSubcommand {
         do {
             let connection = try await withOneShot(timeout: max(deadline - .now, .zero),
                                                    timeoutError: { BLEError.timedOut(operation) }) { shot in
-                Task {
-                    do { shot.succeed(try await BusConnection.connect(to: BusConnection.systemBusAddress)) } catch { shot.fail(error) }
+                BusConnection.startConnecting(to: BusConnection.systemBusAddress, observer: nil) { result in
+                    if !shot.resolve(result), case .success(let late) = result { late.close() }
                 }
             }
             connection.close()
