@@ -1,7 +1,7 @@
 """Two blectl builds side by side (issue 12: a profile before and after each change), with the
 C libdbus baseline in the same run, interleaved so that load drifts hit all three alike.
 
-    bench/ab.py BEFORE AFTER [startup,live,queued,notify,instructions,notify-instructions]
+    bench/ab.py BEFORE AFTER [startup,live,queued,notify,instructions,notify-instructions,rss]
 
 BEFORE and AFTER are release blectl binaries (`make build`, then copy the binary; or
 `swift build -c release ... --scratch-path DIR` at two commits). Needs CBASELINE (the C
@@ -22,12 +22,16 @@ medians and the ratios AFTER/BEFORE and AFTER/C:
 - notify-instructions (not in the default list): callgrind instructions per notification,
   the slope between `notify --count 1000` and `--count 5000` at 2,000/s (the C client the
   same), every value checked in order.
+- rss (not in the default list): target 4's baseline, `scan`'s peak RSS (VmHWM) with the 10
+  default devices as bench.py reads it, and the peak RSS of `--version` and `scan --timeout 0`
+  (bench/c/maxrss.c), 11 runs (AB_RSS_RUNS).
 """
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("BLECTL", "unused")
@@ -71,6 +75,39 @@ def startup(builds):
     sim.close()
     for what in ("--version", "bus"):
         report(f"start-up {what} ({runs} runs)", {n: walls[(n, what)] for n in ("before", "after", "C")}, "ms")
+
+
+def rss(builds):
+    """Target 4's baseline: `scan`'s VmHWM with the simulator's 10 default devices, read as
+    bench.py's baseline reads it (after the fifth device's line, 0.3 s on); and the peak RSS of
+    `--version` and `scan --timeout 0` (C: `--version`, `objects`) through bench/c/maxrss.c."""
+    import floor
+    maxrss = floor._build_maxrss(bench)
+    runs = int(os.environ.get("AB_RSS_RUNS", "11"))
+    sim = bench.Sim()
+    scans = {"before": [], "after": [], "C": []}
+    peaks = {(n, w): [] for n in ("before", "after", "C") for w in ("--version", "bus")}
+    for _ in range(runs):
+        for name in ("before", "after", "C"):
+            sim.reset()
+            argv = [builds[name], "scan", "--timeout", "60"] if name != "C" else [bench.CBASE, "scan", "60"]
+            c = bench.Child(argv, sim.env)
+            c.wait_lines(lambda l: b"C0:FF:EE:00:00:05" in l, 1, time.perf_counter() + 10)
+            time.sleep(0.3)
+            scans[name].append(c.hwm_kb() / 1024)
+            c.finish(signal.SIGINT)
+            for what in ("--version", "bus"):
+                if name == "C":
+                    argv = [bench.CBASE, "--version" if what == "--version" else "objects"]
+                else:
+                    argv = [builds[name], "--version"] if what == "--version" else [builds[name], "scan", "--timeout", "0"]
+                peak = floor._peak_rss_kb(maxrss, argv, sim.env) if maxrss else None
+                if peak is not None:
+                    peaks[(name, what)].append(peak / 1024)
+    sim.close()
+    report(f"peak RSS of scan, 10 devices ({runs} runs)", scans, "MB")
+    for what in ("--version", "bus"):
+        report(f"peak RSS, {what} ({runs} runs)", {n: peaks[(n, what)] for n in ("before", "after", "C")}, "MB")
 
 
 def discovery(builds, mode):
@@ -196,6 +233,8 @@ def main():
             instructions(builds)
         elif measure == "notify-instructions":
             notify_instructions(builds)
+        elif measure == "rss":
+            rss(builds)
         else:
             sys.exit(f"unknown measure {measure}")
 
