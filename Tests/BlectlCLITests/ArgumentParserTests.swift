@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import BlectlCLI
 
@@ -174,5 +175,48 @@ struct ArgumentParserTests {
         #expect(lines.last == "    " + String(repeating: "x", count: 100))
         let words = lines.joined(separator: " ").split(separator: " ").dropFirst()
         #expect(words.count == 41)
+    }
+
+    @Test("a command line builds only the declaration of the subcommand it names; help builds them all")
+    func onlyTheNamedSubcommandIsBuilt() throws {
+        let built = Mutex<[String]>([])
+        func entry(_ spec: CommandSpec) -> CommandSpec.Entry {
+            CommandSpec.Entry(name: spec.name, aliases: spec.aliases) {
+                built.withLock { $0.append(spec.name) }
+                return spec
+            }
+        }
+        let root = CommandSpec(name: "tool", abstract: "A tool.", options: [Self.verbose.spec, Self.level.spec],
+                               entries: [entry(Self.copy), entry(Self.quiet)])
+        #expect(root.hasSubcommands)
+        #expect(root.subcommandNames == ["copy", "quiet"])
+        #expect(built.withLock { $0 }.isEmpty)
+
+        guard case .parsed(let path, _) = try ArgumentParser(root: root).parse(["-v", "cp", "a"]) else {
+            Issue.record("expected a parse")
+            return
+        }
+        #expect(path.map(\.name) == ["tool", "copy"])
+        #expect(built.withLock { $0 } == ["copy"])
+        #expect(throws: UsageError("Unknown subcommand 'move'")) { try ArgumentParser(root: root).parse(["move"]) }
+        #expect(built.withLock { $0 } == ["copy"])
+
+        built.withLock { $0 = [] }
+        #expect(HelpFormatter.help(for: [root]).contains("quiet"))
+        #expect(built.withLock { $0 } == ["copy", "quiet"])
+    }
+
+    @Test("blectl's root names each subcommand as its declaration does")
+    func blectlEntriesNameTheirDeclarations() {
+        let root = BlectlCommands.root
+        #expect(root.subcommandNames == root.subcommands.map(\.name))
+        #expect(root.subcommandNames.count == Subcommands.all.count + 2)
+        for name in root.subcommandNames {
+            let spec = try? #require(root.subcommand(named: name))
+            #expect(spec?.name == name)
+            for alias in spec?.aliases ?? [] { #expect(root.subcommand(named: alias)?.name == name) }
+        }
+        #expect(root.subcommand(named: "version")?.name == "get-version")
+        #expect(root.subcommand(named: "battery")?.name == "get-battery")
     }
 }

@@ -114,7 +114,7 @@ struct ArgumentParser: Sendable {
                 continue
             }
 
-            if let current = path.last, !current.subcommands.isEmpty {
+            if let current = path.last, current.hasSubcommands {
                 if let subcommand = current.subcommand(named: token) {
                     path.append(subcommand)
                 } else {

@@ -45,12 +45,12 @@ private func invocation(for arguments: [String]) throws(UsageError) -> Invocatio
     case .parsed(let path, let values):
         if values.isSet(BlectlCommands.Global.version) { return .version }
         guard path.count > 1 else {
-            let names = root.subcommands.map(\.name).joinedAsList(conjunction: "or")
+            let names = root.subcommandNames.joinedAsList(conjunction: "or")
             throw UsageError("Missing subcommand: expected \(names)")
         }
         let leaf = path[path.count - 1]
 
-        if leaf.name == BlectlCommands.Help.command.name {
+        if leaf.name == BlectlCommands.Help.commandName {
             guard let name = try values.value(of: BlectlCommands.Help.subcommand) else {
                 return .help(HelpFormatter.help(for: [root]))
             }
@@ -60,7 +60,7 @@ private func invocation(for arguments: [String]) throws(UsageError) -> Invocatio
             return .help(HelpFormatter.help(for: [root, subcommand]))
         }
 
-        if leaf.name == BlectlCommands.Completions.command.name {
+        if leaf.name == BlectlCommands.Completions.commandName {
             let shell = try values.requiredValue(of: BlectlCommands.Completions.shell)
             return .completionScript(CompletionScript.render(for: shell, root: root))
         }

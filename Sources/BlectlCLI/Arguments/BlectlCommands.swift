@@ -40,8 +40,9 @@ enum BlectlCommands {
         static let subcommand = Argument<String>(
             "subcommand", help: "The subcommand to describe.", parser: .verbatim, optional: true
         )
+        static let commandName = "help"
         static let command = CommandSpec(
-            name: "help",
+            name: commandName,
             abstract: "Show subcommand help information.",
             arguments: [subcommand.spec],
             inheritsGlobalOptions: false
@@ -52,8 +53,9 @@ enum BlectlCommands {
         static let shell = Argument<Shell>(
             "shell", help: "The shell: \(Shell.choicesList).", parser: .choice
         )
+        static let commandName = "completions"
         static let command = CommandSpec(
-            name: "completions",
+            name: commandName,
             abstract: "Print the shell completion script for bash, zsh or fish.",
             discussion: [
                 "Completes subcommands, options, --format's values, adapter names and the addresses of the devices BlueZ knows (with their names where the shell shows descriptions), asking bluetoothd when Tab is pressed (within half a second; nothing is offered without it). make install puts the three scripts where the shells look; the man page says where to put one by hand.",
@@ -78,7 +80,10 @@ enum BlectlCommands {
         name: "blectl",
         abstract: "Probe Bluetooth LE devices through BlueZ.",
         options: [Global.adapter.spec, Global.format.spec, Global.verbose.spec, Global.quiet.spec, Global.version.spec],
-        subcommands: Subcommands.all.map { $0.command } + [Completions.command, Help.command],
+        entries: Subcommands.entries + [
+            CommandSpec.Entry(name: Completions.commandName) { Completions.command },
+            CommandSpec.Entry(name: Help.commandName) { Help.command },
+        ],
         extraSections: [exitStatus]
     )
 

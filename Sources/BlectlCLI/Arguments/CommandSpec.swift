@@ -20,13 +20,66 @@ struct CommandSpec: Sendable {
     /// Whether the ancestors' global options are accepted (and shown) here; `false`
     /// for commands such as `help` where they would mean nothing.
     var inheritsGlobalOptions = true
-    var subcommands: [CommandSpec] = []
+    /// The subcommands, by their names; each declaration is built when asked for.
+    private var entries: [Entry]
     /// Extra sections at the end of the help, such as EXIT STATUS.
     var extraSections: [HelpSection] = []
 
-    /// The subcommand called `name` or having it as an alias.
+    /// A subcommand as its parent lists it: its names at once, its whole declaration (options,
+    /// help prose) built by `declaration` when asked for. Parsing a command line builds only
+    /// the subcommand it names; help and completion scripts build them all.
+    struct Entry: Sendable {
+        var name: String
+        var aliases: [String]
+        var declaration: @Sendable () -> CommandSpec
+
+        init(name: String, aliases: [String] = [], declaration: @escaping @Sendable () -> CommandSpec) {
+            self.name = name
+            self.aliases = aliases
+            self.declaration = declaration
+        }
+
+        /// An entry for a declaration already built.
+        init(_ spec: CommandSpec) {
+            self.init(name: spec.name, aliases: spec.aliases) { spec }
+        }
+    }
+
+    init(name: String, aliases: [String] = [], abstract: String, discussion: [String] = [],
+         arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], allOrNoneGroups: [[String]] = [],
+         inheritsGlobalOptions: Bool = true, subcommands: [CommandSpec] = [], extraSections: [HelpSection] = []) {
+        self.init(name: name, aliases: aliases, abstract: abstract, discussion: discussion, arguments: arguments,
+                  options: options, allOrNoneGroups: allOrNoneGroups, inheritsGlobalOptions: inheritsGlobalOptions,
+                  entries: subcommands.map(Entry.init), extraSections: extraSections)
+    }
+
+    init(name: String, aliases: [String] = [], abstract: String, discussion: [String] = [],
+         arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], allOrNoneGroups: [[String]] = [],
+         inheritsGlobalOptions: Bool = true, entries: [Entry], extraSections: [HelpSection] = []) {
+        self.name = name
+        self.aliases = aliases
+        self.abstract = abstract
+        self.discussion = discussion
+        self.arguments = arguments
+        self.options = options
+        self.allOrNoneGroups = allOrNoneGroups
+        self.inheritsGlobalOptions = inheritsGlobalOptions
+        self.entries = entries
+        self.extraSections = extraSections
+    }
+
+    /// Every subcommand's declaration, in order (all built).
+    var subcommands: [CommandSpec] { entries.map { $0.declaration() } }
+
+    /// Whether the command has subcommands (none built).
+    var hasSubcommands: Bool { !entries.isEmpty }
+
+    /// The subcommands' canonical names, in order (none built).
+    var subcommandNames: [String] { entries.map(\.name) }
+
+    /// The subcommand called `name` or having it as an alias; only that one is built.
     func subcommand(named name: String) -> CommandSpec? {
-        subcommands.first { $0.name == name || $0.aliases.contains(name) }
+        entries.first { $0.name == name || $0.aliases.contains(name) }?.declaration()
     }
 }
 

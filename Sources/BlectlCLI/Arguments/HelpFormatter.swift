@@ -31,7 +31,7 @@ enum HelpFormatter {
             return row(label: option.helpLabel, text: text, column: textColumn)
         })
 
-        if !command.subcommands.isEmpty {
+        if command.hasSubcommands {
             var lines = ["SUBCOMMANDS:"]
             for subcommand in command.subcommands {
                 let label = ([subcommand.name] + subcommand.aliases).joined(separator: ", ")
@@ -83,7 +83,7 @@ enum HelpFormatter {
                 units.append([option.isRequired ? option.usageWord : "[" + option.usageWord + "]"])
             }
         }
-        if !command.subcommands.isEmpty { units.append(["<subcommand>"]) }
+        if command.hasSubcommands { units.append(["<subcommand>"]) }
 
         let head = prefix + commandWords
         let indent = String(repeating: " ", count: head.count + 1)

@@ -9,8 +9,9 @@ struct AdaptersCommand: BlectlSubcommand {
         default: defaultTimeout
     )
 
+    static let commandName = "adapters"
     static let command = CommandSpec(
-        name: "adapters",
+        name: commandName,
         abstract: "List the Bluetooth adapters, powered or not.",
         discussion: [
             "Prints one JSON line per adapter (org.bluez.Adapter1), ordered by object path; with --adapter, only that one (exit 69 if BlueZ has no such adapter). No adapter needs to be powered; when bluetoothd runs but has no adapter, nothing is printed and the exit status is 0.",

@@ -5,7 +5,12 @@ import BlueZKit
 /// it does, and the records it prints. Each lives in one file under `Commands/`; adding one
 /// means that file, its line in ``Subcommands/all``, its tests and its man-page section.
 protocol BlectlSubcommand: Sendable, Equatable {
-    /// The declaration: name, aliases, help prose, arguments and options.
+    /// The canonical name, `"get-version"`: ``command``'s, known without building it.
+    static var commandName: String { get }
+    /// Other names that select the subcommand, `["version"]`; none by default.
+    static var commandAliases: [String] { get }
+    /// The declaration: name, aliases, help prose, arguments and options. Built when first
+    /// asked for: a command line builds only the one it runs (``CommandSpec/Entry``).
     static var command: CommandSpec { get }
     /// Reads the matched command line through the declarations.
     /// - Throws: `UsageError` for a value that does not convert or options that conflict.
@@ -27,6 +32,7 @@ protocol BlectlSubcommand: Sendable, Equatable {
 }
 
 extension BlectlSubcommand {
+    static var commandAliases: [String] { [] }
     var address: BluetoothAddress? { nil }
     var sessionOpening: (any SessionOpeningSubcommand)? { nil }
     static var adapterRequirement: AdapterRequirement { .powered }
@@ -80,7 +86,12 @@ enum Subcommands {
 
     /// The subcommand whose canonical name is `name`.
     static func type(named name: String) -> (any BlectlSubcommand.Type)? {
-        all.first { $0.command.name == name }
+        all.first { $0.commandName == name }
+    }
+
+    /// Each subcommand as the root lists it: its names now, its declaration when asked for.
+    static var entries: [CommandSpec.Entry] {
+        all.map { type in CommandSpec.Entry(name: type.commandName, aliases: type.commandAliases) { type.command } }
     }
 }
 

@@ -2,8 +2,9 @@ import BlueZKit
 
 /// `blectl connect ADDR`: connect, resolve services, print the GATT tree, disconnect what we connected.
 struct ConnectCommand: BlectlSubcommand {
+    static let commandName = "connect"
     static let command = CommandSpec(
-        name: "connect",
+        name: commandName,
         abstract: "Connect to a device and print its GATT services.",
         discussion: [
             "Finds the device (scanning if BlueZ does not know it), connects, waits until its GATT services are resolved, prints the service tree, then disconnects, unless the device was already connected.",

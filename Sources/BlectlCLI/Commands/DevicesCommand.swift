@@ -12,8 +12,9 @@ struct DevicesCommand: BlectlSubcommand {
     static let connected = Flag("connected", help: "Only list devices that are connected.")
     static let paired = Flag("paired", help: "Only list devices that are paired. With --connected, only devices that are both.")
 
+    static let commandName = "devices"
     static let command = CommandSpec(
-        name: "devices",
+        name: commandName,
         abstract: "List the devices BlueZ knows, without scanning.",
         discussion: [
             "Prints one JSON line per device BlueZ has under the adapter, as info prints it, ordered by address: devices heard earlier and still cached, paired ones, connected ones, whether in range or not. Nothing is scanned or connected, and the adapter may be powered off; without --adapter: the first powered adapter, else the first one. With --format text, a table; its FLAGS column shows P paired, B bonded, T trusted, X blocked, C connected, R services resolved (- no, ? unknown).",

@@ -7,8 +7,9 @@ struct DisconnectCommand: BlectlSubcommand {
         help: "Give up waiting for BlueZ after this many seconds; decimals allowed."
     )
 
+    static let commandName = "disconnect"
     static let command = CommandSpec(
-        name: "disconnect",
+        name: commandName,
         abstract: "Disconnect a device, whoever connected it.",
         discussion: [
             "Asks BlueZ to disconnect the device and waits until the link is down. A device that is not connected, or that BlueZ does not know, is left alone: that is success too (was_connected false). blectl never scans for it: a device BlueZ does not know has no link to close.",

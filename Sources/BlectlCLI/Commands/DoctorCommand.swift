@@ -13,8 +13,9 @@ struct DoctorCommand: SessionOpeningSubcommand {
         parser: .seconds(allowingZero: false)
     )
 
+    static let commandName = "doctor"
     static let command = CommandSpec(
-        name: "doctor",
+        name: commandName,
         abstract: "Check the Bluetooth set-up, in order, and say what to fix.",
         discussion: [
             "Checks, in this order: bus (the system bus answers), bluetoothd (org.bluez has an owner; BlueZ's version from the adapter's Modalias), permission (the bus policy lets blectl call BlueZ), adapter (BlueZ has one; --adapter picks it), rfkill (its switch is not soft- or hard-blocked), powered, le (the adapter's Roles include central), discovery (StartDiscovery and StopDiscovery both answered). Prints one JSON object with every check's name, ok (true, false, or null when not checked because an earlier one failed), detail and hint (what to do, or null). Exits 0 when all pass, else with the status of the first that failed (69 unavailable, 77 permission denied, 124 timed out, ...), its error object on standard error. Nothing is connected; discovery runs for as long as its two calls take.",

@@ -2,8 +2,10 @@ import BlueZKit
 
 /// `blectl get-battery ADDR`: Battery1, else GATT 0x2A19, else Battery1 appearing; or the vendor protocol.
 struct GetBatteryCommand: DeviceProbe {
+    static let commandName = "get-battery"
+    static let commandAliases = ["battery"]
     static let declaration = CommandSpec(
-        name: "get-battery", aliases: ["battery"],
+        name: commandName, aliases: commandAliases,
         abstract: "Read a device's battery level.",
         discussion: [
             "Takes org.bluez.Battery1's Percentage if BlueZ has it, else reads the Battery Level (0x2A19) of the Battery Service (0x180F), else waits briefly for Battery1 to appear; a percentage from 0 to 100. With --vendor-service, --vendor-write and --vendor-notify, writes 0x02 and takes the answer 0x82 percent from notifications instead.",

@@ -2,8 +2,10 @@ import BlueZKit
 
 /// `blectl get-version ADDR`: Device Information Service 0x180A, or the vendor protocol.
 struct GetVersionCommand: DeviceProbe {
+    static let commandName = "get-version"
+    static let commandAliases = ["version"]
     static let declaration = CommandSpec(
-        name: "get-version", aliases: ["version"],
+        name: commandName, aliases: commandAliases,
         abstract: "Read a device's firmware version.",
         discussion: [
             "Reads the Device Information service (0x180A): firmware (0x2A26), hardware (0x2A27) and software (0x2A28) revisions, manufacturer (0x2A29) and model (0x2A24); absent ones are null. With --vendor-service, --vendor-write and --vendor-notify, writes 0x01 and takes the answer 0x81 major minor patch from notifications instead.",

@@ -11,8 +11,9 @@ struct InfoCommand: BlectlSubcommand {
         help: "Give up after this many seconds, scanning for a device BlueZ does not know included; decimals allowed."
     )
 
+    static let commandName = "info"
     static let command = CommandSpec(
-        name: "info",
+        name: commandName,
         abstract: "Show what BlueZ knows about a device.",
         discussion: [
             "Prints the device's org.bluez.Device1 properties (and Battery1's percentage) as one object, null where BlueZ has no value, without connecting. A device BlueZ does not know is looked for by scanning until the timeout (exit 2 if it is not heard; scanning needs a powered adapter, else exit 69); one BlueZ knows is printed even when the adapter is powered off. Without --adapter: the first powered adapter, else the first one.",

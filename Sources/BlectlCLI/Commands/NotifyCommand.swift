@@ -24,8 +24,9 @@ struct NotifyCommand: BlectlSubcommand {
         help: "When the link drops, reconnect within the timeout and go on; losses and reconnections are reported on standard error."
     )
 
+    static let commandName = "notify"
     static let command = CommandSpec(
-        name: "notify",
+        name: commandName,
         abstract: "Print the notifications of a characteristic.",
         discussion: [
             "Subscribes to the characteristic's notifications (or indications) and prints one JSON line per value as it arrives, in order, each with a sequence number from 1 and the time it was received. Ends with success at the timeout or after --count values. The timeout counts from the start: running out before the subscription is set up exits 124 naming the stage. Without --reconnect, a lost link ends the command with status 4 after the values received.",

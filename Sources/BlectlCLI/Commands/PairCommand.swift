@@ -13,8 +13,9 @@ struct PairCommand: BlectlSubcommand {
         parser: .passkey
     )
 
+    static let commandName = "pair"
     static let command = CommandSpec(
-        name: "pair",
+        name: commandName,
         abstract: "Pair with a device, and print its pairing state.",
         discussion: [
             "Finds the device (scanning if BlueZ does not know it), registers a pairing agent of blectl's own (NoInputNoOutput, or KeyboardOnly with --passkey) and asks BlueZ to pair, which connects the device if needed; a link the pairing opened is closed at the end. A device paired already is left as it is (success). A failed pairing, such as a wrong passkey, exits 77 (authentication_failed).",

@@ -13,8 +13,9 @@ struct ReadCommand: BlectlSubcommand {
         parser: .wholeNumber(in: 0...UInt16.max, unit: "bytes"), default: 0
     )
 
+    static let commandName = "read"
     static let command = CommandSpec(
-        name: "read",
+        name: commandName,
         abstract: "Read a characteristic's value.",
         discussion: [
             "Finds the device (scanning if BlueZ does not know it), connects, reads the characteristic, or with --descriptor one of its descriptors, and prints the value in hex and, when it is clean UTF-8, as text; then disconnects, unless the device was already connected. A characteristic without the read flag is refused before anything is sent.",

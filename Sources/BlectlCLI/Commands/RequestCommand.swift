@@ -32,8 +32,9 @@ struct RequestCommand: BlectlSubcommand {
         parser: .wholeNumber(in: 1...1000), default: 1
     )
 
+    static let commandName = "request"
     static let command = CommandSpec(
-        name: "request",
+        name: commandName,
         abstract: "Write a request and print the responses notified.",
         discussion: [
             "Finds the device (scanning if BlueZ does not know it), connects, subscribes to the notify characteristic, writes the request to the write characteristic, and prints the first --count notifications that start with --response-prefix, counting those that come before the write's reply; other notifications are ignored. Then stops the notifications and disconnects, unless the device was already connected. Characteristics whose flags allow no write or no notification are refused before anything is sent.",

@@ -37,8 +37,9 @@ struct ScanCommand: BlectlSubcommand {
         help: "Print a line for every advertisement update, not just the first sighting of each device."
     )
 
+    static let commandName = "scan"
     static let command = CommandSpec(
-        name: "scan",
+        name: commandName,
         abstract: "Scan for Bluetooth LE devices and print each one found.",
         discussion: [
             "Prints one JSON line per device as it is first seen during this scan, until the timeout; reaching the timeout is success, even with no device found. With --count, the scan ends with success once that many devices are printed, and reaching the timeout first exits 124. Devices BlueZ only remembers from earlier are not printed. A device must pass every kind of filter given (checked by BlueZ and again by blectl; --name and --address by blectl only). --timeout 0 connects, checks the adapter and prints nothing.",

@@ -6,8 +6,9 @@ struct UnpairCommand: BlectlSubcommand {
         default: DeviceOptions.defaultTimeout
     )
 
+    static let commandName = "unpair"
     static let command = CommandSpec(
-        name: "unpair",
+        name: commandName,
         abstract: "Remove a device and its pairing from BlueZ.",
         discussion: [
             "Asks BlueZ to remove the device (Adapter1.RemoveDevice): its pairing and keys go with it, and a connected device is disconnected first, whoever connected it. A device BlueZ does not know, because it never saw it or it was removed already, exits 2 (device_not_found); blectl does not scan for it.",

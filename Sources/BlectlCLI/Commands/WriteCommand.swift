@@ -12,8 +12,9 @@ struct WriteCommand: BlectlSubcommand {
         help: "Write without response (ATT Write Command) instead of with response; the characteristic must allow it. Required with --file."
     )
 
+    static let commandName = "write"
     static let command = CommandSpec(
-        name: "write",
+        name: commandName,
         abstract: "Write a value to a characteristic.",
         discussion: [
             "Finds the device (scanning if BlueZ does not know it), connects, writes the value with response (the device acknowledges it) or, with --without-response, without; then disconnects, unless the device was already connected. A characteristic whose flags do not allow that kind of write is refused before anything is sent (exit 3).",
