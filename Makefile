@@ -92,8 +92,8 @@ METADATA_FLAGS ?= -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-m
 # commands; `make symbol-order`), and packaging/text-layout.ld gathers the compiler's small
 # local helpers after the rest. The code a run executes then shares pages instead of touching
 # one in every few of the 6.7 MB of text, and as the kernel maps a file's pages 64 KB around each
-# fault, `scan`'s resident set is 2 MB smaller (VmHWM 10.6 -> 8.5 MB) and start-up takes 9 %
-# fewer page faults. A name the binary no longer has is skipped; the list only places code,
+# fault, `scan`'s resident set is 2 MB smaller (VmHWM 10.4 -> 8.4 MB, `bench/ab.py ... rss`) and
+# start-up takes 6 % fewer page faults. A name the binary no longer has is skipped; the list only places code,
 # never changes it. Only with lld (RELR_FLAGS); `make build ORDER_FLAGS=` links without.
 SYMBOL_ORDER  := packaging/symbol-order.txt
 ORDER_FLAGS   ?= $(if $(findstring use-ld=lld,$(RELR_FLAGS)),-Xswiftc -Xfrontend -Xswiftc -function-sections \
