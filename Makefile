@@ -69,7 +69,8 @@ SWIFT_TEST    := $(SWIFT) test --scratch-path $(SCRATCH) $(SWIFTFLAGS)
 # The release binary packs its relative relocations (DT_RELR, lld's -z pack-relative-relocs;
 # glibc 2.36+, Debian 12): the static Swift runtime leaves ~28,000 of them, which the dynamic
 # loader otherwise applies one by one at every start (LD_DEBUG=statistics: 2.9M cycles in
-# ld.so per start, 1.4M packed). `make build RELR_FLAGS=` links without.
+# ld.so per start, 1.4M packed). `make build RELR_FLAGS=` links without, and without lld: the
+# code layout (ORDER_FLAGS, below) goes too.
 RELR_FLAGS    ?= $(if $(LLD_FLAGS),$(LLD_FLAGS) -Xlinker -z -Xlinker pack-relative-relocs,)
 # The static Swift runtime is C++ and needs libstdc++; linked as a shared library, the dynamic
 # loader resolves some 1,700 of its symbols at every start (1.8M of --version's 4.5M
@@ -96,9 +97,14 @@ METADATA_FLAGS ?= -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-m
 # start-up takes 6 % fewer page faults. A name the binary no longer has is skipped; the list only places code,
 # never changes it. Only with lld (RELR_FLAGS); `make build ORDER_FLAGS=` links without.
 SYMBOL_ORDER  := packaging/symbol-order.txt
+TEXT_LAYOUT   := packaging/text-layout.ld
+# SwiftPM does not know the list and the script are inputs of the link: `build` removes the
+# binary when either is newer, so that it is linked again with them.
+RELINK_IF_LAYOUT_CHANGED = bin="$(RELEASE_BIN)"; for input in $(SYMBOL_ORDER) $(TEXT_LAYOUT); do \
+                               if [[ -e "$$bin" && "$$input" -nt "$$bin" ]]; then rm -f "$$bin"; fi; done
 ORDER_FLAGS   ?= $(if $(findstring use-ld=lld,$(RELR_FLAGS)),-Xswiftc -Xfrontend -Xswiftc -function-sections \
                  -Xlinker --symbol-ordering-file=$(abspath $(SYMBOL_ORDER)) -Xlinker --no-warn-symbol-ordering \
-                 -Xlinker -T -Xlinker $(abspath packaging/text-layout.ld),)
+                 -Xlinker -T -Xlinker $(abspath $(TEXT_LAYOUT)),)
 RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RELR_FLAGS) $(ORDER_FLAGS) $(METADATA_FLAGS) $(if $(STATIC_CXX),-Xswiftc -L$(STATIC_CXX),)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
@@ -129,6 +135,7 @@ $(VENV)/.bleak-installed:
 
 build: ## Release build of blectl (Swift runtime linked statically when available).
 	$(if $(STATIC_CXX),mkdir -p '$(STATIC_CXX)' && ln -sf '$(STATIC_CXX_A)' '$(STATIC_CXX)/libstdc++.a')
+	$(if $(ORDER_FLAGS),$(RELINK_IF_LAYOUT_CHANGED))
 	$(SWIFT_BUILD) $(RELEASE_FLAGS)
 	@echo "built $(RELEASE_BIN)"
 
@@ -169,9 +176,10 @@ demo: build ## scan, connect, get-version, get-battery against the simulator.
 sim-smoke: venv ## bluetoothctl and bleak against the simulator (sim/smoke/run).
 	BLESIM_VENV="$(abspath $(VENV))" sim/smoke/run
 
-symbol-order: build ## Re-profile the commands into packaging/symbol-order.txt (needs valgrind), then relink.
-	scripts/gen-symbol-order "$(RELEASE_BIN)" $(SYMBOL_ORDER)
-	rm -f "$(RELEASE_BIN)"  # SwiftPM does not know the list is an input of the link
+symbol-order: build ## Re-profile the commands into packaging/symbol-order.txt (needs valgrind and lld), then relink.
+	$(if $(ORDER_FLAGS),,$(error make symbol-order: the layout needs lld (ORDER_FLAGS is empty)))
+	SWIFT='$(SWIFT_BIN)' scripts/gen-symbol-order "$(RELEASE_BIN)" $(SYMBOL_ORDER)
+	$(RELINK_IF_LAYOUT_CHANGED)
 	$(SWIFT_BUILD) $(RELEASE_FLAGS)
 
 bench: build venv ## Run the benchmarks (bench/run; see BENCHMARKS.md).

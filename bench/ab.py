@@ -92,10 +92,12 @@ def rss(builds):
             sim.reset()
             argv = [builds[name], "scan", "--timeout", "60"] if name != "C" else [bench.CBASE, "scan", "60"]
             c = bench.Child(argv, sim.env)
-            c.wait_lines(lambda l: b"C0:FF:EE:00:00:05" in l, 1, time.perf_counter() + 10)
+            seen = c.wait_lines(lambda l: b"C0:FF:EE:00:00:05" in l, 1, time.perf_counter() + 10)
             time.sleep(0.3)
-            scans[name].append(c.hwm_kb() / 1024)
+            hwm = c.hwm_kb() if seen is not None else None
             c.finish(signal.SIGINT)
+            if hwm is not None:  # a scan that ended or never saw the fifth device is no sample
+                scans[name].append(hwm / 1024)
             for what in ("--version", "bus"):
                 if name == "C":
                     argv = [bench.CBASE, "--version" if what == "--version" else "objects"]

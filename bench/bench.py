@@ -637,9 +637,11 @@ def report():
     verdict = []
     lay = R.get("code_layout")
     if lay:
-        L.append(f"Code layout: {lay['defined']:,} of the {lay['listed']:,} functions packaging/symbol-order.txt lists are "
-                 f"in the binary and laid out first; compiler helpers gathered (.text.helpers): "
-                 f"{'yes' if lay['helpers_section'] else 'no'}.\n")
+        if lay["helpers_section"]:
+            L.append(f"Code layout: {lay['defined']:,} of the {lay['listed']:,} functions packaging/symbol-order.txt lists "
+                     f"are in the binary, laid out first; compiler helpers gathered (.text.helpers).\n")
+        else:
+            L.append("Code layout: none (the binary was linked without the Makefile's ORDER_FLAGS).\n")
     s = R.get("startup")
     if s:
         L.append("### Start-up (process start to exit, median)\n")

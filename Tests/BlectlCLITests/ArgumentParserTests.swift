@@ -216,6 +216,10 @@ struct ArgumentParserTests {
             #expect(spec?.name == name)
             for alias in spec?.aliases ?? [] { #expect(root.subcommand(named: alias)?.name == name) }
         }
+        for type in Subcommands.all {
+            #expect(type.commandName == type.command.name)
+            #expect(type.commandAliases == type.command.aliases)
+        }
         #expect(root.subcommand(named: "version")?.name == "get-version")
         #expect(root.subcommand(named: "battery")?.name == "get-battery")
     }

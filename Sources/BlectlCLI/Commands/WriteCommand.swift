@@ -55,7 +55,7 @@ struct WriteCommand: BlectlSubcommand {
         let withoutResponse = values.isSet(Self.withoutResponse)
         try WriteFile.checkUsage(file: file, hasValue: try values.value(of: Self.valueArgument) != nil,
                                  withoutResponse: withoutResponse, text: values.isSet(ValueInput.textFlag),
-                                 subcommand: Self.command.name)
+                                 subcommand: Self.commandName)
         if let file {
             source = .file(WriteFile(target: target, source: file, timeout: options.timeout))
         } else {
