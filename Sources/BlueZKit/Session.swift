@@ -80,11 +80,13 @@ public final class Session: Sendable {
         do {
             // Raced on the connection's queue (no task of its own): a connection that comes
             // after the timeout or cancellation is closed.
-            connection = try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { shot in
-                BusConnection.startConnecting(to: address ?? BusConnection.systemBusAddress, observer: observer) { result in
-                    if !shot.resolve(result), case .success(let late) = result { late.close() }
+            let bus = address ?? BusConnection.systemBusAddress
+            let opened = try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { shot in
+                BusConnection.startConnecting(to: bus) { result in
+                    if !shot.resolve(result), case .success(let late) = result { late.abandon() }
                 }
             }
+            connection = opened.connection(address: bus, observer: observer)
         } catch {
             throw BLEError.from(error, during: operation)
         }

@@ -89,17 +89,47 @@ public final class BusConnection: @unchecked Sendable {
     /// - Throws: ``BusError/connectionFailed(name:message:)`` when the bus cannot be reached or
     ///   refuses us.
     public static func connect(to address: String, observer: (any BusObserver)? = nil) async throws -> BusConnection {
-        try await withCheckedThrowingContinuation { continuation in
-            startConnecting(to: address, observer: observer) { continuation.resume(with: $0) }
+        let opened = try await withCheckedThrowingContinuation { continuation in
+            startConnecting(to: address) { continuation.resume(with: $0) }
+        }
+        return opened.connection(address: address, observer: observer)
+    }
+
+    /// A connection registered with the daemon (`Hello` answered) that no ``BusConnection``
+    /// serves yet: ``connection(address:observer:)`` makes one, ``abandon()`` closes it.
+    package struct Opened: Sendable {
+        fileprivate let raw: UncheckedBox<OpaquePointer>
+        fileprivate let uniqueName: String
+        fileprivate let queue: DispatchQueue
+
+        /// The connection, built by the task that will share it (so that its fields are
+        /// published by that task, not by the queue), its handlers installed on the queue
+        /// before anything the caller enqueues.
+        package func connection(address: String, observer: (any BusObserver)?) -> BusConnection {
+            let connection = BusConnection(raw: raw.value, uniqueName: uniqueName, queue: queue, observer: observer)
+            queue.async {
+                connection.observer?.observe(.connected(address: address, uniqueName: connection.uniqueName), at: .now)
+                connection.installHandlers()
+            }
+            return connection
+        }
+
+        /// Closes a connection nobody wants any more (it came after the caller's timeout).
+        package func abandon() {
+            queue.async { [raw] in
+                dbus_connection_close(raw.value)
+                dbus_connection_unref(raw.value)
+            }
         }
     }
 
     /// ``connect(to:observer:)`` for a caller that races it (``withOneShot(timeout:timeoutError:_:)``)
-    /// without a task of its own: `completion` runs once, on the connection's queue, with the
-    /// connection registered with the daemon and its handlers installed, or with the failure.
-    /// A caller that no longer wants the connection closes it.
-    package static func startConnecting(to address: String, observer: (any BusObserver)?,
-                                        completion: @escaping @Sendable (Result<BusConnection, any Error>) -> Void) {
+    /// without a task of its own: the blocking connect and `Hello` run on the connection's own
+    /// queue, and `completion` runs once, on that queue, with the registered connection or the
+    /// failure. The caller makes the ``BusConnection`` (``Opened/connection(address:observer:)``),
+    /// or, when it no longer wants it, ``Opened/abandon()``s it.
+    package static func startConnecting(to address: String,
+                                        completion: @escaping @Sendable (Result<Opened, any Error>) -> Void) {
         let queue = DispatchQueue(label: "blectl.dbus")
         queue.async {
             dbus_threads_init_default()
@@ -119,13 +149,7 @@ public final class BusConnection: @unchecked Sendable {
             }
             dbus_connection_set_exit_on_disconnect(raw, 0)
             let uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
-            // Set up here, on the queue, before the caller hears of it: the reading thread
-            // starts while the caller's task resumes, and whatever the caller enqueues comes
-            // after. The completion (a continuation's resumption) publishes the fields.
-            let connection = BusConnection(raw: raw, uniqueName: uniqueName, queue: queue, observer: observer)
-            connection.observer?.observe(.connected(address: address, uniqueName: uniqueName), at: .now)
-            connection.installHandlers()
-            completion(.success(connection))
+            completion(.success(Opened(raw: UncheckedBox(raw), uniqueName: uniqueName, queue: queue)))
         }
     }
 

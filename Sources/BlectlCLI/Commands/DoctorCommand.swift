@@ -83,13 +83,13 @@ struct DoctorCommand: SessionOpeningSubcommand {
     static func busFailure(deadline: ContinuousClock.Instant) async -> (any Error)? {
         let operation = BLEOperation(.bus)
         do {
-            let connection = try await withOneShot(timeout: max(deadline - .now, .zero),
-                                                   timeoutError: { BLEError.timedOut(operation) }) { shot in
-                BusConnection.startConnecting(to: BusConnection.systemBusAddress, observer: nil) { result in
-                    if !shot.resolve(result), case .success(let late) = result { late.close() }
+            let opened = try await withOneShot(timeout: max(deadline - .now, .zero),
+                                               timeoutError: { BLEError.timedOut(operation) }) { shot in
+                BusConnection.startConnecting(to: BusConnection.systemBusAddress) { result in
+                    if !shot.resolve(result), case .success(let late) = result { late.abandon() }
                 }
             }
-            connection.close()
+            opened.abandon()
             return nil
         } catch let error as BLEError {
             return error
