@@ -24,7 +24,7 @@ struct ArgumentParserTests {
     static let quiet = CommandSpec(name: "quiet", abstract: "No globals.", inheritsGlobalOptions: false)
     static let root = CommandSpec(
         name: "tool", abstract: "A tool.", options: [verbose.spec, level.spec],
-        subcommands: [copy, quiet]
+        entries: [.init(copy), .init(quiet)]
     )
 
     func parse(_ arguments: [String]) throws(UsageError) -> (path: [String], values: ParsedValues) {
@@ -46,7 +46,7 @@ struct ArgumentParserTests {
     @Test func requiredOptionsMustBeGivenAndShowWithoutBrackets() throws {
         let to = Option<String>("to", valueName: "place", help: "Where.", parser: .verbatim, required: true)
         let move = CommandSpec(name: "move", abstract: "Move.", arguments: [Self.source.spec], options: [to.spec, Self.tag.spec])
-        let root = CommandSpec(name: "tool", abstract: "A tool.", subcommands: [move])
+        let root = CommandSpec(name: "tool", abstract: "A tool.", entries: [.init(move)])
         #expect(throws: UsageError("Missing expected argument '--to <place>'", subcommand: "move")) {
             try ArgumentParser(root: root).parse(["move", "a"])
         }

@@ -47,15 +47,7 @@ struct CommandSpec: Sendable {
 
     init(name: String, aliases: [String] = [], abstract: String, discussion: [String] = [],
          arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], allOrNoneGroups: [[String]] = [],
-         inheritsGlobalOptions: Bool = true, subcommands: [CommandSpec] = [], extraSections: [HelpSection] = []) {
-        self.init(name: name, aliases: aliases, abstract: abstract, discussion: discussion, arguments: arguments,
-                  options: options, allOrNoneGroups: allOrNoneGroups, inheritsGlobalOptions: inheritsGlobalOptions,
-                  entries: subcommands.map(Entry.init), extraSections: extraSections)
-    }
-
-    init(name: String, aliases: [String] = [], abstract: String, discussion: [String] = [],
-         arguments: [ArgumentSpec] = [], options: [OptionSpec] = [], allOrNoneGroups: [[String]] = [],
-         inheritsGlobalOptions: Bool = true, entries: [Entry], extraSections: [HelpSection] = []) {
+         inheritsGlobalOptions: Bool = true, entries: [Entry] = [], extraSections: [HelpSection] = []) {
         self.name = name
         self.aliases = aliases
         self.abstract = abstract
