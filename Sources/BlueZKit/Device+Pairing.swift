@@ -35,7 +35,7 @@ extension Device {
     /// Paired, Bonded and Trusted as last signalled; nil when BlueZ does not know the device.
     public var pairingState: PairingState? {
         let path = path
-        return session.withCache { $0[path, BlueZ.deviceInterface].map(PairingState.init) }
+        return session.withCache { $0[path, BlueZ.deviceInterface].map { PairingState($0.dictionary) } }
     }
 
     /// Reads Paired, Bonded and Trusted from bluetoothd (Properties.GetAll of Device1), not

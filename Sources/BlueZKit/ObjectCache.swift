@@ -4,34 +4,32 @@ import DBusKit
 /// InterfacesAdded, InterfacesRemoved and PropertiesChanged into it (a pure reducer, as bleak's
 /// manager does). Only the interfaces blectl uses are kept.
 ///
-/// Device1 properties (tens of thousands of devices during a busy scan) are kept packed,
-/// one compact record per device (``PackedProperties``), and decoded when read; the other
-/// interfaces as dictionaries. Both read the same.
+/// Properties are kept packed, one compact record per object and interface (``Properties``),
+/// packed straight from the signal's wire form where DBusKit keeps it (a busy scan caches
+/// tens of thousands of devices), and decoded when read.
 public struct ObjectCache: Sendable {
-    public typealias Properties = [String: DBusValue]
-    /// path -> interface -> property -> value, Device1 excepted.
+    /// path -> interface -> properties, Device1 excepted.
     private var others: [ObjectPath: [String: Properties]] = [:]
-    /// path -> Device1 properties, packed.
-    private var devices: [ObjectPath: PackedProperties] = [:]
+    /// path -> Device1 properties (one record each, no dictionary around it).
+    private var devices: [ObjectPath: Properties] = [:]
 
     public init() {}
 
-    /// path -> interface -> property -> value: every object, decoded (a copy: reading one
-    /// object through ``subscript(_:_:)`` or ``property(_:of:on:)`` is cheaper).
+    /// path -> interface -> properties: every object (a copy: reading one object through
+    /// ``subscript(_:_:)`` or ``property(_:of:on:)`` is cheaper).
     public var objects: [ObjectPath: [String: Properties]] {
         var out = others
-        for (path, packed) in devices { out[path, default: [:]][BlueZ.deviceInterface] = packed.dictionary }
+        for (path, properties) in devices { out[path, default: [:]][BlueZ.deviceInterface] = properties }
         return out
     }
 
     public subscript(path: ObjectPath, interface: String) -> Properties? {
-        if interface == BlueZ.deviceInterface { return devices[path]?.dictionary }
+        if interface == BlueZ.deviceInterface { return devices[path] }
         return others[path]?[interface]
     }
 
     public func property(_ name: String, of path: ObjectPath, on interface: String) -> DBusValue? {
-        if interface == BlueZ.deviceInterface { return devices[path]?.value(of: name) }
-        return others[path]?[interface]?[name]
+        self[path, interface]?[name]
     }
 
     /// Whether `path` has `interface`.
@@ -42,7 +40,7 @@ public struct ObjectCache: Sendable {
     /// The device at `path` as an ``Advertisement`` (read from its packed record without
     /// decoding it); nil when there is no such device or its address is missing.
     func advertisement(at path: ObjectPath) -> Advertisement? {
-        devices[path].flatMap { Advertisement(path: path, packed: $0) }
+        devices[path].flatMap { Advertisement(path: path, packed: $0.packed) }
     }
 
     /// Paths having `interface`, sorted.
@@ -60,24 +58,24 @@ public struct ObjectCache: Sendable {
         devices.removeAll(keepingCapacity: true)
         for entry in value.dictionaryEntries ?? [] {
             guard let path = entry.key.objectPath else { continue }
-            add(path, interfaces: entry.value)
+            var interfaces = [String: Properties]()
+            for entry in entry.value.dictionaryEntries ?? [] {
+                guard let name = entry.key.string, BlueZ.cachedInterfaces.contains(name) else { continue }
+                interfaces[name, default: Properties()].fold(Properties(entry.value.stringKeyedDictionary ?? [:]), invalidated: [])
+            }
+            add(path, interfaces)
         }
     }
 
-    @discardableResult
-    private mutating func add(_ path: ObjectPath, interfaces value: DBusValue) -> [String: Properties] {
-        var added = [String: Properties]()
-        for entry in value.dictionaryEntries ?? [] {
-            guard let name = entry.key.string, BlueZ.cachedInterfaces.contains(name) else { continue }
-            let properties = entry.value.stringKeyedDictionary ?? [:]
+    /// Adds (or merges into) the object's interfaces.
+    private mutating func add(_ path: ObjectPath, _ interfaces: [String: Properties]) {
+        for (name, properties) in interfaces {
             if name == BlueZ.deviceInterface {
-                devices[path, default: PackedProperties()].merge(properties, invalidated: [])
+                devices[path, default: Properties()].fold(properties, invalidated: [])
             } else {
-                others[path, default: [:]][name, default: [:]].merge(properties) { _, new in new }
+                others[path, default: [:]][name, default: Properties()].fold(properties, invalidated: [])
             }
-            added[name] = properties
         }
-        return added
     }
 
     /// Folds one signal from org.bluez into the cache; returns the event with the values the
@@ -86,9 +84,9 @@ public struct ObjectCache: Sendable {
     public mutating func apply(_ signal: Message) -> SessionEvent? {
         switch (signal.interface, signal.member) {
         case (BlueZ.objectManager, "InterfacesAdded"):
-            guard signal.body.count >= 2, let path = signal.body[0].objectPath else { return nil }
-            let added = add(path, interfaces: signal.body[1])
-            return added.isEmpty ? nil : .added(path, interfaces: added)
+            guard let (path, added) = Self.interfacesAdded(signal), !added.isEmpty else { return nil }
+            add(path, added)
+            return .added(path, interfaces: added)
         case (BlueZ.objectManager, "InterfacesRemoved"):
             guard signal.body.count >= 2, let path = signal.body[0].objectPath,
                   let names = signal.body[1].stringArray else { return nil }
@@ -99,13 +97,11 @@ public struct ObjectCache: Sendable {
             if others[path]?.isEmpty == true { others[path] = nil }
             return removed.isEmpty ? nil : .removed(path, interfaces: removed)
         case (BlueZ.properties, "PropertiesChanged"):
-            guard signal.body.count >= 2, let path = signal.path, let interface = signal.body[0].string,
-                  let changed = signal.body[1].stringKeyedDictionary else { return nil }
-            let invalidated = signal.body.count >= 3 ? (signal.body[2].stringArray ?? []) : []
+            guard let path = signal.path, let (interface, changed, invalidated) = propertiesChanged(signal, at: path) else { return nil }
             // Folded in place, each key looked up once; nil when the object does not have the
             // interface here (the cache keeps only BlueZ.cachedInterfaces).
             let folded: Void? = interface == BlueZ.deviceInterface
-                ? devices[path]?.merge(changed, invalidated: invalidated)
+                ? devices[path]?.fold(changed, invalidated: invalidated)
                 : others[path]?[interface]?.fold(changed, invalidated: invalidated)
             guard folded != nil else { return nil }
             return .changed(path, interface: interface, changed: changed, invalidated: invalidated)
@@ -114,17 +110,64 @@ public struct ObjectCache: Sendable {
         }
     }
 
+    /// InterfacesAdded's object and the interfaces the cache keeps, with their properties;
+    /// nil when malformed.
+    private static func interfacesAdded(_ signal: Message) -> (ObjectPath, [String: Properties])? {
+        if let wire = signal.wire, wire.signature == "oa{sa{sv}}", let read = wire.withCursor(interfacesAdded) {
+            return read
+        }
+        guard signal.body.count >= 2, let path = signal.body[0].objectPath else { return nil }
+        var added = [String: Properties]()
+        for entry in signal.body[1].dictionaryEntries ?? [] {
+            guard let name = entry.key.string, BlueZ.cachedInterfaces.contains(name) else { continue }
+            added[name, default: Properties()].fold(Properties(entry.value.stringKeyedDictionary ?? [:]), invalidated: [])
+        }
+        return (path, added)
+    }
+
+    /// InterfacesAdded (`oa{sa{sv}}`) read from its wire form; nil when the bytes do not hold
+    /// one or a value cannot be packed (the decoded body is read then).
+    private static func interfacesAdded(_ cursor: inout WireCursor) -> (ObjectPath, [String: Properties])? {
+        guard let path = cursor.string(), let byteLength = cursor.uint32().map(Int.init), cursor.align(8) else { return nil }
+        let arrayEnd = cursor.offset + byteLength
+        guard arrayEnd <= cursor.end else { return nil }
+        var added = [String: Properties]()
+        while cursor.offset < arrayEnd {
+            guard cursor.align(8), let name = cursor.string() else { return nil }
+            if BlueZ.cachedInterfaces.contains(name) {
+                guard let packed = PackedProperties(wireDictionary: &cursor) else { return nil }
+                added[name, default: Properties()].fold(Properties(packed: packed), invalidated: [])
+            } else {
+                guard cursor.skipArray() else { return nil }
+            }
+        }
+        guard cursor.offset == arrayEnd, cursor.offset == cursor.end else { return nil }
+        return (ObjectPath(path), added)
+    }
+
+    /// PropertiesChanged's interface, changed properties and invalidated names; nil when
+    /// malformed, or when the cache does not keep that interface of `path` (its properties
+    /// are then not read at all).
+    private func propertiesChanged(_ signal: Message, at path: ObjectPath) -> (String, Properties, [String])? {
+        if let wire = signal.wire, wire.signature == "sa{sv}as" {
+            let read = wire.withCursor { cursor -> (String, Properties, [String])?? in
+                guard let interface = cursor.string() else { return .some(nil) }
+                guard has(path, interface) else { return .some(nil) }
+                guard let packed = PackedProperties(wireDictionary: &cursor) else { return nil }
+                guard let invalidated = cursor.stringArray(), cursor.offset == cursor.end else { return nil }
+                return (interface, Properties(packed: packed), invalidated)
+            }
+            if let read { return read }
+        }
+        guard signal.body.count >= 2, let interface = signal.body[0].string,
+              let changed = signal.body[1].stringKeyedDictionary else { return nil }
+        let invalidated = signal.body.count >= 3 ? (signal.body[2].stringArray ?? []) : []
+        return (interface, Properties(changed), invalidated)
+    }
+
     /// Forgets everything (bluetoothd left the bus).
     public mutating func clear() {
         others.removeAll()
         devices.removeAll()
-    }
-}
-
-extension ObjectCache.Properties {
-    /// PropertiesChanged's fold: `changed` replaces or adds, then `invalidated` removes.
-    fileprivate mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
-        merge(changed) { _, new in new }
-        for name in invalidated { self[name] = nil }
     }
 }

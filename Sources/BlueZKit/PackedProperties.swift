@@ -65,6 +65,82 @@ struct PackedProperties: Sendable, Equatable {
         return out
     }
 
+    /// The names of the properties, in the record's order (then those kept decoded).
+    var keys: [String] {
+        var out = [String]()
+        forEachEntry { key, _ in
+            out.append(key)
+            return true
+        }
+        out.append(contentsOf: unpacked.keys)
+        return out
+    }
+
+    /// `changed` (packed too) replaces (or adds) those properties; `invalidated` ones are
+    /// dropped (applied after `changed`, as PropertiesChanged is folded). Entries are copied
+    /// byte for byte: nothing is decoded. A record that was empty takes `changed`'s storage.
+    mutating func merge(_ changed: PackedProperties, invalidated: [String]) {
+        guard !changed.isEmpty || !invalidated.isEmpty else { return }
+        if isEmpty, invalidated.isEmpty {
+            self = changed
+            return
+        }
+        var dropped = changed.keyTokens
+        dropped.append(contentsOf: changed.unpacked.keys.map(KeyToken.init))
+        let invalidatedTokens = invalidated.map(KeyToken.init)
+        dropped.append(contentsOf: invalidatedTokens)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count + changed.bytes.count)
+        Self.appendEntries(of: bytes, to: &out, except: dropped)
+        if invalidated.isEmpty {
+            out.append(contentsOf: changed.bytes)
+        } else {
+            Self.appendEntries(of: changed.bytes, to: &out, except: invalidatedTokens)
+        }
+        bytes = out
+        if !unpacked.isEmpty || !changed.unpacked.isEmpty {
+            for key in changed.keys { unpacked[key] = nil }
+            for (key, value) in changed.unpacked { unpacked[key] = value }
+            for key in invalidated { unpacked[key] = nil }
+        }
+    }
+
+    /// A property name as the record holds it: its index in ``knownNames``, or the name.
+    fileprivate enum KeyToken: Equatable {
+        case known(UInt8)
+        case other(String)
+
+        init(_ name: String) {
+            self = PackedProperties.index(of: name).map(KeyToken.known) ?? .other(name)
+        }
+    }
+
+    /// The names of the packed entries.
+    private var keyTokens: [KeyToken] {
+        var out = [KeyToken]()
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = PackedReader(buffer: buffer)
+            while reader.offset < buffer.count {
+                out.append(reader.readKeyToken())
+                reader.skipValue()
+            }
+        }
+        return out
+    }
+
+    /// Appends the entries of the record `source` whose names are not in `except`.
+    private static func appendEntries(of source: [UInt8], to out: inout [UInt8], except: [KeyToken]) {
+        source.withUnsafeBufferPointer { buffer in
+            var reader = PackedReader(buffer: buffer)
+            while reader.offset < buffer.count {
+                let start = reader.offset
+                let token = reader.readKeyToken()
+                reader.skipValue()
+                if !except.contains(token) { out.append(contentsOf: buffer[start..<reader.offset]) }
+            }
+        }
+    }
+
     /// `changed` replaces (or adds) those properties; `invalidated` ones are dropped (applied
     /// after `changed`, as PropertiesChanged is folded).
     mutating func merge(_ changed: [String: DBusValue], invalidated: [String]) {
@@ -135,16 +211,19 @@ struct PackedProperties: Sendable, Equatable {
         }
     }
 
-    fileprivate static func key(index: UInt8) -> String? {
+    static func key(index: UInt8) -> String? {
         Int(index) < knownNames.count ? knownNames[Int(index)] : nil
     }
 
-    fileprivate static func index(of key: String) -> UInt8? { knownIndex[key] }
-    fileprivate static var other: UInt8 { otherName }
+    static func index(of key: String) -> UInt8? { knownIndex[key] }
+    static var other: UInt8 { otherName }
+
+    /// A record of already packed bytes (``PackedWriter``'s output).
+    init(bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// Appends packed keys and values.
-private struct PackedWriter {
+struct PackedWriter {
     var bytes = [UInt8]()
 
     mutating func writeKey(_ key: String) {
@@ -268,6 +347,11 @@ struct PackedReader {
         withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[start..<start + size]))) }
         offset += size
         return T(littleEndian: value)
+    }
+
+    fileprivate mutating func readKeyToken() -> PackedProperties.KeyToken {
+        let index = byte()
+        return index == PackedProperties.other ? .other(readString()) : .known(index)
     }
 
     mutating func readKey() -> String? {

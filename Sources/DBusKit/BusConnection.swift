@@ -669,16 +669,16 @@ public final class BusConnection: @unchecked Sendable {
                 if rule.arg0 == nil {
                     if rule.matches(header) { matched = true; break }
                 } else {
-                    if decoded == nil { decoded = MessageDecoder.decode(raw, header: header) }
+                    if decoded == nil { decoded = MessageDecoder.decodeSignal(raw, header: header) }
                     if rule.matches(decoded!) { matched = true; break }
                 }
             }
             guard matched else { continue }
             routed = true
-            if decoded == nil { decoded = MessageDecoder.decode(raw, header: header) }
+            if decoded == nil { decoded = MessageDecoder.decodeSignal(raw, header: header) }
             route.batch.append(decoded!)
         }
-        observer?.observe(.signal(decoded ?? MessageDecoder.decode(raw, header: header), routed: routed), at: .now)
+        observer?.observe(.signal(decoded ?? MessageDecoder.decodeSignal(raw, header: header), routed: routed), at: .now)
     }
 
     /// Tells `observer` of a reply (after the signals that came before it have gone to their

@@ -17,8 +17,20 @@ public struct Message: Sendable {
     public var errorName: String?
     /// The body's signature (`oa{sa{sv}}`).
     public var signature: String
-    /// The body, one value per top-level type in ``signature``.
-    public var body: [DBusValue]
+    /// The body, one value per top-level type in ``signature``. A received signal's body is
+    /// decoded when first read (it is kept in its wire form until then).
+    public var body: [DBusValue] {
+        get { decodedBody ?? wire?.values ?? [] }
+        set {
+            decodedBody = newValue
+            wire = nil
+        }
+    }
+    private var decodedBody: [DBusValue]?
+    /// A received signal's body in its wire form, for readers that take what they need from
+    /// the bytes; nil for a message made here, a reply, or a body the wire reader does not
+    /// take (big-endian, or carrying file descriptors), whose ``body`` is decoded.
+    package private(set) var wire: WireBody?
 
     public init(kind: Kind, serial: UInt32 = 0, replySerial: UInt32? = nil, sender: String? = nil,
                 destination: String? = nil, path: ObjectPath? = nil, interface: String? = nil,
@@ -34,7 +46,17 @@ public struct Message: Sendable {
         self.member = member
         self.errorName = errorName
         self.signature = signature
-        self.body = body
+        self.decodedBody = body
+    }
+
+    /// A received message whose body is kept in its wire form.
+    init(kind: Kind, serial: UInt32, replySerial: UInt32?, sender: String?, destination: String?,
+         path: ObjectPath?, interface: String?, member: String?, errorName: String?, signature: String,
+         wire: WireBody) {
+        self.init(kind: kind, serial: serial, replySerial: replySerial, sender: sender, destination: destination,
+                  path: path, interface: interface, member: member, errorName: errorName, signature: signature)
+        self.decodedBody = nil
+        self.wire = wire
     }
 
     /// The error's message text: the first body argument when it is a string (D-Bus convention).

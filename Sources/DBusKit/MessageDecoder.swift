@@ -15,10 +15,18 @@ enum MessageDecoder {
                member: name(dbus_message_get_member(raw)))
     }
 
-    /// The message, with the header fields ``header(_:)`` already read for it (a signal is
+    /// The signal, with the header fields ``header(_:)`` already read for it (a signal is
     /// routed on them before its body is decoded; reading them again cost a third of that).
-    static func decode(_ raw: OpaquePointer, header: Message) -> Message {
-        decode(raw, sender: header.sender, path: header.path, interface: header.interface, member: header.member)
+    /// Its body is kept in its wire form (``Message/wire``) where ``WireDecoder`` takes it,
+    /// and decoded when first read.
+    static func decodeSignal(_ raw: OpaquePointer, header: Message) -> Message {
+        guard let wire = WireDecoder.wireBody(of: raw) else {
+            return decode(raw, sender: header.sender, path: header.path, interface: header.interface, member: header.member)
+        }
+        return Message(kind: .signal, serial: dbus_message_get_serial(raw), replySerial: nil,
+                       sender: header.sender, destination: string(dbus_message_get_destination(raw)),
+                       path: header.path, interface: header.interface, member: header.member,
+                       errorName: nil, signature: wire.signature, wire: wire)
     }
 
     private static func decode(_ raw: OpaquePointer, sender: String?, path: ObjectPath?, interface: String?, member: String?) -> Message {

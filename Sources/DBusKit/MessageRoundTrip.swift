@@ -54,3 +54,25 @@ extension MessageRoundTrip {
         }
     }
 }
+
+extension MessageRoundTrip {
+    /// A signal as a connection hands a received one to its handlers: `values` encoded into a
+    /// real libdbus message, marshalled, demarshalled (libdbus validates it) and decoded as a
+    /// routed signal is, its body kept in its wire form where the wire reader takes it. Nil
+    /// when libdbus rejects the message.
+    package static func receivedSignal(path: ObjectPath, interface: String, member: String, sender: String,
+                                       _ values: [DBusValue]) throws(BusError) -> Message? {
+        guard let message = dbus_message_new_signal(path.rawValue, interface, member) else { throw .outOfMemory }
+        defer { dbus_message_unref(message) }
+        dbus_message_set_sender(message, sender)
+        try MessageEncoder.append(values, to: message)
+        dbus_message_set_serial(message, 1)
+        var buffer: UnsafeMutablePointer<CChar>? = nil
+        var length: Int32 = 0
+        guard dbus_message_marshal(message, &buffer, &length) != 0, let buffer else { throw .outOfMemory }
+        defer { dbus_free(buffer) }
+        guard let received = dbus_message_demarshal(buffer, length, nil) else { return nil }
+        defer { dbus_message_unref(received) }
+        return MessageDecoder.decodeSignal(received, header: MessageDecoder.header(received))
+    }
+}

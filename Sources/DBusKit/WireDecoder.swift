@@ -1,4 +1,5 @@
 internal import CDBus
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -19,16 +20,41 @@ import Musl
 enum WireDecoder {
     /// The values of `raw`'s body, or nil when this decoder does not take the message.
     static func body(of raw: OpaquePointer) -> [DBusValue]? {
-        guard let signature = dbus_message_get_signature(raw) else { return nil }
-        let signatureLength = strlen(signature)
-        if signatureLength == 0 { return [] }
-        let sig = UnsafeRawBufferPointer(start: signature, count: signatureLength)
-        if sig.contains(UInt8(ascii: "h")) { return nil }   // descriptors live beside the bytes
+        guard let signature = takenSignature(of: raw) else { return nil }
+        if signature.pointee == 0 { return [] }
         var buffer: UnsafeMutablePointer<CChar>? = nil
         var length: Int32 = 0
         guard dbus_message_marshal(raw, &buffer, &length) != 0, let buffer else { return nil }
         defer { dbus_free(buffer) }
         let bytes = UnsafeRawBufferPointer(start: buffer, count: Int(length))
+        guard let bounds = bodyBounds(bytes) else { return nil }
+        return values(bytes, signature: UnsafeRawBufferPointer(start: signature, count: strlen(signature)), bounds)
+    }
+
+    /// `raw`'s body kept in its wire form (decoded when first read), or nil when this decoder
+    /// does not take the message.
+    static func wireBody(of raw: OpaquePointer) -> WireBody? {
+        guard let signature = takenSignature(of: raw) else { return nil }
+        var buffer: UnsafeMutablePointer<CChar>? = nil
+        var length: Int32 = 0
+        guard dbus_message_marshal(raw, &buffer, &length) != 0, let buffer else { return nil }
+        defer { dbus_free(buffer) }
+        let source = UnsafeRawBufferPointer(start: buffer, count: Int(length))
+        guard let bounds = bodyBounds(source) else { return nil }
+        let bytes = [UInt8](source)
+        return WireBody(bytes: bytes, bodyStart: bounds.lowerBound, bodyEnd: bounds.upperBound,
+                        signature: String(cString: signature))
+    }
+
+    /// The message's signature when this decoder takes it (no Unix file descriptors: they live
+    /// beside the bytes).
+    private static func takenSignature(of raw: OpaquePointer) -> UnsafePointer<CChar>? {
+        guard let signature = dbus_message_get_signature(raw) else { return nil }
+        return strchr(signature, Int32(UInt8(ascii: "h"))) == nil ? signature : nil
+    }
+
+    /// Where the body lies in a marshalled little-endian message; nil for anything else.
+    static func bodyBounds(_ bytes: UnsafeRawBufferPointer) -> Range<Int>? {
         // Fixed header: endianness, type, flags, version, body length, serial, then the
         // header fields array (its length at 12), padded to 8; the body follows.
         guard bytes.count >= 16, bytes[0] == UInt8(ascii: "l") else { return nil }
@@ -36,12 +62,18 @@ enum WireDecoder {
         let fieldsLength = Int(bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self).littleEndian)
         let bodyStart = (16 + fieldsLength + 7) & ~7
         guard bodyStart + bodyLength <= bytes.count else { return nil }
-        var parser = WireParser(data: bytes, offset: bodyStart, end: bodyStart + bodyLength)
+        return bodyStart..<bodyStart + bodyLength
+    }
+
+    /// The values of the body at `bounds` of `bytes`, one per complete type of `sig`; nil when
+    /// the bytes do not hold exactly those.
+    static func values(_ bytes: UnsafeRawBufferPointer, signature sig: UnsafeRawBufferPointer, _ bounds: Range<Int>) -> [DBusValue]? {
+        var parser = WireCursor(data: bytes, offset: bounds.lowerBound, end: bounds.upperBound)
         var values = [DBusValue]()
         values.reserveCapacity(sig.count)   // at most one value per type code
         var i = 0
         while i < sig.count {
-            guard let typeEnd = WireParser.completeTypeEnd(sig, from: i),
+            guard let typeEnd = WireCursor.completeTypeEnd(sig, from: i),
                   let value = parser.value(sig, i, typeEnd) else { return nil }
             values.append(value)
             i = typeEnd
@@ -50,16 +82,67 @@ enum WireDecoder {
     }
 }
 
+/// A received signal's body in its wire form (the D-Bus specification, "Marshaling"): a copy of
+/// the marshalled little-endian message, read where it lies by whoever knows what it carries
+/// (BlueZKit packs Device1's properties straight from it), and decoded into ``DBusValue``s
+/// only when ``values`` is first read.
+package final class WireBody: Sendable {
+    /// The whole marshalled message: the specification's alignment counts from its first byte.
+    private let bytes: [UInt8]
+    /// Where the body lies in ``bytes``.
+    package let bodyStart: Int
+    package let bodyEnd: Int
+    /// The body's signature (`oa{sa{sv}}`).
+    package let signature: String
+    private let decoded = Mutex<[DBusValue]?>(nil)
+
+    init(bytes: [UInt8], bodyStart: Int, bodyEnd: Int, signature: String) {
+        self.bytes = bytes
+        self.bodyStart = bodyStart
+        self.bodyEnd = bodyEnd
+        self.signature = signature
+    }
+
+    /// The body's values (decoded on first read; libdbus's iterator reads them should this
+    /// decoder not take the bytes, which libdbus has validated).
+    package var values: [DBusValue] {
+        decoded.withLock { cached in
+            if let cached { return cached }
+            var signature = signature
+            let values = signature.withUTF8 { sig in
+                bytes.withUnsafeBytes { WireDecoder.values($0, signature: UnsafeRawBufferPointer(sig), bodyStart..<bodyEnd) }
+            } ?? MessageRoundTrip.demarshalAndDecode(bytes)?.body ?? []
+            cached = values
+            return values
+        }
+    }
+
+    /// Calls `body` with a cursor at the body's first byte.
+    package func withCursor<R>(_ body: (inout WireCursor) -> R) -> R {
+        bytes.withUnsafeBytes { data in
+            var cursor = WireCursor(data: data, offset: bodyStart, end: bodyEnd)
+            return body(&cursor)
+        }
+    }
+}
+
 /// Reads marshalled values; offsets count from the message's first byte, as the
-/// specification's alignment does.
-private struct WireParser {
-    let data: UnsafeRawBufferPointer
-    var offset: Int
-    let end: Int
+/// specification's alignment does. Every read checks its bounds and returns nil (or false)
+/// when the bytes do not hold what it reads.
+package struct WireCursor {
+    package let data: UnsafeRawBufferPointer
+    package var offset: Int
+    package let end: Int
+
+    init(data: UnsafeRawBufferPointer, offset: Int, end: Int) {
+        self.data = data
+        self.offset = offset
+        self.end = end
+    }
 
     /// The index just past the single complete type that starts at `i` in `sig`; nil when
     /// there is none.
-    static func completeTypeEnd(_ sig: UnsafeRawBufferPointer, from i: Int) -> Int? {
+    package static func completeTypeEnd(_ sig: UnsafeRawBufferPointer, from i: Int) -> Int? {
         guard i < sig.count else { return nil }
         switch sig[i] {
         case UInt8(ascii: "a"):
@@ -84,7 +167,7 @@ private struct WireParser {
     }
 
     /// The alignment of values of the type whose code is `code`.
-    static func alignment(of code: UInt8) -> Int {
+    package static func alignment(of code: UInt8) -> Int {
         switch code {
         case UInt8(ascii: "y"), UInt8(ascii: "g"), UInt8(ascii: "v"): 1
         case UInt8(ascii: "n"), UInt8(ascii: "q"): 2
@@ -93,14 +176,14 @@ private struct WireParser {
         }
     }
 
-    mutating func align(_ n: Int) -> Bool {
+    package mutating func align(_ n: Int) -> Bool {
         let aligned = (offset + n - 1) & ~(n - 1)
         guard aligned <= end else { return false }
         offset = aligned
         return true
     }
 
-    mutating func fixed<T: FixedWidthInteger>(_: T.Type) -> T? {
+    package mutating func fixed<T: FixedWidthInteger>(_: T.Type) -> T? {
         let size = MemoryLayout<T>.size
         guard align(size), offset + size <= end else { return nil }
         defer { offset += size }
@@ -108,14 +191,47 @@ private struct WireParser {
     }
 
     /// `s` and `o`: a 32-bit length, the UTF-8, a NUL.
-    mutating func string() -> String? {
+    package mutating func string() -> String? {
         guard let length = fixed(UInt32.self).map(Int.init), offset + length + 1 <= end else { return nil }
         defer { offset += length + 1 }
         return String(decoding: UnsafeRawBufferPointer(rebasing: data[offset..<offset + length]), as: UTF8.self)
     }
 
+    /// `q`, `u`, `t` (and the same sizes signed, and `d`, as their bit patterns): concrete
+    /// for other modules, where the generic ``fixed(_:)`` runs unspecialized.
+    package mutating func uint16() -> UInt16? { fixed(UInt16.self) }
+    package mutating func uint32() -> UInt32? { fixed(UInt32.self) }
+    package mutating func uint64() -> UInt64? { fixed(UInt64.self) }
+
+    /// `s` and `o`: the UTF-8 bytes (within `data`), without making a String.
+    package mutating func stringBytes() -> UnsafeRawBufferPointer? {
+        guard let length = fixed(UInt32.self).map(Int.init), offset + length + 1 <= end else { return nil }
+        defer { offset += length + 1 }
+        return UnsafeRawBufferPointer(rebasing: data[offset..<offset + length])
+    }
+
+    /// Steps over an array whose elements are 8-aligned (structures, dictionary entries):
+    /// its length, its padding, its bytes.
+    package mutating func skipArray() -> Bool {
+        guard let length = fixed(UInt32.self).map(Int.init), align(8), offset + length <= end else { return false }
+        offset += length
+        return true
+    }
+
+    /// `as`: the strings; nil when the bytes do not hold them.
+    package mutating func stringArray() -> [String]? {
+        guard let length = fixed(UInt32.self).map(Int.init), offset + length <= end else { return nil }
+        let arrayEnd = offset + length
+        var strings = [String]()
+        while offset < arrayEnd {
+            guard let s = string(), offset <= arrayEnd else { return nil }
+            strings.append(s)
+        }
+        return strings
+    }
+
     /// `g`: an 8-bit length, the signature, a NUL; as the bytes (within `data`).
-    mutating func signature() -> UnsafeRawBufferPointer? {
+    package mutating func signature() -> UnsafeRawBufferPointer? {
         guard offset < end else { return nil }
         let length = Int(data[offset])
         guard offset + 1 + length + 1 <= end else { return nil }
@@ -129,7 +245,7 @@ private struct WireParser {
 
     /// The value of the complete type `sig[start..<typeEnd]`; nil when the bytes do not hold
     /// one (or it holds a descriptor).
-    mutating func value(_ sig: UnsafeRawBufferPointer, _ start: Int, _ typeEnd: Int) -> DBusValue? {
+    package mutating func value(_ sig: UnsafeRawBufferPointer, _ start: Int, _ typeEnd: Int) -> DBusValue? {
         switch sig[start] {
         case UInt8(ascii: "y"):
             guard offset < end else { return nil }

@@ -27,8 +27,8 @@ struct TextFormatTests {
                                    [.init(.string("0000feed-0000-1000-8000-00805f9b34fb"), .variant(.bytes([2, 0, 0x31])))]),
         "Adapter": .objectPath("/org/bluez/hci1"),
     ]
-    static var advertisement: Advertisement { Advertisement(path: devicePath, properties: deviceProperties)! }
-    static var deviceInfo: DeviceInfo { DeviceInfo(path: devicePath, device: deviceProperties, battery: ["Percentage": .byte(73)])! }
+    static var advertisement: Advertisement { Advertisement(path: devicePath, properties: ObjectCache.Properties(deviceProperties))! }
+    static var deviceInfo: DeviceInfo { DeviceInfo(path: devicePath, device: ObjectCache.Properties(deviceProperties), battery: ["Percentage": .byte(73)])! }
     static var adapterInfo: AdapterInfo {
         AdapterInfo(path: "/org/bluez/hci1", properties: [
             "Address": .string("00:AA:01:00:00:23"), "Alias": .string("bench host"), "Powered": .boolean(true),

@@ -24,7 +24,7 @@ import Testing
     ]
 
     @Test func everyPropertyDecodedExactly() throws {
-        let info = try #require(DeviceInfo(path: Self.device, device: Self.keyboard, battery: ["Percentage": .byte(73), "Source": .string("x")]))
+        let info = try #require(DeviceInfo(path: Self.device, device: ObjectCache.Properties(Self.keyboard), battery: ["Percentage": .byte(73), "Source": .string("x")]))
         #expect(info.address == BluetoothAddress("C0:FF:EE:00:00:B1"))
         #expect(info.objectPath == Self.device)
         #expect(info.adapterPath == "/org/bluez/hci0")
@@ -75,7 +75,7 @@ import Testing
             "UUIDs": .string("180f"), "ManufacturerData": .bytes([1]), "ServiceData": .int32(0), "Adapter": .string("/org/bluez/hci9"),
         ]
         // The address falls back to the object path.
-        let info = try #require(DeviceInfo(path: Self.device, device: odd, battery: ["Percentage": .string("full")]))
+        let info = try #require(DeviceInfo(path: Self.device, device: ObjectCache.Properties(odd), battery: ["Percentage": .string("full")]))
         #expect(info.address == BluetoothAddress("C0:FF:EE:00:00:B1"))
         #expect(info.adapterPath == "/org/bluez/hci0")
         #expect(info.addressType == nil && info.name == nil && info.alias == nil)
@@ -132,8 +132,8 @@ import Testing
             for key in deviceKeys where Bool.random() { device[key] = randomValue(0) }
             var adapter = [String: DBusValue]()
             for key in adapterKeys where Bool.random() { adapter[key] = randomValue(0) }
-            if DeviceInfo(path: Self.device, device: device, battery: ["Percentage": randomValue(0)]) != nil { decoded += 1 }
-            _ = AdapterInfo(path: "/org/bluez/hci0", properties: adapter)
+            if DeviceInfo(path: Self.device, device: ObjectCache.Properties(device), battery: ["Percentage": randomValue(0)]) != nil { decoded += 1 }
+            _ = AdapterInfo(path: "/org/bluez/hci0", properties: ObjectCache.Properties(adapter))
         }
         // The address falls back to the object path, so every dictionary decodes.
         #expect(decoded == 3_000)

@@ -8,7 +8,7 @@ import DBusKit
         if let name { p["Name"] = .string(name) }
         if let rssi { p["RSSI"] = .int16(Int16(rssi)) }
         let path = "/org/bluez/hci0/dev_" + address.split(separator: ":").joined(separator: "_")
-        return Advertisement(path: ObjectPath(path), properties: p)!
+        return Advertisement(path: ObjectPath(path), properties: ObjectCache.Properties(p))!
     }
 
     @Test func setDiscoveryFilterArgumentIsLEWithExplicitDuplicateData() {

@@ -114,7 +114,7 @@ import DBusKit
             "UUIDs": .array(elementSignature: "i", [.int32(1)]), "ManufacturerData": .string("x"),
             "ServiceData": .dictionary(keySignature: "s", valueSignature: "v", [.init(.string("nonsense"), .variant(.bytes([1])))]),
         ]
-        let advertisement = try #require(Advertisement(path: Self.device, properties: weird))
+        let advertisement = try #require(Advertisement(path: Self.device, properties: ObjectCache.Properties(weird)))
         #expect(advertisement.name == nil)
         #expect(advertisement.rssi == nil)
         #expect(advertisement.uuids.isEmpty)
@@ -144,7 +144,7 @@ import DBusKit
         for _ in 0..<5_000 {
             var properties = [String: DBusValue]()
             for key in keys where Bool.random() { properties[key] = randomValue(0) }
-            if Advertisement(path: Self.device, properties: properties) != nil { decoded += 1 }
+            if Advertisement(path: Self.device, properties: ObjectCache.Properties(properties)) != nil { decoded += 1 }
             var cache = ObjectCache()
             _ = cache.apply(Self.interfacesAdded(Self.device, [BlueZ.deviceInterface: properties]))
             _ = cache.gattServices(of: Self.device)
