@@ -51,20 +51,71 @@ public struct ObjectCache: Sendable {
         return candidates.filter { path in root.map { path.isDescendant(ofOrEqualTo: $0) } ?? true }.sorted()
     }
 
-    /// Replaces the contents with a GetManagedObjects reply (`a{oa{sa{sv}}}`). Malformed
-    /// entries are skipped.
+    /// Replaces the contents with a GetManagedObjects reply's objects (`a{oa{sa{sv}}}`, the
+    /// reply's first value). Malformed entries are skipped.
     public mutating func load(managedObjects value: DBusValue) {
         others.removeAll(keepingCapacity: true)
         devices.removeAll(keepingCapacity: true)
         for entry in value.dictionaryEntries ?? [] {
             guard let path = entry.key.objectPath else { continue }
-            var interfaces = [String: Properties]()
-            for entry in entry.value.dictionaryEntries ?? [] {
-                guard let name = entry.key.string, BlueZ.cachedInterfaces.contains(name) else { continue }
-                interfaces[name, default: Properties()].fold(Properties(entry.value.stringKeyedDictionary ?? [:]), invalidated: [])
-            }
-            add(path, interfaces)
+            add(path, Self.interfaces(entry.value))
         }
+    }
+
+    /// Replaces the contents with the objects of `reply`, a GetManagedObjects reply: read from
+    /// its wire form where DBusKit kept it, else from its decoded body. Malformed entries are
+    /// skipped.
+    mutating func load(managedObjectsReply reply: Message) {
+        if let wire = reply.wire, wire.signature == "a{oa{sa{sv}}}" {
+            var objects = [(ObjectPath, [String: Properties])]()
+            let read = wire.withCursor { cursor -> Bool in
+                guard let byteLength = cursor.uint32().map(Int.init), cursor.align(8) else { return false }
+                let arrayEnd = cursor.offset + byteLength
+                guard arrayEnd <= cursor.end else { return false }
+                while cursor.offset < arrayEnd {
+                    guard cursor.align(8), let path = cursor.string(), let interfaces = Self.interfaces(&cursor) else { return false }
+                    objects.append((ObjectPath(path), interfaces))
+                }
+                return cursor.offset == arrayEnd && arrayEnd == cursor.end
+            }
+            if read {
+                others.removeAll(keepingCapacity: true)
+                devices.removeAll(keepingCapacity: true)
+                for (path, interfaces) in objects { add(path, interfaces) }
+                return
+            }
+        }
+        load(managedObjects: reply.body.first ?? .array(elementSignature: "y", []))
+    }
+
+    /// The interfaces of an `a{sa{sv}}` (InterfacesAdded's, or an object's in GetManagedObjects)
+    /// that the cache keeps, with their properties.
+    private static func interfaces(_ value: DBusValue) -> [String: Properties] {
+        var interfaces = [String: Properties]()
+        for entry in value.dictionaryEntries ?? [] {
+            guard let name = entry.key.string, BlueZ.cachedInterfaces.contains(name) else { continue }
+            interfaces[name, default: Properties()].fold(Properties(entry.value.stringKeyedDictionary ?? [:]), invalidated: [])
+        }
+        return interfaces
+    }
+
+    /// The same, read from the wire form (the cursor at the array's length); nil when the bytes
+    /// do not hold one or a value cannot be packed.
+    private static func interfaces(_ cursor: inout WireCursor) -> [String: Properties]? {
+        guard let byteLength = cursor.uint32().map(Int.init), cursor.align(8) else { return nil }
+        let arrayEnd = cursor.offset + byteLength
+        guard arrayEnd <= cursor.end else { return nil }
+        var interfaces = [String: Properties]()
+        while cursor.offset < arrayEnd {
+            guard cursor.align(8), let name = cursor.string() else { return nil }
+            if BlueZ.cachedInterfaces.contains(name) {
+                guard let packed = PackedProperties(wireDictionary: &cursor) else { return nil }
+                interfaces[name, default: Properties()].fold(Properties(packed: packed), invalidated: [])
+            } else {
+                guard cursor.skipArray() else { return nil }
+            }
+        }
+        return cursor.offset == arrayEnd ? interfaces : nil
     }
 
     /// Adds (or merges into) the object's interfaces.
@@ -111,38 +162,16 @@ public struct ObjectCache: Sendable {
     }
 
     /// InterfacesAdded's object and the interfaces the cache keeps, with their properties;
-    /// nil when malformed.
+    /// nil when malformed. Read from the wire form where DBusKit kept it.
     private static func interfacesAdded(_ signal: Message) -> (ObjectPath, [String: Properties])? {
-        if let wire = signal.wire, wire.signature == "oa{sa{sv}}", let read = wire.withCursor(interfacesAdded) {
+        if let wire = signal.wire, wire.signature == "oa{sa{sv}}", let read = wire.withCursor({ cursor -> (ObjectPath, [String: Properties])? in
+            guard let path = cursor.string(), let interfaces = interfaces(&cursor), cursor.offset == cursor.end else { return nil }
+            return (ObjectPath(path), interfaces)
+        }) {
             return read
         }
         guard signal.body.count >= 2, let path = signal.body[0].objectPath else { return nil }
-        var added = [String: Properties]()
-        for entry in signal.body[1].dictionaryEntries ?? [] {
-            guard let name = entry.key.string, BlueZ.cachedInterfaces.contains(name) else { continue }
-            added[name, default: Properties()].fold(Properties(entry.value.stringKeyedDictionary ?? [:]), invalidated: [])
-        }
-        return (path, added)
-    }
-
-    /// InterfacesAdded (`oa{sa{sv}}`) read from its wire form; nil when the bytes do not hold
-    /// one or a value cannot be packed (the decoded body is read then).
-    private static func interfacesAdded(_ cursor: inout WireCursor) -> (ObjectPath, [String: Properties])? {
-        guard let path = cursor.string(), let byteLength = cursor.uint32().map(Int.init), cursor.align(8) else { return nil }
-        let arrayEnd = cursor.offset + byteLength
-        guard arrayEnd <= cursor.end else { return nil }
-        var added = [String: Properties]()
-        while cursor.offset < arrayEnd {
-            guard cursor.align(8), let name = cursor.string() else { return nil }
-            if BlueZ.cachedInterfaces.contains(name) {
-                guard let packed = PackedProperties(wireDictionary: &cursor) else { return nil }
-                added[name, default: Properties()].fold(Properties(packed: packed), invalidated: [])
-            } else {
-                guard cursor.skipArray() else { return nil }
-            }
-        }
-        guard cursor.offset == arrayEnd, cursor.offset == cursor.end else { return nil }
-        return (ObjectPath(path), added)
+        return (path, interfaces(signal.body[1]))
     }
 
     /// PropertiesChanged's interface, changed properties and invalidated names; nil when

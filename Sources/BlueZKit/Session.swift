@@ -145,7 +145,7 @@ public final class Session: Sendable {
                             }
                         } else if index == objectsCall {
                             self?.withEvents { state, _ in
-                                state.cache.load(managedObjects: reply.body.first ?? .array(elementSignature: "y", []))
+                                state.cache.load(managedObjectsReply: reply)
                             }
                         }
                         if left.withLock({ left in left -= 1; return left == 0 }) { shot.succeed(()) }
@@ -224,7 +224,7 @@ public final class Session: Sendable {
             guard case .success(let reply) = result else { return }
             self?.withEvents { state, emit in
                 guard state.ended == nil, reply.sender == state.bluezOwner else { return }
-                state.cache.load(managedObjects: reply.body.first ?? .array(elementSignature: "y", []))
+                state.cache.load(managedObjectsReply: reply)
                 emit(.loaded, state)
             }
         }

@@ -17,18 +17,12 @@ enum MessageDecoder {
 
     /// The signal, with the header fields ``header(_:)`` already read for it (a signal is
     /// routed on them before its body is decoded; reading them again cost a third of that).
-    /// Its body is kept in its wire form (``Message/wire``) where ``WireDecoder`` takes it,
-    /// and decoded when first read.
     static func decodeSignal(_ raw: OpaquePointer, header: Message) -> Message {
-        guard let wire = WireDecoder.wireBody(of: raw) else {
-            return decode(raw, sender: header.sender, path: header.path, interface: header.interface, member: header.member)
-        }
-        return Message(kind: .signal, serial: dbus_message_get_serial(raw), replySerial: nil,
-                       sender: header.sender, destination: string(dbus_message_get_destination(raw)),
-                       path: header.path, interface: header.interface, member: header.member,
-                       errorName: nil, signature: wire.signature, wire: wire)
+        decode(raw, sender: header.sender, path: header.path, interface: header.interface, member: header.member)
     }
 
+    /// The message; its body kept in its wire form (``Message/wire``) where ``WireDecoder``
+    /// takes it, and decoded when first read, else decoded now.
     private static func decode(_ raw: OpaquePointer, sender: String?, path: ObjectPath?, interface: String?, member: String?) -> Message {
         let kind: Message.Kind
         switch Int32(dbus_message_get_type(raw)) {
@@ -38,18 +32,26 @@ enum MessageDecoder {
         default: kind = .signal
         }
         let replySerial = dbus_message_get_reply_serial(raw)
+        let serial = dbus_message_get_serial(raw)
+        let destination = string(dbus_message_get_destination(raw))
+        let errorName = string(dbus_message_get_error_name(raw))
+        if let wire = WireDecoder.wireBody(of: raw) {
+            return Message(kind: kind, serial: serial, replySerial: replySerial == 0 ? nil : replySerial,
+                           sender: sender, destination: destination, path: path, interface: interface, member: member,
+                           errorName: errorName, signature: wire.signature, wire: wire)
+        }
         return Message(
             kind: kind,
-            serial: dbus_message_get_serial(raw),
+            serial: serial,
             replySerial: replySerial == 0 ? nil : replySerial,
             sender: sender,
-            destination: string(dbus_message_get_destination(raw)),
+            destination: destination,
             path: path,
             interface: interface,
             member: member,
-            errorName: string(dbus_message_get_error_name(raw)),
+            errorName: errorName,
             signature: string(dbus_message_get_signature(raw)) ?? "",
-            body: body(of: raw)
+            body: iteratorBody(of: raw)
         )
     }
 

@@ -123,6 +123,28 @@ import DBusKit
         }
     }
 
+    @Test func managedObjectsLoadTheSameBothWays() throws {
+        let adapter = ObjectPath("/org/bluez/hci0")
+        let objects = FakeBlueZ.managedObjects([
+            Self.device: [BlueZ.deviceInterface: PackedPropertiesTests.device1, BlueZ.batteryInterface: ["Percentage": .byte(80)],
+                          "org.bluez.NotCached1": ["X": .int32(1)]],
+            adapter: [BlueZ.adapterInterface: ["Powered": .boolean(true), "Address": .string("00:AA:01:00:00:23")]],
+            ObjectPath("/org/bluez"): ["org.bluez.AgentManager1": [:]],
+        ])
+        let (wire, decoded) = try Self.bothWays(ObjectPath("/"), BlueZ.objectManager, "GetManagedObjects", [objects])
+        #expect(wire.wire != nil)
+        var fromWire = ObjectCache()
+        fromWire.load(managedObjectsReply: wire)
+        var fromValues = ObjectCache()
+        fromValues.load(managedObjectsReply: decoded)
+        #expect(fromWire.objects == fromValues.objects)
+        #expect(fromWire.objects.count == 2)
+        #expect(fromWire.property("Percentage", of: Self.device, on: BlueZ.batteryInterface) == .byte(80))
+        #expect(fromWire.property("Powered", of: adapter, on: BlueZ.adapterInterface) == .boolean(true))
+        #expect(fromWire[Self.device, BlueZ.deviceInterface]?.dictionary == PackedPropertiesTests.device1.mapValues(\.unwrapped))
+        #expect(fromWire[Self.device, "org.bluez.NotCached1"] == nil)
+    }
+
     @Test func aFileDescriptorLeavesTheSignalToTheDecodedPath() throws {
         // libdbus cannot marshal a descriptor into bytes, so the wire reader never sees one; a
         // signal carrying one is read decoded, and a descriptor among values made here stays

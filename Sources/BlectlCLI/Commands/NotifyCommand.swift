@@ -129,7 +129,7 @@ struct NotifyCommand: BlectlSubcommand {
                 switch event {
                 case .value(let value):
                     seq += 1
-                    if status.isActive { status.show(listening, detail: "\(seq) so far") }
+                    status.show(listening, detail: "\(seq) so far")
                     switch printer.format {
                     case .json: json.append(value, seq: seq, to: &pending)
                     case .text:

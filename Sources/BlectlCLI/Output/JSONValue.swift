@@ -1,7 +1,10 @@
 /// A JSON value with object keys kept in the order written, so output is stable and
 /// readable. Serialization follows RFC 8259: strings escape `"`, `\` and every control
 /// character, so any device name (control characters included) gives valid JSON.
-public indirect enum JSONValue: Sendable, Equatable {
+///
+/// Not `indirect`: arrays and objects hold their values in their own buffers already, and a
+/// boxed case cost an allocation per value (a scan line has fourteen; issue 12).
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int)

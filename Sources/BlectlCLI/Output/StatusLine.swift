@@ -65,9 +65,12 @@ final class StatusLine: Sendable {
     }
 
     /// Says what blectl is doing now: `phase` (`connecting to C0:FF:EE:00:00:01`), with
-    /// `detail` after a colon (`12 devices`). The elapsed time restarts when `phase` changes.
-    func show(_ phase: String, detail: String? = nil) {
+    /// `detail` after a colon (`12 devices`; made only when the line is shown, so a scan or a
+    /// notification stream without a terminal builds no text per batch). The elapsed time
+    /// restarts when `phase` changes.
+    func show(_ phase: String, detail: @autoclosure () -> String? = nil) {
         guard isActive else { return }
+        let detail = detail()
         state.withLock { state in
             if state.phase != phase {
                 state.phase = phase
