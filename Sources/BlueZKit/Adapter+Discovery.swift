@@ -8,6 +8,9 @@ extension Adapter {
     /// UUIDs or the name) separately, so a device first seen without them gets them as a
     /// later change; the filters are checked again then.
     static let advertisingDataProperties: Set<String> = ["UUIDs", "Name"]
+    /// The two sets as bits of the packed record's known names (all of them are Device1's).
+    private static let sightingMask = PackedProperties.knownMask(sightingProperties)
+    private static let advertisingDataMask = PackedProperties.knownMask(advertisingDataProperties)
 
     /// Runs `body` while this adapter discovers LE devices, then stops discovery.
     ///
@@ -160,8 +163,8 @@ extension Adapter {
             case .added(let path, let interfaces):
                 if interfaces[BlueZ.deviceInterface] != nil, path.isChild(of: adapterPath) { sighted = path }
             case .changed(let path, BlueZ.deviceInterface, let changed, _) where path.isChild(of: adapterPath):
-                if changed.keys.contains(where: Adapter.sightingProperties.contains)
-                    || (changed.keys.contains(where: Adapter.advertisingDataProperties.contains) && scan.withLock { $0.heard.contains(path) }) {
+                if changed.packed.hasAnyKnown(Adapter.sightingMask)
+                    || (changed.packed.hasAnyKnown(Adapter.advertisingDataMask) && scan.withLock { $0.heard.contains(path) }) {
                     sighted = path
                 }
             case .changed(adapterPath, BlueZ.adapterInterface, let changed, _):

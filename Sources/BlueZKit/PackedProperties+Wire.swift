@@ -48,29 +48,25 @@ extension PackedProperties {
 }
 
 extension PackedWriter {
-    /// The known names' UTF-8, one after another, and where each starts (`offsets[i]` to
-    /// `offsets[i + 1]`): a key read from the wire is looked up without making a String.
-    private static let knownUTF8: (bytes: [UInt8], offsets: [Int]) = {
-        var bytes = [UInt8]()
-        var offsets = [0]
-        for name in PackedProperties.knownNames {
-            bytes.append(contentsOf: name.utf8)
-            offsets.append(bytes.count)
-        }
-        return (bytes, offsets)
-    }()
+    /// Each known name's length, first and last byte in one word (no two names share one),
+    /// so a key read from the wire is looked up without making a String of it.
+    private static let knownWords: [UInt32] = PackedProperties.knownNames.map { word(Array($0.utf8)) }
+    private static let knownUTF8: [[UInt8]] = PackedProperties.knownNames.map { Array($0.utf8) }
+
+    private static func word(_ utf8: some Collection<UInt8>) -> UInt32 {
+        guard let first = utf8.first else { return 0 }
+        var last = first
+        for byte in utf8 { last = byte }
+        return UInt32(truncatingIfNeeded: utf8.count) << 16 | UInt32(first) << 8 | UInt32(last)
+    }
 
     /// The index in ``PackedProperties/knownNames`` of the name whose UTF-8 is `utf8`.
     static func knownIndex(utf8: UnsafeRawBufferPointer) -> UInt8? {
-        let table = knownUTF8
-        return table.bytes.withUnsafeBytes { names -> UInt8? in
-            for i in 0..<table.offsets.count - 1 {
-                let start = table.offsets[i]
-                guard table.offsets[i + 1] - start == utf8.count else { continue }
-                if utf8.isEmpty || memcmp(names.baseAddress! + start, utf8.baseAddress!, utf8.count) == 0 { return UInt8(i) }
-            }
-            return nil
-        }
+        guard !utf8.isEmpty, utf8.count < 0x100 else { return nil }
+        let word = UInt32(utf8.count) << 16 | UInt32(utf8[0]) << 8 | UInt32(utf8[utf8.count - 1])
+        guard let index = knownWords.firstIndex(of: word) else { return nil }
+        let same = knownUTF8[index].withUnsafeBytes { memcmp($0.baseAddress!, utf8.baseAddress!, utf8.count) == 0 }
+        return same ? UInt8(index) : nil
     }
 
     /// Appends the key whose UTF-8 is `utf8`; returns its index in ``PackedProperties/knownNames``

@@ -85,6 +85,9 @@ struct PackedProperties: Sendable, Equatable {
             self = changed
             return
         }
+        // One value replaced by one of the same encoded size (an RSSI, a flag): in place, with
+        // no new buffer (`scan --updates` folds one per advertisement).
+        if invalidated.isEmpty, changed.unpacked.isEmpty, replaceInPlace(with: changed.bytes) { return }
         var dropped = changed.keyTokens
         dropped.append(contentsOf: changed.unpacked.keys.map(KeyToken.init))
         let invalidatedTokens = invalidated.map(KeyToken.init)
@@ -103,6 +106,46 @@ struct PackedProperties: Sendable, Equatable {
             for (key, value) in changed.unpacked { unpacked[key] = value }
             for key in invalidated { unpacked[key] = nil }
         }
+    }
+
+    /// When `entry` is exactly one entry whose name this record has, with a value of the same
+    /// encoded size: overwrites that entry's bytes and returns true; else changes nothing.
+    private mutating func replaceInPlace(with entry: [UInt8]) -> Bool {
+        let target: (token: KeyToken, range: Range<Int>)? = entry.withUnsafeBufferPointer { buffer in
+            var reader = PackedReader(buffer: buffer)
+            let token = reader.readKeyToken()
+            reader.skipValue()
+            return reader.offset == buffer.count ? (token, 0..<buffer.count) : nil
+        }
+        guard let target else { return false }
+        let found: Range<Int>? = bytes.withUnsafeBufferPointer { buffer in
+            var reader = PackedReader(buffer: buffer)
+            while reader.offset < buffer.count {
+                let start = reader.offset
+                let token = reader.readKeyToken()
+                reader.skipValue()
+                if token == target.token { return start..<reader.offset }
+            }
+            return nil
+        }
+        guard let found, found.count == target.range.count else { return false }
+        bytes.replaceSubrange(found, with: entry)
+        return true
+    }
+
+    /// Whether the record has a property whose index in ``knownNames`` is set in `mask`
+    /// (bit `1 << index`; see ``knownMask(_:)``), without decoding any name.
+    func hasAnyKnown(_ mask: UInt64) -> Bool {
+        var found = false
+        forEachKnownEntry { index, _ in
+            if mask & (1 << UInt64(index)) != 0 { found = true }
+        }
+        return found
+    }
+
+    /// The bits ``hasAnyKnown(_:)`` takes for `names` (names that are not known have none).
+    static func knownMask(_ names: some Sequence<String>) -> UInt64 {
+        names.reduce(0) { mask, name in index(of: name).map { mask | 1 << UInt64($0) } ?? mask }
     }
 
     /// A property name as the record holds it: its index in ``knownNames``, or the name.

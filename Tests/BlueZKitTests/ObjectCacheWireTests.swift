@@ -54,6 +54,20 @@ import DBusKit
         }
     }
 
+    @Test func everyKnownNameIsFoundByItsBytesAndNoOther() {
+        func index(_ name: String) -> UInt8? {
+            var name = name
+            return name.withUTF8 { PackedWriter.knownIndex(utf8: UnsafeRawBufferPointer($0)) }
+        }
+        for (i, name) in PackedProperties.knownNames.enumerated() {
+            #expect(index(name) == UInt8(i), "\(name)")
+        }
+        // Same length, first and last byte as a known name, or a prefix of one: not it.
+        for other in ["", "A", "Adress", "AddrXss", "RSXI", "Names", "ServiceDatX", "ServicesResolvedX"] {
+            #expect(index(other) == nil, "\(other)")
+        }
+    }
+
     @Test func receivedSignalsKeepTheirWireForm() throws {
         let (wire, decoded) = try Self.bothWays(Self.device, BlueZ.properties, "PropertiesChanged",
                                                 Self.changed(BlueZ.deviceInterface, ["RSSI": .int16(-60)], invalidated: []))

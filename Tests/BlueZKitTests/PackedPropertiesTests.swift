@@ -74,6 +74,34 @@ import DBusKit
         #expect(packed.value(of: "Address") == .string("C0:FF:EE:00:00:01"))
     }
 
+    @Test func aValueOfTheSameSizeIsReplacedInPlaceAsAnyOtherMergeWouldReplaceIt() {
+        var values = Self.device1
+        var record = PackedProperties(values)
+        for (name, value) in [("RSSI", DBusValue.int16(-20)), ("Connected", .boolean(false)), ("FutureProperty", .variant(.array(elementSignature: "x", [.int64(1), .int64(2)]))),
+                              ("Name", .string("same length? no")), ("RSSI", .int32(5)), ("Brand new", .byte(1))] {
+            record.merge(PackedProperties([name: value]), invalidated: [])
+            values[name] = value
+            #expect(record.dictionary == values, "\(name)")
+        }
+        // In place: the entry keeps its position (a merge that rebuilds appends it last).
+        var inPlace = PackedProperties(["RSSI": .int16(-1), "Name": .string("x")])
+        let firstKey = inPlace.keys.first
+        inPlace.merge(PackedProperties([firstKey!: firstKey == "RSSI" ? .int16(-2) : .string("y")]), invalidated: [])
+        #expect(inPlace.keys.first == firstKey)
+    }
+
+    @Test func knownNamesAreFoundByTheirBits() {
+        let record = PackedProperties(["RSSI": .int16(-1), "Other": .byte(1)])
+        #expect(record.hasAnyKnown(PackedProperties.knownMask(["RSSI"])))
+        #expect(record.hasAnyKnown(PackedProperties.knownMask(["TxPower", "RSSI"])))
+        #expect(!record.hasAnyKnown(PackedProperties.knownMask(["TxPower", "Name"])))
+        #expect(!record.hasAnyKnown(PackedProperties.knownMask(["Other"])))   // not a known name: no bit
+        // Every name the scan watches for is a known one (a renamed one would never match).
+        for names in [Adapter.sightingProperties, Adapter.advertisingDataProperties] {
+            #expect(PackedProperties.knownMask(names).nonzeroBitCount == names.count)
+        }
+    }
+
     @Test func fileDescriptorsStayDecoded() {
         var packed = PackedProperties(["Address": .string("C0:FF:EE:00:00:01"), "Fd": .unixFD(UnixFileDescriptor(owning: -1))])
         #expect(packed.value(of: "Fd")?.unixFD != nil)
