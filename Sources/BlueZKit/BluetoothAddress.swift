@@ -18,10 +18,30 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
     ///   exactly 17 ASCII characters `XX:XX:XX:XX:XX:XX` (no spaces, no `-`, no other
     ///   separators, no missing leading zeros).
     public init?(_ string: String) {
+        // BlueZ sends addresses in canonical form already: kept as they are (no copy).
+        if Self.isCanonical(string) {
+            description = string
+            return
+        }
         guard let canonical = Self.canonicalize(string.utf8, separator: UInt8(ascii: ":")) else {
             return nil
         }
         description = canonical
+    }
+
+    /// Whether `string` is six uppercase hex pairs separated by `:`.
+    private static func isCanonical(_ string: String) -> Bool {
+        string.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count == 17 else { return false }
+            for (offset, byte) in bytes.enumerated() {
+                if offset % 3 == 2 {
+                    guard byte == UInt8(ascii: ":") else { return false }
+                } else {
+                    guard uppercaseHexDigit(byte) == byte else { return false }
+                }
+            }
+            return true
+        } ?? false
     }
 
     /// Parses the device address out of a BlueZ device object path.
@@ -91,18 +111,20 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible {
         _ bytes: Bytes, separator: UInt8
     ) -> String? {
         guard bytes.count == 17 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(17)
-        for (offset, byte) in bytes.enumerated() {
-            if offset % 3 == 2 {
-                guard byte == separator else { return nil }
-                out.append(UInt8(ascii: ":"))
-            } else {
-                guard let upper = uppercaseHexDigit(byte) else { return nil }
-                out.append(upper)
+        var valid = true
+        let canonical = String(unsafeUninitializedCapacity: 17) { out in
+            for (offset, byte) in bytes.enumerated() {
+                if offset % 3 == 2 {
+                    guard byte == separator else { valid = false; return 0 }
+                    out[offset] = UInt8(ascii: ":")
+                } else {
+                    guard let upper = uppercaseHexDigit(byte) else { valid = false; return 0 }
+                    out[offset] = upper
+                }
             }
+            return 17
         }
-        return String(decoding: out, as: UTF8.self)
+        return valid ? canonical : nil
     }
 
     /// The ASCII hex digit `byte` in uppercase, or `nil` if it is not one.
