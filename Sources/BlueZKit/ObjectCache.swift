@@ -66,56 +66,24 @@ public struct ObjectCache: Sendable {
     /// its wire form where DBusKit kept it, else from its decoded body. Malformed entries are
     /// skipped.
     mutating func load(managedObjectsReply reply: Message) {
-        if let wire = reply.wire, wire.signature == "a{oa{sa{sv}}}" {
-            var objects = [(ObjectPath, [String: Properties])]()
-            let read = wire.withCursor { cursor -> Bool in
-                guard let byteLength = cursor.uint32().map(Int.init), cursor.align(8) else { return false }
-                let arrayEnd = cursor.offset + byteLength
-                guard arrayEnd <= cursor.end else { return false }
-                while cursor.offset < arrayEnd {
-                    guard cursor.align(8), let path = cursor.string(), let interfaces = Self.interfaces(&cursor) else { return false }
-                    objects.append((ObjectPath(path), interfaces))
-                }
-                return cursor.offset == arrayEnd && arrayEnd == cursor.end
-            }
-            if read {
-                others.removeAll(keepingCapacity: true)
-                devices.removeAll(keepingCapacity: true)
-                for (path, interfaces) in objects { add(path, interfaces) }
-                return
-            }
+        if let wire = reply.wire, let objects = Self.managedObjects(wire: wire) {
+            others.removeAll(keepingCapacity: true)
+            devices.removeAll(keepingCapacity: true)
+            for (path, interfaces) in objects { add(path, interfaces) }
+            return
         }
         load(managedObjects: reply.body.first ?? .array(elementSignature: "y", []))
     }
 
     /// The interfaces of an `a{sa{sv}}` (InterfacesAdded's, or an object's in GetManagedObjects)
     /// that the cache keeps, with their properties.
-    private static func interfaces(_ value: DBusValue) -> [String: Properties] {
+    static func interfaces(_ value: DBusValue) -> [String: Properties] {
         var interfaces = [String: Properties]()
         for entry in value.dictionaryEntries ?? [] {
             guard let name = entry.key.string, BlueZ.cachedInterfaces.contains(name) else { continue }
             interfaces[name, default: Properties()].fold(Properties(entry.value.stringKeyedDictionary ?? [:]), invalidated: [])
         }
         return interfaces
-    }
-
-    /// The same, read from the wire form (the cursor at the array's length); nil when the bytes
-    /// do not hold one or a value cannot be packed.
-    private static func interfaces(_ cursor: inout WireCursor) -> [String: Properties]? {
-        guard let byteLength = cursor.uint32().map(Int.init), cursor.align(8) else { return nil }
-        let arrayEnd = cursor.offset + byteLength
-        guard arrayEnd <= cursor.end else { return nil }
-        var interfaces = [String: Properties]()
-        while cursor.offset < arrayEnd {
-            guard cursor.align(8), let name = cursor.string() else { return nil }
-            if BlueZ.cachedInterfaces.contains(name) {
-                guard let packed = PackedProperties(wireDictionary: &cursor) else { return nil }
-                interfaces[name, default: Properties()].fold(Properties(packed: packed), invalidated: [])
-            } else {
-                guard cursor.skipArray() else { return nil }
-            }
-        }
-        return cursor.offset == arrayEnd ? interfaces : nil
     }
 
     /// Adds (or merges into) the object's interfaces.
@@ -139,8 +107,8 @@ public struct ObjectCache: Sendable {
             add(path, added)
             return .added(path, interfaces: added)
         case (BlueZ.objectManager, "InterfacesRemoved"):
-            guard signal.body.count >= 2, let path = signal.body[0].objectPath,
-                  let names = signal.body[1].stringArray else { return nil }
+            let body = signal.body
+            guard body.count >= 2, let path = body[0].objectPath, let names = body[1].stringArray else { return nil }
             let removed = names.filter { has(path, $0) }
             for name in removed {
                 if name == BlueZ.deviceInterface { devices[path] = nil } else { others[path]?[name] = nil }
@@ -164,33 +132,23 @@ public struct ObjectCache: Sendable {
     /// InterfacesAdded's object and the interfaces the cache keeps, with their properties;
     /// nil when malformed. Read from the wire form where DBusKit kept it.
     private static func interfacesAdded(_ signal: Message) -> (ObjectPath, [String: Properties])? {
-        if let wire = signal.wire, wire.signature == "oa{sa{sv}}", let read = wire.withCursor({ cursor -> (ObjectPath, [String: Properties])? in
-            guard let path = cursor.string(), let interfaces = interfaces(&cursor), cursor.offset == cursor.end else { return nil }
-            return (ObjectPath(path), interfaces)
-        }) {
-            return read
-        }
-        guard signal.body.count >= 2, let path = signal.body[0].objectPath else { return nil }
-        return (path, interfaces(signal.body[1]))
+        if let wire = signal.wire, let read = interfacesAdded(wire: wire) { return read }
+        let body = signal.body
+        guard body.count >= 2, let path = body[0].objectPath else { return nil }
+        return (path, interfaces(body[1]))
     }
 
     /// PropertiesChanged's interface, changed properties and invalidated names; nil when
     /// malformed, or when the cache does not keep that interface of `path` (its properties
-    /// are then not read at all).
+    /// are then not read from the wire at all).
     private func propertiesChanged(_ signal: Message, at path: ObjectPath) -> (String, Properties, [String])? {
-        if let wire = signal.wire, wire.signature == "sa{sv}as" {
-            let read = wire.withCursor { cursor -> (String, Properties, [String])?? in
-                guard let interface = cursor.string() else { return .some(nil) }
-                guard has(path, interface) else { return .some(nil) }
-                guard let packed = PackedProperties(wireDictionary: &cursor) else { return nil }
-                guard let invalidated = cursor.stringArray(), cursor.offset == cursor.end else { return nil }
-                return (interface, Properties(packed: packed), invalidated)
-            }
-            if let read { return read }
+        if let wire = signal.wire, let read = Self.propertiesChanged(wire: wire, wanted: { has(path, $0) }) {
+            guard case .read(let changed) = read else { return nil }
+            return changed
         }
-        guard signal.body.count >= 2, let interface = signal.body[0].string,
-              let changed = signal.body[1].stringKeyedDictionary else { return nil }
-        let invalidated = signal.body.count >= 3 ? (signal.body[2].stringArray ?? []) : []
+        let body = signal.body
+        guard body.count >= 2, let interface = body[0].string, let changed = body[1].stringKeyedDictionary else { return nil }
+        let invalidated = body.count >= 3 ? (body[2].stringArray ?? []) : []
         return (interface, Properties(changed), invalidated)
     }
 

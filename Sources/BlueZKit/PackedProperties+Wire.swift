@@ -5,7 +5,7 @@ import Glibc
 import Musl
 #endif
 
-// Properties packed straight from a received signal's wire form (issue 12: decoding an
+// Properties packed straight from a received message's wire form (issue 12: decoding an
 // InterfacesAdded into `DBusValue`s, a dictionary, then packing it, and freeing the values
 // again, cost about half of blectl's own work per discovered device). The record is the one
 // ``PackedWriter`` makes from the same values decoded: ObjectCacheWireTests checks both ways
@@ -23,7 +23,7 @@ extension PackedProperties {
         var writer = PackedWriter()
         writer.bytes.reserveCapacity(byteLength)
         var seenKnown: UInt64 = 0   // a bit per known name (fewer than 64)
-        var seenOthers = [UnsafeRawBufferPointer]()
+        var seenOthers = [String]()
         while cursor.offset < arrayEnd {
             guard cursor.align(8), let key = cursor.stringBytes(), var signature = cursor.signature() else { return nil }
             // The value as `stringKeyedDictionary` keeps it: every variant around it unwrapped.
@@ -37,8 +37,11 @@ extension PackedProperties {
                 guard seenKnown & (1 << index) == 0 else { return nil }
                 seenKnown |= 1 << index
             } else {
-                guard !seenOthers.contains(where: { $0.elementsEqual(key) }) else { return nil }
-                seenOthers.append(key)
+                // Compared as Strings, as the decoded path's dictionary compares them (canonical
+                // equivalence: "é" precomposed and decomposed are one name).
+                let name = String(decoding: key, as: UTF8.self)
+                guard !seenOthers.contains(name) else { return nil }
+                seenOthers.append(name)
             }
             guard writer.transcode(&cursor, signature, 0, signature.count), cursor.offset <= arrayEnd else { return nil }
         }
@@ -48,8 +51,9 @@ extension PackedProperties {
 }
 
 extension PackedWriter {
-    /// Each known name's length, first and last byte in one word (no two names share one),
-    /// so a key read from the wire is looked up without making a String of it.
+    /// Each known name's length, first and last byte in one word (no two names share one:
+    /// ObjectCacheWireTests finds every name by its bytes), so a key read from the wire is
+    /// looked up without making a String of it.
     private static let knownWords: [UInt32] = PackedProperties.knownNames.map { word(Array($0.utf8)) }
     private static let knownUTF8: [[UInt8]] = PackedProperties.knownNames.map { Array($0.utf8) }
 

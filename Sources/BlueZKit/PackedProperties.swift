@@ -1,15 +1,17 @@
 import DBusKit
 
 /// One object's properties on one interface, packed into a single byte buffer: the compact
-/// record the object cache keeps per Device1 (a scan tracks tens of thousands of them).
+/// record the object cache keeps per object and interface (a scan tracks tens of thousands
+/// of devices).
 ///
-/// A dictionary of ``DBusValue``s costs a hash table plus one heap box per value (the enum
-/// is indirect) and one per string longer than 15 bytes: about 2.5 KB for the 20 properties
-/// bluetoothd sends per device. Packed, the same properties take one allocation of a few
+/// A dictionary of ``DBusValue``s costs a hash table plus a heap box per variant and one per
+/// string longer than 15 bytes: about 2.5 KB for the 20 properties bluetoothd sends per
+/// device. Packed, the same properties take one allocation of a few
 /// hundred bytes. Any value round-trips exactly (types, signatures of empty containers,
 /// entry order), so readers see the same ``DBusValue``s the signals carried; the one kind
-/// that cannot be packed, a Unix file descriptor (which Device1 never has), stays decoded
-/// beside the buffer.
+/// that cannot be packed, a Unix file descriptor (which BlueZ's properties never are), stays
+/// decoded beside the buffer. Received properties are packed straight from the signal's wire
+/// form (PackedProperties+Wire.swift), others from their decoded values.
 ///
 /// Layout: entries one after another, each a key then a value. A key is one byte, the index
 /// of a name in ``knownNames``, or `0xFF`, a length and the name's UTF-8. A value is a type
@@ -62,6 +64,31 @@ struct PackedProperties: Sendable, Equatable {
             if let value = reader.readValue() { out[key] = value }
             return true
         }
+        return out
+    }
+
+    /// How many properties there are (no name or value decoded).
+    var count: Int {
+        var n = unpacked.count
+        bytes.withUnsafeBufferPointer { buffer in
+            var reader = PackedReader(buffer: buffer)
+            while reader.offset < buffer.count {
+                if reader.byte() == Self.otherName { reader.skipString() }
+                reader.skipValue()
+                n += 1
+            }
+        }
+        return n
+    }
+
+    /// Every property, decoded, in the record's order (then those kept decoded).
+    var entries: [(key: String, value: DBusValue)] {
+        var out = [(key: String, value: DBusValue)]()
+        forEachEntry { key, reader in
+            if let value = reader.readValue() { out.append((key, value)) }
+            return true
+        }
+        out.append(contentsOf: unpacked.map { (key: $0.key, value: $0.value) })
         return out
     }
 

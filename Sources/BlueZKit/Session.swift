@@ -175,8 +175,9 @@ public final class Session: Sendable {
         withEvents { state, emit in
             for message in messages {
                 if message.member == "NameOwnerChanged", message.interface == Self.busDaemon {
-                    guard message.sender == Self.busDaemon, message.body.count >= 3, message.body[0].string == BlueZ.service,
-                          let newOwner = message.body[2].string else {
+                    let body = message.body
+                    guard message.sender == Self.busDaemon, body.count >= 3, body[0].string == BlueZ.service,
+                          let newOwner = body[2].string else {
                         state.foreignSignals += 1
                         fates?.append((message, .notFromBusDaemon(sender: message.sender), .now))
                         continue

@@ -17,7 +17,7 @@ public struct Message: Sendable {
     public var errorName: String?
     /// The body's signature (`oa{sa{sv}}`).
     public var signature: String
-    /// The body, one value per top-level type in ``signature``. A received signal's body is
+    /// The body, one value per top-level type in ``signature``. A received message's body is
     /// decoded when first read (it is kept in its wire form until then).
     public var body: [DBusValue] {
         get { decodedBody ?? wire?.values ?? [] }
@@ -27,9 +27,9 @@ public struct Message: Sendable {
         }
     }
     private var decodedBody: [DBusValue]?
-    /// A received signal's body in its wire form, for readers that take what they need from
-    /// the bytes; nil for a message made here, a reply, or a body the wire reader does not
-    /// take (big-endian, or carrying file descriptors), whose ``body`` is decoded.
+    /// A received message's body in its wire form, for readers that take what they need from
+    /// the bytes; nil for a message made here, an empty body, or one the wire reader does not
+    /// take (big-endian, or carrying Unix file descriptors), whose ``body`` is decoded.
     package private(set) var wire: WireBody?
 
     public init(kind: Kind, serial: UInt32 = 0, replySerial: UInt32? = nil, sender: String? = nil,

@@ -70,6 +70,18 @@ enum MessageDecoder {
         WireDecoder.body(of: raw) ?? iteratorBody(of: raw)
     }
 
+    /// The body's values of a marshalled message, walked with libdbus's iterator; empty when
+    /// libdbus does not take the bytes.
+    static func iteratorBody(ofMarshalled bytes: [UInt8]) -> [DBusValue] {
+        bytes.withUnsafeBufferPointer { buffer -> [DBusValue] in
+            guard let base = buffer.baseAddress, let message = base.withMemoryRebound(to: CChar.self, capacity: buffer.count, {
+                dbus_message_demarshal($0, Int32(buffer.count), nil)
+            }) else { return [] }
+            defer { dbus_message_unref(message) }
+            return iteratorBody(of: message)
+        }
+    }
+
     /// The body's values, walked with libdbus's iterator (any message).
     static func iteratorBody(of raw: OpaquePointer) -> [DBusValue] {
         var iter = DBusMessageIter()

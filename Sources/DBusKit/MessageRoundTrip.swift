@@ -76,3 +76,14 @@ extension MessageRoundTrip {
         return MessageDecoder.decodeSignal(received, header: MessageDecoder.header(received))
     }
 }
+
+extension MessageRoundTrip {
+    /// `values` encoded into a libdbus message (not marshalled: Unix file descriptors stay
+    /// attached) and decoded as a received message is.
+    package static func encodeAndDecodeMessage(_ values: [DBusValue]) throws(BusError) -> Message {
+        guard let message = dbus_message_new_signal("/org/blectl/Test", "org.blectl.Test", "Values") else { throw .outOfMemory }
+        defer { dbus_message_unref(message) }
+        try MessageEncoder.append(values, to: message)
+        return MessageDecoder.decode(message)
+    }
+}

@@ -1,5 +1,4 @@
 internal import CDBus
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -12,11 +11,14 @@ import Musl
 /// scan's InterfacesAdded has about 70 of them).
 ///
 /// It takes only what it is sure of: a little-endian message (what every Linux machine
-/// blectl runs on sends) without Unix file descriptors, whose values fit their signature
-/// to the byte. For anything else it returns nil and ``MessageDecoder`` uses the iterator,
-/// so the result is the same either way (DBusKitTests/WireDecoderTests checks both on the
-/// same messages). libdbus has already validated every received message (signature, UTF-8,
-/// lengths, padding); the bounds are checked again here all the same.
+/// blectl runs on sends) that carries no Unix file descriptor, whose values fit their
+/// signature to the byte. For anything else ``MessageDecoder`` uses the iterator, so the
+/// result is the same either way (DBusKitTests/WireDecoderTests checks both on the same
+/// messages); a body kept in wire form (``WireBody``) that the decoder then does not take
+/// (a descriptor type inside a variant, which libdbus accepts with no descriptor attached)
+/// is read by the iterator from the same bytes. libdbus has already validated every
+/// received message (signature, UTF-8, lengths, padding); the bounds are checked again here
+/// all the same.
 enum WireDecoder {
     /// The values of `raw`'s body, or nil when this decoder does not take the message.
     static func body(of raw: OpaquePointer) -> [DBusValue]? {
@@ -32,9 +34,9 @@ enum WireDecoder {
     }
 
     /// `raw`'s body kept in its wire form (decoded when first read), or nil when this decoder
-    /// does not take the message.
+    /// does not take the message or its body is empty.
     static func wireBody(of raw: OpaquePointer) -> WireBody? {
-        guard let signature = takenSignature(of: raw) else { return nil }
+        guard let signature = takenSignature(of: raw), signature.pointee != 0 else { return nil }
         var buffer: UnsafeMutablePointer<CChar>? = nil
         var length: Int32 = 0
         guard dbus_message_marshal(raw, &buffer, &length) != 0, let buffer else { return nil }
@@ -46,10 +48,11 @@ enum WireDecoder {
                         signature: String(cString: signature))
     }
 
-    /// The message's signature when this decoder takes it (no Unix file descriptors: they live
-    /// beside the bytes).
+    /// The message's signature when this decoder takes it: no Unix file descriptor, in the
+    /// signature or attached (one inside a variant shows only there); descriptors live beside
+    /// the bytes.
     private static func takenSignature(of raw: OpaquePointer) -> UnsafePointer<CChar>? {
-        guard let signature = dbus_message_get_signature(raw) else { return nil }
+        guard let signature = dbus_message_get_signature(raw), dbus_message_contains_unix_fds(raw) == 0 else { return nil }
         return strchr(signature, Int32(UInt8(ascii: "h"))) == nil ? signature : nil
     }
 
@@ -82,10 +85,10 @@ enum WireDecoder {
     }
 }
 
-/// A received signal's body in its wire form (the D-Bus specification, "Marshaling"): a copy of
-/// the marshalled little-endian message, read where it lies by whoever knows what it carries
-/// (BlueZKit packs Device1's properties straight from it), and decoded into ``DBusValue``s
-/// only when ``values`` is first read.
+/// A received message's body in its wire form (the D-Bus specification, "Marshaling"): a copy
+/// of the marshalled little-endian message, read where it lies by whoever knows what it
+/// carries (BlueZKit packs BlueZ's properties straight from it), and decoded into
+/// ``DBusValue``s only when ``values`` is first read.
 package final class WireBody: Sendable {
     /// The whole marshalled message: the specification's alignment counts from its first byte.
     private let bytes: [UInt8]
@@ -94,7 +97,7 @@ package final class WireBody: Sendable {
     package let bodyEnd: Int
     /// The body's signature (`oa{sa{sv}}`).
     package let signature: String
-    private let decoded = Mutex<[DBusValue]?>(nil)
+    private let decoded = Lock<[DBusValue]?>(nil)
 
     init(bytes: [UInt8], bodyStart: Int, bodyEnd: Int, signature: String) {
         self.bytes = bytes
@@ -111,7 +114,7 @@ package final class WireBody: Sendable {
             var signature = signature
             let values = signature.withUTF8 { sig in
                 bytes.withUnsafeBytes { WireDecoder.values($0, signature: UnsafeRawBufferPointer(sig), bodyStart..<bodyEnd) }
-            } ?? MessageRoundTrip.demarshalAndDecode(bytes)?.body ?? []
+            } ?? MessageDecoder.iteratorBody(ofMarshalled: bytes)
             cached = values
             return values
         }

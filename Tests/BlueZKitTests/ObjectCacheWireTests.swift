@@ -4,8 +4,9 @@ import DBusKit
 
 /// The object cache packs a received signal's properties straight from its wire form; a
 /// message made here (or one the wire reader does not take) is read decoded. Both ways must
-/// give the same cache, the same events and the same packed bytes, for BlueZ's shapes and for
-/// random values of every D-Bus type.
+/// give the same cache and the same events, for BlueZ's shapes and for random values of
+/// every D-Bus type; and the wire readers must take BlueZ's messages (not leave them to the
+/// decoded path) and pack each entry byte for byte as the decoded path packs it.
 @Suite struct ObjectCacheWireTests {
     static let bluez = ":1.7"
     static let device = ObjectPath("/org/bluez/hci0/dev_C0_FF_EE_00_00_01")
@@ -44,12 +45,8 @@ import DBusKit
             let decodedEvent = decodedCache.apply(decoded)
             #expect(wireEvent == decodedEvent, "\(member) \(values)")
             #expect(wireCache.objects == decodedCache.objects, "\(member) \(values)")
-            for (path, interfaces) in decodedCache.objects {
-                for (name, properties) in interfaces {
-                    // Packed alike: the same entries (in the signal's order from the wire, in the
-                    // dictionary's from the decoded path), so the same size.
-                    #expect(wireCache[path, name]?.packed.bytes.count == properties.packed.bytes.count, "\(path) \(name)")
-                }
+            for (path, interfaces) in wireCache.objects {
+                for (name, properties) in interfaces { expectPackedAsDecoded(properties, "\(path) \(name)") }
             }
         }
     }
@@ -66,6 +63,49 @@ import DBusKit
         for other in ["", "A", "Adress", "AddrXss", "RSXI", "Names", "ServiceDatX", "ServicesResolvedX"] {
             #expect(index(other) == nil, "\(other)")
         }
+    }
+
+    /// `record`'s bytes are, entry by entry in its order, what the decoded path packs for the
+    /// same name and value.
+    static func expectPackedAsDecoded(_ record: ObjectCache.Properties, _ comment: String) {
+        var expected = [UInt8]()
+        for (name, value) in record { expected += PackedProperties([name: value]).bytes }
+        #expect(record.packed.bytes == expected, "\(comment)")
+    }
+
+    @Test func theWireReadersTakeBlueZsMessages() throws {
+        let device = PackedPropertiesTests.device1
+        let (added, addedDecoded) = try Self.bothWays(ObjectPath("/"), BlueZ.objectManager, "InterfacesAdded",
+                                                      Self.added(Self.device, [BlueZ.deviceInterface: device, "org.bluez.NotCached1": ["X": .int32(1)]]))
+        let addedWire = try #require(added.wire)
+        let (path, interfaces) = try #require(ObjectCache.interfacesAdded(wire: addedWire))
+        #expect(path == Self.device)
+        #expect(Array(interfaces.keys) == [BlueZ.deviceInterface])
+        #expect(interfaces == ObjectCache.interfaces(addedDecoded.body[1]))
+        Self.expectPackedAsDecoded(try #require(interfaces[BlueZ.deviceInterface]), "InterfacesAdded")
+
+        let (changed, _) = try Self.bothWays(Self.device, BlueZ.properties, "PropertiesChanged",
+                                             Self.changed(BlueZ.deviceInterface, ["RSSI": .int16(-3), "Name": .string("n")], invalidated: ["TxPower"]))
+        let changedWire = try #require(changed.wire)
+        let read = try #require(ObjectCache.propertiesChanged(wire: changedWire, wanted: { $0 == BlueZ.deviceInterface }))
+        guard case .read(let (interface, properties, invalidated)) = read else { Issue.record("not read: \(read)"); return }
+        #expect(interface == BlueZ.deviceInterface)
+        #expect(properties == ["RSSI": .int16(-3), "Name": .string("n")])
+        #expect(invalidated == ["TxPower"])
+        Self.expectPackedAsDecoded(properties, "PropertiesChanged")
+        // An interface the cache does not keep of that object: its properties are not read.
+        guard case .notWanted? = ObjectCache.propertiesChanged(wire: changedWire, wanted: { _ in false }) else {
+            Issue.record("expected notWanted")
+            return
+        }
+
+        let objects = FakeBlueZ.managedObjects([Self.device: [BlueZ.deviceInterface: device, BlueZ.batteryInterface: ["Percentage": .byte(9)]]])
+        let (reply, _) = try Self.bothWays(ObjectPath("/"), BlueZ.objectManager, "GetManagedObjects", [objects])
+        let replyWire = try #require(reply.wire)
+        let loaded = try #require(ObjectCache.managedObjects(wire: replyWire))
+        #expect(loaded.count == 1)
+        #expect(loaded.first?.0 == Self.device)
+        #expect(loaded.first?.1 == ObjectCache.interfaces(objects.dictionaryEntries![0].value))
     }
 
     @Test func receivedSignalsKeepTheirWireForm() throws {

@@ -18,7 +18,7 @@ import Testing
         for file in files {
             let text = try String(contentsOf: file, encoding: .utf8)
             for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
-            where line.contains("Mutex(") && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+            where (line.contains("Mutex(") || line.contains("Mutex<")) && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
                 offenders.append("\(file.lastPathComponent):\(number + 1)")
             }
         }

@@ -1,5 +1,8 @@
 import Testing
 @testable import DBusKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The wire-form decoder against libdbus's iterator, on the same received messages: random
 /// values of every type (nested arrays, dictionaries, structures and variants, empty
@@ -123,5 +126,45 @@ import Testing
             return  // libdbus would not marshal a descriptor it cannot duplicate: nothing to decline
         }
         #expect(both.wire == nil)
+    }
+
+    /// A received message's body kept in wire form that the decoder then does not take: a
+    /// descriptor type inside a variant, which libdbus accepts with no descriptor attached.
+    /// The iterator reads it from the same bytes (it once recursed into the wire form again,
+    /// without end, and crashed).
+    @Test func aVariantHoldingADescriptorTypeIsReadByTheIterator() throws {
+        var bytes = try MessageRoundTrip.marshal([.variant(.uint32(7)), .string("after")])
+        // The variant's signature, `1 'u' NUL`, made `1 'h' NUL`.
+        let at = try #require((0..<bytes.count - 2).last { bytes[$0] == 1 && bytes[$0 + 1] == UInt8(ascii: "u") && bytes[$0 + 2] == 0 })
+        bytes[at + 1] = UInt8(ascii: "h")
+        let received = try #require(MessageRoundTrip.demarshalAndDecode(bytes))
+        #expect(received.wire != nil)
+        // As the iterator reads it: a descriptor object that holds nothing (none attached),
+        // then the rest of the body.
+        #expect(received.body.count == 2)
+        guard case .variant(.unixFD(let fd))? = received.body.first else {
+            Issue.record("expected a variant holding a descriptor, got \(received.body)")
+            return
+        }
+        #expect(fd.fileDescriptor == nil)
+        #expect(received.body.last == .string("after"))
+    }
+
+    /// A message with a descriptor attached (here inside a variant, where the top-level
+    /// signature does not show it) is decoded by the iterator at once, never kept in wire form.
+    @Test func aMessageWithADescriptorAttachedIsNotKeptInWireForm() throws {
+        var fds: [Int32] = [-1, -1]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let message = try MessageRoundTrip.encodeAndDecodeMessage([.variant(.unixFD(try UnixFileDescriptor.duplicating(fds[0]))), .string("x")])
+        #expect(message.wire == nil)
+        #expect(message.body.count == 2)
+        #expect(message.body.last == .string("x"))
+    }
+
+    @Test func anEmptyBodyIsNotKeptInWireForm() throws {
+        let message = try MessageRoundTrip.encodeAndDecodeMessage([])
+        #expect(message.wire == nil)
+        #expect(message.body.isEmpty)
     }
 }
