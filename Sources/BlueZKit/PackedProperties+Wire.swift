@@ -23,7 +23,7 @@ extension PackedProperties {
         var writer = PackedWriter()
         writer.bytes.reserveCapacity(byteLength)
         var seenKnown: UInt64 = 0   // a bit per known name (fewer than 64)
-        var seenOthers = [String]()
+        var seenOthers = Set<String>()   // a Set: an a{sv} may hold tens of thousands of names
         while cursor.offset < arrayEnd {
             guard cursor.align(8), let key = cursor.stringBytes(), var signature = cursor.signature() else { return nil }
             // The value as `stringKeyedDictionary` keeps it: every variant around it unwrapped.
@@ -39,9 +39,7 @@ extension PackedProperties {
             } else {
                 // Compared as Strings, as the decoded path's dictionary compares them (canonical
                 // equivalence: "é" precomposed and decomposed are one name).
-                let name = String(decoding: key, as: UTF8.self)
-                guard !seenOthers.contains(name) else { return nil }
-                seenOthers.append(name)
+                guard seenOthers.insert(String(decoding: key, as: UTF8.self)).inserted else { return nil }
             }
             guard writer.transcode(&cursor, signature, 0, signature.count), cursor.offset <= arrayEnd else { return nil }
         }

@@ -115,10 +115,10 @@ struct PackedProperties: Sendable, Equatable {
         // One value replaced by one of the same encoded size (an RSSI, a flag): in place, with
         // no new buffer (`scan --updates` folds one per advertisement).
         if invalidated.isEmpty, changed.unpacked.isEmpty, replaceInPlace(with: changed.bytes) { return }
-        var dropped = changed.keyTokens
-        dropped.append(contentsOf: changed.unpacked.keys.map(KeyToken.init))
-        let invalidatedTokens = invalidated.map(KeyToken.init)
-        dropped.append(contentsOf: invalidatedTokens)
+        var dropped = KeyTokens(changed.keyTokens)
+        dropped.insert(contentsOf: changed.unpacked.keys.map(KeyToken.init))
+        let invalidatedTokens = KeyTokens(invalidated.map(KeyToken.init))
+        dropped.insert(contentsOf: invalidatedTokens.all)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count + changed.bytes.count)
         Self.appendEntries(of: bytes, to: &out, except: dropped)
@@ -175,6 +175,33 @@ struct PackedProperties: Sendable, Equatable {
         names.reduce(0) { mask, name in index(of: name).map { mask | 1 << UInt64($0) } ?? mask }
     }
 
+    /// Names to leave out of a merge: the known ones as bits, the others in a set (a change
+    /// may name tens of thousands; looked up once per entry kept).
+    fileprivate struct KeyTokens {
+        private(set) var all: [KeyToken] = []
+        private var known: UInt64 = 0
+        private var others = Set<String>()
+
+        init(_ tokens: [KeyToken]) { insert(contentsOf: tokens) }
+
+        mutating func insert(contentsOf tokens: [KeyToken]) {
+            for token in tokens {
+                all.append(token)
+                switch token {
+                case .known(let index): known |= 1 << UInt64(index & 63)
+                case .other(let name): others.insert(name)
+                }
+            }
+        }
+
+        func contains(_ token: KeyToken) -> Bool {
+            switch token {
+            case .known(let index): known & (1 << UInt64(index & 63)) != 0
+            case .other(let name): !others.isEmpty && others.contains(name)
+            }
+        }
+    }
+
     /// A property name as the record holds it: its index in ``knownNames``, or the name.
     fileprivate enum KeyToken: Equatable {
         case known(UInt8)
@@ -199,7 +226,7 @@ struct PackedProperties: Sendable, Equatable {
     }
 
     /// Appends the entries of the record `source` whose names are not in `except`.
-    private static func appendEntries(of source: [UInt8], to out: inout [UInt8], except: [KeyToken]) {
+    private static func appendEntries(of source: [UInt8], to out: inout [UInt8], except: KeyTokens) {
         source.withUnsafeBufferPointer { buffer in
             var reader = PackedReader(buffer: buffer)
             while reader.offset < buffer.count {
