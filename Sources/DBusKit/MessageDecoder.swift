@@ -72,14 +72,11 @@ enum MessageDecoder {
 
     /// The body's values of a marshalled message, walked with libdbus's iterator; empty when
     /// libdbus does not take the bytes.
-    static func iteratorBody(ofMarshalled bytes: [UInt8]) -> [DBusValue] {
-        bytes.withUnsafeBufferPointer { buffer -> [DBusValue] in
-            guard let base = buffer.baseAddress, let message = base.withMemoryRebound(to: CChar.self, capacity: buffer.count, {
-                dbus_message_demarshal($0, Int32(buffer.count), nil)
-            }) else { return [] }
-            defer { dbus_message_unref(message) }
-            return iteratorBody(of: message)
-        }
+    static func iteratorBody(ofMarshalled bytes: UnsafeRawBufferPointer) -> [DBusValue] {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self),
+              let message = dbus_message_demarshal(base, Int32(bytes.count), nil) else { return [] }
+        defer { dbus_message_unref(message) }
+        return iteratorBody(of: message)
     }
 
     /// The body's values, walked with libdbus's iterator (any message).

@@ -40,12 +40,13 @@ enum WireDecoder {
         var buffer: UnsafeMutablePointer<CChar>? = nil
         var length: Int32 = 0
         guard dbus_message_marshal(raw, &buffer, &length) != 0, let buffer else { return nil }
-        defer { dbus_free(buffer) }
-        let source = UnsafeRawBufferPointer(start: buffer, count: Int(length))
-        guard let bounds = bodyBounds(source) else { return nil }
-        let bytes = [UInt8](source)
-        return WireBody(bytes: bytes, bodyStart: bounds.lowerBound, bodyEnd: bounds.upperBound,
-                        signature: String(cString: signature))
+        guard let bounds = bodyBounds(UnsafeRawBufferPointer(start: buffer, count: Int(length))) else {
+            dbus_free(buffer)
+            return nil
+        }
+        // The marshalled copy libdbus made is the one kept (freed with the body).
+        return WireBody(marshalled: UnsafeRawBufferPointer(start: buffer, count: Int(length)),
+                        bodyStart: bounds.lowerBound, bodyEnd: bounds.upperBound, signature: String(cString: signature))
     }
 
     /// The message's signature when this decoder takes it: no Unix file descriptor, in the
@@ -90,8 +91,9 @@ enum WireDecoder {
 /// carries (BlueZKit packs BlueZ's properties straight from it), and decoded into
 /// ``DBusValue``s only when ``values`` is first read.
 package final class WireBody: Sendable {
-    /// The whole marshalled message: the specification's alignment counts from its first byte.
-    private let bytes: [UInt8]
+    /// The whole marshalled message (libdbus's allocation, freed with this object): the
+    /// specification's alignment counts from its first byte. Never written.
+    private nonisolated(unsafe) let bytes: UnsafeRawBufferPointer
     /// Where the body lies in ``bytes``.
     package let bodyStart: Int
     package let bodyEnd: Int
@@ -99,11 +101,16 @@ package final class WireBody: Sendable {
     package let signature: String
     private let decoded = Lock<[DBusValue]?>(nil)
 
-    init(bytes: [UInt8], bodyStart: Int, bodyEnd: Int, signature: String) {
-        self.bytes = bytes
+    /// Takes `marshalled`, which `dbus_message_marshal` allocated.
+    init(marshalled: UnsafeRawBufferPointer, bodyStart: Int, bodyEnd: Int, signature: String) {
+        bytes = marshalled
         self.bodyStart = bodyStart
         self.bodyEnd = bodyEnd
         self.signature = signature
+    }
+
+    deinit {
+        dbus_free(UnsafeMutableRawPointer(mutating: bytes.baseAddress))
     }
 
     /// The body's values (decoded on first read; libdbus's iterator reads them should this
@@ -113,7 +120,7 @@ package final class WireBody: Sendable {
             if let cached { return cached }
             var signature = signature
             let values = signature.withUTF8 { sig in
-                bytes.withUnsafeBytes { WireDecoder.values($0, signature: UnsafeRawBufferPointer(sig), bodyStart..<bodyEnd) }
+                WireDecoder.values(bytes, signature: UnsafeRawBufferPointer(sig), bodyStart..<bodyEnd)
             } ?? MessageDecoder.iteratorBody(ofMarshalled: bytes)
             cached = values
             return values
@@ -122,10 +129,8 @@ package final class WireBody: Sendable {
 
     /// Calls `body` with a cursor at the body's first byte.
     package func withCursor<R>(_ body: (inout WireCursor) -> R) -> R {
-        bytes.withUnsafeBytes { data in
-            var cursor = WireCursor(data: data, offset: bodyStart, end: bodyEnd)
-            return body(&cursor)
-        }
+        var cursor = WireCursor(data: bytes, offset: bodyStart, end: bodyEnd)
+        return withExtendedLifetime(self) { body(&cursor) }
     }
 }
 

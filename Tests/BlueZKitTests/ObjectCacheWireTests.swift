@@ -82,7 +82,10 @@ import DBusKit
         #expect(path == Self.device)
         #expect(Array(interfaces.keys) == [BlueZ.deviceInterface])
         #expect(interfaces == ObjectCache.interfaces(addedDecoded.body[1]))
-        Self.expectPackedAsDecoded(try #require(interfaces[BlueZ.deviceInterface]), "InterfacesAdded")
+        let record = try #require(interfaces[BlueZ.deviceInterface])
+        Self.expectPackedAsDecoded(record, "InterfacesAdded")
+        // Kept without the room reserved for the wire form (twice its size): memory per device.
+        #expect(record.packed.bytes.capacity <= record.packed.bytes.count + 32)
 
         let (changed, _) = try Self.bothWays(Self.device, BlueZ.properties, "PropertiesChanged",
                                              Self.changed(BlueZ.deviceInterface, ["RSSI": .int16(-3), "Name": .string("n")], invalidated: ["TxPower"]))
