@@ -133,18 +133,14 @@ extension PackedWriter {
             guard let v = cursor.uint32(), v <= 1 else { return false }
             bytes.append(code)
             bytes.append(UInt8(v))
-        case UInt8(ascii: "n"), UInt8(ascii: "q"):
-            guard let v = cursor.uint16() else { return false }
+        case UInt8(ascii: "n"), UInt8(ascii: "q"), UInt8(ascii: "i"), UInt8(ascii: "u"),
+             UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"):
+            // Little-endian on the wire and in the record: the bytes as they are.
+            let size = WireCursor.alignment(of: code)
+            guard cursor.align(size), cursor.offset + size <= cursor.end else { return false }
             bytes.append(code)
-            writeFixed(v)
-        case UInt8(ascii: "i"), UInt8(ascii: "u"):
-            guard let v = cursor.uint32() else { return false }
-            bytes.append(code)
-            writeFixed(v)
-        case UInt8(ascii: "x"), UInt8(ascii: "t"), UInt8(ascii: "d"):
-            guard let v = cursor.uint64() else { return false }
-            bytes.append(code)
-            writeFixed(v)
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: cursor.data[cursor.offset..<cursor.offset + size]))
+            cursor.offset += size
         case UInt8(ascii: "s"), UInt8(ascii: "o"):
             guard let utf8 = cursor.stringBytes() else { return false }
             bytes.append(code)

@@ -205,11 +205,9 @@ package struct WireCursor {
         return String(decoding: UnsafeRawBufferPointer(rebasing: data[offset..<offset + length]), as: UTF8.self)
     }
 
-    /// `q`, `u`, `t` (and the same sizes signed, and `d`, as their bit patterns): concrete
-    /// for other modules, where the generic ``fixed(_:)`` runs unspecialized.
-    package mutating func uint16() -> UInt16? { fixed(UInt16.self) }
+    /// `u` (and `b`, and an array's length): concrete for other modules, where the generic
+    /// ``fixed(_:)`` runs unspecialized.
     package mutating func uint32() -> UInt32? { fixed(UInt32.self) }
-    package mutating func uint64() -> UInt64? { fixed(UInt64.self) }
 
     /// `s` and `o`: the UTF-8 bytes (within `data`), without making a String.
     package mutating func stringBytes() -> UnsafeRawBufferPointer? {
