@@ -87,7 +87,9 @@ extension Device {
     /// timer after a Disconnect, such as the one the command before sent): when its loss ends
     /// the bonding (Pair failing while Connected turned false), this waits for Connected=false
     /// and sends Pair once more within `timeout`; Pair then brings up a link of its own, which
-    /// is disconnected at the end like any link Pair opened.
+    /// is disconnected at the end like any link Pair opened. Likewise, when the link found up
+    /// goes down before bluetoothd handles the Pair (Connected=false seen while Pair is
+    /// pending), the link Pair then brings up is Pair's, and disconnected at the end.
     ///
     /// - Parameters:
     ///   - agent: the agent to register, or nil.
@@ -111,6 +113,9 @@ extension Device {
     ) async throws -> T {
         if pairingState?.paired == true { return try await body(.alreadyPaired) }
         var wasConnected = isConnected
+        // Set when the cache shows the link down while Pair is pending: a link up after that
+        // is one Pair brought up, however the Pair ends.
+        let linkWentDown = Lock(false)
         let deadline = ContinuousClock.now + timeout
         var pairSent = false
         let result: Result<T, any Error>
@@ -119,7 +124,7 @@ extension Device {
                 pairSent = true
                 var outcome: PairingOutcome
                 do {
-                    outcome = try await pair(timeout: deadline - .now)
+                    outcome = try await pair(timeout: deadline - .now) { linkWentDown.withLock { $0 = true } }
                 } catch let error as BLEError where wasConnected && !Task.isCancelled && Self.mayBeLinkLoss(error) && !isConnected {
                     // The link we found was on its way down (bluetoothd keeps it up for its 2 s
                     // disconnect timer after the command before sent Disconnect) and its loss
@@ -137,7 +142,7 @@ extension Device {
             // Busy: another program's pairing holds the device, and the link is its own.
             if case BLEError.busy = error { pairSent = false }
         }
-        if pairSent && !wasConnected {
+        if pairSent && (!wasConnected || linkWentDown.withLock({ $0 })) {
             let succeeded = (try? result.get()) != nil && !Task.isCancelled
             await disconnectAsCleanup(waitingUpTo: Self.disconnectWait(disconnectTimeout, succeeded: succeeded))
         }
@@ -154,14 +159,19 @@ extension Device {
     }
 
     /// Device1.Pair; on timeout or cancellation, CancelPairing.
+    /// - Parameter linkDown: called (under the session's lock: it must only note it) each time
+    ///   the cache shows the device not connected while the Pair is pending, from when the
+    ///   call is made until its answer, in the order bluetoothd sent its signals and answer.
     /// - Returns: ``PairingOutcome/alreadyPaired`` when BlueZ answers AlreadyExists.
-    func pair(timeout: Duration) async throws -> PairingOutcome {
+    func pair(timeout: Duration, linkDown: (@Sendable () -> Void)? = nil) async throws -> PairingOutcome {
         let path = path
         let operation = operation(.pair)
         do {
             _ = try await session.call(BlueZ.call(path, BlueZ.deviceInterface, "Pair"), operation: operation,
                                        timeout: timeout) { cache, _ in
-                cache[path, BlueZ.deviceInterface] == nil ? BLEError.disconnected(operation) : nil
+                guard let device = cache[path, BlueZ.deviceInterface] else { return BLEError.disconnected(operation) }
+                if device["Connected"]?.bool != true { linkDown?() }
+                return nil
             }
             return .paired
         } catch BLEError.failed(_, BlueZ.Error.alreadyExists, _) {

@@ -120,6 +120,8 @@ public struct SubscriptionEvents: AsyncSequence, Sendable {
             // An event already here is taken without a continuation or a cancellation handler
             // (most of a burst); a cancelled consumer goes the long way, which reads the end.
             if !Task.isCancelled, let event = state.withLock({ $0.takeBuffered() }) { return event }
+            // The producer held `state` before resuming: ordered after it (Lock.synchronize).
+            defer { state.synchronize() }
             return try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<SubscriptionEvent?, any Error>) in
                     let outcome = state.withLock { state -> Result<SubscriptionEvent?, any Error>? in

@@ -89,9 +89,15 @@ public final class BusConnection: @unchecked Sendable {
     /// - Throws: ``BusError/connectionFailed(name:message:)`` when the bus cannot be reached or
     ///   refuses us.
     public static func connect(to address: String, observer: (any BusObserver)? = nil) async throws -> BusConnection {
+        // The connection's queue takes this before resuming, the task after: ordered (Lock.synchronize).
+        let handOff = Lock(())
         let opened = try await withCheckedThrowingContinuation { continuation in
-            startConnecting(to: address) { continuation.resume(with: $0) }
+            startConnecting(to: address) { result in
+                handOff.synchronize()
+                continuation.resume(with: result)
+            }
         }
+        handOff.synchronize()
         return opened.connection(address: address, observer: observer)
     }
 

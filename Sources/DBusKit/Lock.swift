@@ -54,6 +54,21 @@ package final class Lock<Value>: @unchecked Sendable {
         return try body(&value)
     }
 
+    /// Takes the lock and releases it: a continuation's task calls this after its `await`
+    /// returns, on the lock its resumer held before resuming it.
+    ///
+    /// Why: Swift's runtime tells ThreadSanitizer that a resume happens before the resumed
+    /// task runs only when the task had suspended first (swift_continuation_await's fast path,
+    /// taken when the resume came first, has no acquire of its own). A reply read on the
+    /// D-Bus reader thread while the calling task is still between `install` and its suspension
+    /// then looks, to the sanitizer, as if the task read the reply's memory without ordering
+    /// (`make test-tsan` failed so in CI, in `WireBody.values`). The hardware ordering is
+    /// there (the runtime's atomics); this makes it visible. A pthread lock and unlock.
+    package func synchronize() {
+        pthread_mutex_lock(mutex)
+        pthread_mutex_unlock(mutex)
+    }
+
     /// Runs `body` with exclusive access to the value when the lock is free now; nil, without
     /// waiting, when another thread holds it.
     package func withLockIfAvailable<T>(_ body: (inout Value) throws -> T) rethrows -> T? {

@@ -48,6 +48,10 @@ package final class OneShot<Success: Sendable>: Sendable {
     package func succeed(_ value: Success) { resolve(.success(value)) }
     package func fail(_ error: any Error) { resolve(.failure(error)) }
 
+    /// Orders the caller after the resolving thread (``Lock/synchronize()``): called by the
+    /// awaiting task once it has resumed.
+    fileprivate func synchronize() { state.synchronize() }
+
     /// Registers a clean-up to run once when the outcome is decided; runs it now if it already is.
     package func onFinish(_ cleanup: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
@@ -93,6 +97,8 @@ package func withOneShot<Success: Sendable>(
     _ start: (OneShot<Success>) -> Void
 ) async throws -> Success {
     let shot = OneShot<Success>()
+    // The resolver held the shot's lock before resuming: ordered after it (Lock.synchronize).
+    defer { shot.synchronize() }
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Success, any Error>) in
             shot.install(continuation)

@@ -95,7 +95,8 @@ import SimulatorHarness
             #expect(values.allSatisfy { $0.connection == 1 })
             #expect(recorder.others == [])
             #expect(session.watcherCount == 0)
-            #expect(try await offThread { try sim.leftovers() } == [])
+            let left = try await offThread { try sim.leftovers() }
+            #expect(left == [])
         }
     }
 
@@ -140,7 +141,8 @@ import SimulatorHarness
             #expect(calls.filter { $0.member == "StartNotify" }.allSatisfy { ["reply", "error:org.bluez.Error.InProgress"].contains($0.outcome) })
             #expect(calls.filter { $0.member == "StopNotify" }.map(\.outcome) == ["reply"])
             #expect(session.watcherCount == 0)
-            #expect(try await offThread { try sim.leftovers() } == [])
+            let left = try await offThread { try sim.leftovers() }
+            #expect(left == [])
         }
     }
 
@@ -172,7 +174,8 @@ import SimulatorHarness
             let calls = try await offThread { try sim.calls() }
             #expect(calls.filter { $0.member == "StartNotify" }.map(\.outcome) == ["reply", "reply"])
             #expect(calls.contains { $0.member == "StartDiscovery" })
-            #expect(try await offThread { try sim.leftovers() } == [])
+            let left = try await offThread { try sim.leftovers() }
+            #expect(left == [])
             #expect(session.watcherCount == 0)
         }
     }
@@ -243,7 +246,8 @@ import SimulatorHarness
                                          message: "le-connection-abort-by-local"))
             }
             #expect(recorder.end as? BLEError == .timedOut(BLEOperation(.connect, address: Self.gattBattery)), "\(String(describing: recorder.end))")
-            #expect(try await offThread { try sim.leftovers() } == [])
+            let left = try await offThread { try sim.leftovers() }
+            #expect(left == [])
             #expect(session.watcherCount == 0)
         }
     }

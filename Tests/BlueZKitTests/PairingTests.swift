@@ -42,7 +42,33 @@ import SimulatorHarness
         let again = try await device.withPairing(agent: Agent(), timeout: .seconds(20)) { $0 }
         #expect(again == .alreadyPaired)
         try #expect(sim.calls().filter { $0.member == "Pair" }.count == 1)
-        #expect(try sim.leftovers() == [])
+        let left = try await offThread { try sim.leftovers() }
+        #expect(left == [])
+    }
+
+    @Test("a link found up that goes down while Pair is on its way: the link Pair brings up is disconnected at the end")
+    func linkFoundUpGoesDownBeforePairIsHandled() async throws {
+        let sim = try Simulator.start(faults: ["secure_device": "1", "pair_held": "1"])
+        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
+        defer { session.close() }
+        let adapter = try Adapter.ready(in: session, named: nil)
+        let device = try await Device.find(Self.secure, on: adapter, timeout: .seconds(20))
+        // Up when withPairing looks: a link it found, not its own.
+        #expect(try await device.connect(timeout: .seconds(20)) == .connectedByUs)
+        let pairing = Task { try await device.withPairing(agent: Agent(devices: [device.path]), timeout: .seconds(30)) { $0 } }
+        // Pair reached bluetoothd, which has not looked at the device yet; then the link drops.
+        let address = Self.secure.description
+        try #expect(await offThread { try sim.waitForState { $0.pairings?.map(\.stage) == ["held"] } })
+        try await offThread { try sim.dropLink(address: address) }
+        try await device.waitUntilDisconnected(timeout: .seconds(20), operation: device.operation(.pair))
+        // Handled now: Pair brings a link up, pairs over it and answers.
+        try await offThread { try sim.setFault("pair_held", "0") }
+        #expect(try await pairing.value == .paired)
+        // That link was Pair's: disconnected before withPairing returned.
+        let calls = try await offThread { try sim.calls() }.map(\.member).filter { ["Connect", "Pair", "Disconnect"].contains($0) }
+        #expect(calls == ["Connect", "Pair", "Disconnect"])
+        let left = try await offThread { try sim.leftovers(within: .seconds(10)) }
+        #expect(left == [])
     }
 
     @Test("a passkey: the agent is asked and types it; a wrong one fails with authenticationFailed")
@@ -61,7 +87,8 @@ import SimulatorHarness
         }
         #expect(wrong.requests.map(\.method) == ["RequestPasskey"])
         #expect(wrong.requests.map(\.accepted) == [true])
-        #expect(try sim.leftovers() == [])
+        let left = try await offThread { try sim.leftovers() }
+        #expect(left == [])
         let right = Agent(passkey: Passkey(123_456), devices: [device.path])
         let state = try await device.withPairing(agent: right, timeout: .seconds(20)) { _ in
             try await device.setTrusted(true, timeout: .seconds(30))
@@ -69,7 +96,8 @@ import SimulatorHarness
         }
         #expect(state == PairingState(paired: true, bonded: true, trusted: true))
         #expect(right.requests.map(\.method) == ["RequestPasskey"])
-        #expect(try sim.leftovers() == [])
+        let leftAfterPairing = try await offThread { try sim.leftovers() }
+        #expect(leftAfterPairing == [])
         // Removed: gone from BlueZ with its pairing; removing it again: not found.
         try await device.remove(timeout: .seconds(10))
         #expect(device.pairingState == nil)

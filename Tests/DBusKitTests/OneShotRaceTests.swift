@@ -1,5 +1,6 @@
 import Testing
 import Dispatch
+import Foundation
 import Synchronization
 @testable import DBusKit
 
@@ -153,5 +154,41 @@ final class Counters: Sendable {
             shot.onFinish { cleaned.add(1, ordering: .relaxed) }  // registered late: runs at once
         }
         #expect(cleaned.load(ordering: .relaxed) == 2_000)
+    }
+}
+
+/// What a resolver hands the awaiting task: memory written on the resolver's thread (as a
+/// reply decoded on the D-Bus reader thread is) and read on the task's.
+private final class HandedOver: Sendable {
+    let value: Int
+    init(value: Int) { self.value = value }
+}
+
+private final class RelaxedFlag: Sendable {
+    let flag = Atomic<Bool>(false)
+}
+
+@Suite struct OneShotHandOffTests {
+    /// A shot resolved on another thread before the awaiting task has suspended: Swift's
+    /// runtime then continues the task without telling ThreadSanitizer that the resume came
+    /// first, and the task's read of what the resolver made was reported as a data race
+    /// (`make test-tsan` in CI, `WireBody.values`). withOneShot orders the task after the
+    /// resolver. Meaningful under `make test-tsan` (halt_on_error: a race ends the run); the
+    /// values are checked everywhere. The resolver signals the task through a relaxed atomic
+    /// only, which orders nothing for the sanitizer.
+    @Test func aValueResolvedBeforeTheTaskSuspendsIsOrderedBeforeItsRead() async throws {
+        for round in 0..<20 {
+            let resolved = RelaxedFlag()
+            let handed = try await withOneShot { (shot: OneShot<HandedOver>) in
+                Thread.detachNewThread {
+                    shot.succeed(HandedOver(value: round))
+                    resolved.flag.store(true, ordering: .relaxed)
+                }
+                // Still inside the continuation's closure: the task has not suspended.
+                while !resolved.flag.load(ordering: .relaxed) { sched_yield() }
+            }
+            let value = handed.value   // read here: #expect's machinery takes locks first
+            #expect(value == round)
+        }
     }
 }

@@ -15,7 +15,7 @@ struct AdapterPowerTests {
             #expect(run.stdout == #"{"address":"C0:FF:EE:00:00:01","percentage":87,"source":"battery1"}"# + "\n")
             #expect(run.stderr == "")
             try #expect(await sim.state().powered == true)
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -27,7 +27,7 @@ struct AdapterPowerTests {
             #expect(run.stderr == "")
             let addresses = Set(run.jsonLines().compactMap { $0["address"]?.string })
             #expect(addresses == Set(World.known + World.fillers))
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -61,7 +61,7 @@ struct NeverConnectedTests {
             #expect(run.stdout == #"{"address":"C0:FF:EE:00:00:01","percentage":87,"source":"battery1"}"# + "\n")
             #expect(run.stderr == "")
             try #expect(await sim.calls().filter { $0.member == "Connect" }.count == 3)
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 }

@@ -31,7 +31,7 @@ struct BatteryTests {
             let object = try #require(run.jsonObject())
             #expect(object == ["address": .string(c.address), "percentage": .int(c.percentage), "source": .string(c.source)])
             #expect(topLevelKeys(run.stdout) == ["address", "percentage", "source"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -59,7 +59,7 @@ struct BatteryTests {
             #expect(error["operation"] == "battery")
             #expect(error["service"] == "180f")
             #expect(error["message"] == "not supported by the device: C0:FF:EE:00:00:05 has no org.bluez.Battery1 and no GATT service 180f (Battery)")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -78,7 +78,7 @@ struct BatteryTests {
             // The second found the first's link up (BlueZ still disconnecting it) and read over
             // it, or, its timer run, connected anew: which depends on the machine's speed.
             // Either way each command disconnects only a link it made.
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             let calls = try await sim.calls()
             let connects = calls.filter { $0.member == "Connect" }
             #expect([["reply"], ["reply", "reply"]].contains(connects.map(\.outcome)), "\(connects)")

@@ -25,7 +25,7 @@ struct ClosedPipeTests {
             let run = await Self.pipeline(sim, ["connect", World.probe, "--format", "text"], into: "true")
             #expect(run.status == 141, "\(run)")
             #expect(run.stderr == "", "\(run)")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             try #expect(await sim.calls().contains { $0.member == "Disconnect" }, "blectl never disconnected")
         }
     }
@@ -40,7 +40,7 @@ struct ClosedPipeTests {
             #expect(J.parse(run.lines.first ?? "")?["adapter"] == "hci0", "\(run)")
             let members = try await sim.calls().map(\.member)
             #expect(members.contains("StopDiscovery"), "discovery not stopped by blectl: \(members)")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -55,7 +55,7 @@ struct ClosedPipeTests {
             #expect(run.stderr == "", "\(run)")
             let members = try await sim.calls().map(\.member)
             #expect(members.contains("StopDiscovery"), "discovery not stopped by blectl: \(members)")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

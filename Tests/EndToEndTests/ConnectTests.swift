@@ -42,7 +42,7 @@ struct ConnectTests {
             #expect(topLevelKeys(run.lines[0]) == ["address", "name", "address_type", "adapter", "was_connected", "services"])
             // blectl made the connection, so it disconnected it (BlueZ completes that after
             // blectl has gone).
-            #expect(try await sim.leftovers() == [])
+            try await sim.expectClean()
             let deviceCalls = try await sim.calls().filter { $0.interface == "org.bluez.Device1" }
             #expect(deviceCalls.map(\.member) == ["Connect", "Disconnect"])
             #expect(deviceCalls.allSatisfy { $0.outcome == "reply" && $0.path == "/org/bluez/hci0/dev_C0_FF_EE_00_00_01" })
@@ -68,7 +68,7 @@ struct ConnectTests {
                 "    characteristic 2a05 (Service Changed)  [indicate]",
                 "      descriptor 2902 (Client Characteristic Configuration)",
             ])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

@@ -113,7 +113,7 @@ struct DisconnectTests {
                     "the failed read's Connect and Disconnect, then the request's own link (the read used none)")
             #expect(calls.scenarioOutcomes("StartNotify") == ["error:org.bluez.Error.NotConnected", "reply"])
             try #expect(await sim.waitForState(timeout: .seconds(10)) { $0.connections.isEmpty })
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -149,7 +149,7 @@ struct DisconnectTests {
             #expect(result.stderr == "")
             try await sim.setFault("disconnect_held", "0")
             try #expect(await sim.waitForState(timeout: .seconds(30)) { $0.connections.isEmpty })
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

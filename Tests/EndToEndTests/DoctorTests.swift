@@ -45,7 +45,7 @@ struct DoctorTests {
             #expect(checks.count == 8 && checks[7].2.hasPrefix("StartDiscovery and StopDiscovery answered in "))
             let calls = try await sim.calls().filter { $0.interface == "org.bluez.Adapter1" }.map(\.member)
             #expect(calls == ["StartDiscovery", "StopDiscovery"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             let text = await sim.blectl(["doctor", "--format", "text"])
             #expect(text.status == 0, "\(text)")
             #expect(text.lines.count == 8 && text.lines.allSatisfy { $0.hasPrefix("ok    ") }, "\(text)")
@@ -120,7 +120,7 @@ struct DoctorTests {
             let error = try #require(run.jsonError())
             #expect(error["exit_status"] == .int(Int(c.status)))
             #expect(error["operation"]?.string != nil, "every failure names its stage: \(error)")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -172,7 +172,7 @@ struct DoctorTests {
             #expect(result.status == 130, "\(result)")
             #expect(result.stdout == "" && result.stderr == "", "\(result)")
             try await sim.setFault("start_discovery_held", "0")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

@@ -239,7 +239,7 @@ struct ErrorStatusTests {
             }
             // Whatever failed, nothing blectl started is left (bluez_exit_on took BlueZ away).
             if c.faults["bluez_exit_on"] == nil && c.faults["bluez_stop_on"] == nil && c.faults["remove_adapter_on"] == nil {
-                try #expect(await sim.leftovers() == [])
+                try await sim.expectClean()
             }
         }
     }
@@ -327,7 +327,7 @@ struct ErrorStatusTests {
             #expect(error["code"] == "unavailable")
             #expect(error["message"] == "Bluetooth adapter hci0 was powered off during discovery")
             #expect(error["operation"] == "discovery")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 }

@@ -107,7 +107,7 @@ struct InfoTests {
             let rssi = try #require(record["rssi"]?.int, "\(record)")
             #expect((-57 ... -53).contains(rssi), "rssi \(rssi)")
             try #expect(await Self.adapterCalls(sim) == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             try #expect(await sim.state().discovering == false)
         }
     }
@@ -130,7 +130,7 @@ struct InfoTests {
             let rssi = try #require(record["rssi"]?.int, "\(record)")
             #expect((-83 ... -79).contains(rssi), "rssi \(rssi)")
             try #expect(await sim.waitForState { !$0.devices.contains(World.tile) }, "the simulator kept the temporary device")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -146,7 +146,7 @@ struct InfoTests {
                 "dbus_error": .null,
             ])
             try #expect(await Self.adapterCalls(sim) == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

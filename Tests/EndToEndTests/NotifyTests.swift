@@ -107,7 +107,7 @@ struct NotifyTests {
             let calls = try await sim.calls().filter { $0.interface == "org.bluez.GattCharacteristic1" }
             #expect(calls.map(\.member) == ["StartNotify", "StopNotify"])
             #expect(calls.map(\.outcome) == ["reply", "reply"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -130,7 +130,7 @@ struct NotifyTests {
             #expect(sent == 3000)
             #expect(batches >= 2)
             #expect(seconds > 0)
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -181,7 +181,7 @@ struct NotifyTests {
             let expected = (1...total).map { Self.hex($0) }
             let firstWrong = values.indices.first { $0 >= expected.count || values[$0] != expected[$0] }
             #expect(firstWrong == nil, "line \((firstWrong ?? 0) + 1): \(values[firstWrong ?? 0] ?? "no value")")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -195,7 +195,7 @@ struct NotifyTests {
             Self.expectRecords(run, values: (1...5).map(Self.hex), connections: [1, 1, 1, 1, 1], from: started, to: Date())
             let members = try await sim.calls().map(\.member)
             #expect(members.filter { ["StartNotify", "StopNotify", "Disconnect"].contains($0) } == ["StartNotify", "StopNotify", "Disconnect"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -208,7 +208,7 @@ struct NotifyTests {
             #expect(run.stderr == "")
             Self.expectRecords(run, values: (1...7).map(Self.hex), from: started, to: Date())
             try #expect(await sim.calls().contains { $0.member == "StopNotify" && $0.outcome == "reply" })
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -225,7 +225,7 @@ struct NotifyTests {
                                                   "dbus_error": .null])
             #expect(error["message"] == "timed out waiting for notifications of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:04")
             try #expect(await sim.calls().contains { $0.member == "StopNotify" && $0.outcome == "reply" })
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -252,7 +252,7 @@ struct NotifyTests {
             #expect(calls.map(\.member) == ["StartNotify", "StopNotify"])
             #expect(calls.map(\.outcome) == ["reply", "reply"])
             try #expect(await sim.calls().filter { $0.interface == "org.bluez.Device1" }.map(\.member) == ["Connect"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -294,7 +294,7 @@ struct NotifyTests {
             #expect(calls.filter { $0.member == "StartNotify" && $0.outcome == "reply" }.count == 4)
             #expect(calls.filter { $0.member == "StopNotify" }.map(\.outcome) == ["reply"])
             #expect(calls.last?.member == "Disconnect", "\(calls.suffix(3))")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -316,7 +316,7 @@ struct NotifyTests {
             #expect(records.map { $0["connection"]?.int ?? 0 } == Array(repeating: 1, count: 30) + Array(repeating: 2, count: 30))
             #expect(records.map { $0["seq"]?.int ?? 0 } == Array(1...60))
             try #expect(await sim.calls().contains { $0.member == "StartDiscovery" })
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -352,7 +352,7 @@ struct NotifyTests {
             }
             // The session bluetoothd kept over the loss is stopped all the same.
             try #expect(await sim.calls().filter { $0.member == "StopNotify" }.map(\.outcome) == ["reply"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -402,7 +402,7 @@ struct NotifyTests {
                 #expect(fields.count == 5 && Self.isRFC3339Milliseconds(fields[0]), "\(line)")
                 #expect(Array(fields.dropFirst()) == ["\(index + 1)", "1", Self.hex(index + 1), "-"], "\(line)")
             }
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -440,7 +440,7 @@ struct NotifyTests {
             let calls = try await sim.calls()
             #expect(calls.filter { $0.member == "StopNotify" }.map(\.outcome) == ["reply"], "\(calls.map(\.member))")
             #expect(calls.filter { $0.interface == "org.bluez.Device1" }.map(\.member) == ["Connect", "Connect", "Disconnect"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -461,7 +461,7 @@ struct NotifyTests {
             let records = result.stdout.split(separator: "\n").compactMap { J.parse(String($0)) }
             #expect(records.map { $0["seq"]?.int ?? 0 } == [1, 2, 3, 4])
             #expect(records.map { $0["value"]?.string ?? "" } == ["00000001", "00000001", "00000002", "00000003"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -473,7 +473,7 @@ struct NotifyTests {
             #expect(run.stderr == "")
             #expect(J.parse(run.lines.first ?? "")?["seq"] == 1, "\(run)")
             try #expect(await sim.calls().contains { $0.member == "StopNotify" && $0.outcome == "reply" })
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -490,7 +490,7 @@ struct NotifyTests {
             #expect(readOnly.jsonError()?["operation"] == "notification_setup")
             #expect(readOnly.jsonError()?["message"]?.string?.hasSuffix("cannot notify (flags: read)") == true, "\(readOnly)")
             try #expect(await sim.calls().filter { $0.member == "StartNotify" } == [])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -503,7 +503,7 @@ struct NotifyTests {
             let wrong = await sim.blectl(["notify", World.gattBattery, "2a19", "--service", "1801", "--count", "2"])
             #expect(wrong.status == 3, "\(wrong)")
             #expect(wrong.jsonError()?["service"] == "1801")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

@@ -37,7 +37,7 @@ struct PairTests {
             let state = try await sim.state()
             #expect(state.paired == [World.secure])
             #expect(state.agentCalls == [], "a NoInputNoOutput agent is asked nothing")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             try #expect(await Self.pairingCalls(sim) == ["RegisterAgent", "Pair", "UnregisterAgent", "Disconnect"])
         }
     }
@@ -54,7 +54,7 @@ struct PairTests {
             #expect(asked.first?.device == World.securePath)
             #expect(asked.first?.outcome == "reply:123456")
             #expect(state.paired == [World.secure])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -82,7 +82,7 @@ struct PairTests {
             let state = try await sim.state()
             #expect(state.paired == [])
             #expect(state.agentCalls?.map(\.outcome) == ["reply:654321"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             try #expect(await Self.pairingCalls(sim) == ["RegisterAgent", "Pair", "UnregisterAgent", "Disconnect"])
         }
     }
@@ -93,7 +93,7 @@ struct PairTests {
             let run = await sim.blectl(["pair", World.secure, "--trust", "--passkey", "123456"])
             #expect(run.status == 0, "\(run)")
             #expect(run.jsonObject() == ["address": "C0:FF:EE:00:00:07", "paired": true, "bonded": true, "trusted": true])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -113,7 +113,7 @@ struct PairTests {
             #expect(!later.contains("Pair") && !later.contains("RegisterAgent") && !later.contains("Connect"), "\(later)")
             #expect(later.contains("Set"), "\(later)")
             try #expect(await sim.state().agentCalls == [])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -156,7 +156,7 @@ struct PairTests {
             let state = try await sim.state()
             #expect(state.connections.map(\.address) == [World.secure])
             try #expect(await Self.pairingCalls(sim) == ["RegisterAgent", "Pair", "UnregisterAgent"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -262,7 +262,7 @@ struct PairTests {
             #expect(error["code"] == "authentication_failed")
             #expect(error["operation"] == "pair")
             #expect(error["dbus_error"] == "org.bluez.Error.AuthenticationCanceled")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             // blectl sent no CancelPairing of its own: the Pair had ended.
             try #expect(await sim.calls().filter { $0.member == "CancelPairing" }.count == 1)
         }
@@ -275,7 +275,7 @@ struct PairTests {
             try #expect(await sim.waitForState(timeout: .seconds(10)) { $0.pairings?.map(\.stage) == ["exchange"] }, "Pair never pending")
             process.sendSignal(SIGKILL)
             _ = try await process.finish()
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             let pair = try await sim.calls().first { $0.member == "Pair" }
             #expect(pair?.outcome == "dropped", "nobody left to answer")
             try #expect(await sim.state().paired == [])
@@ -291,7 +291,7 @@ struct PairTests {
             #expect(error["code"] == "timed_out")
             #expect(error["operation"] == "pair")
             #expect(error["address"] == "C0:FF:EE:00:00:07")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             try #expect(await Self.pairingCalls(sim) == ["RegisterAgent", "Pair", "CancelPairing", "UnregisterAgent", "Disconnect"])
         }
     }
@@ -303,7 +303,7 @@ struct PairTests {
             #expect(run.status == 2, "\(run)")
             #expect(run.jsonError()?["code"] == "device_not_found")
             try #expect(await Self.pairingCalls(sim) == [], "nothing registered for a device never found")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 }

@@ -109,7 +109,7 @@ struct ProgressLineTests {
             #expect(object["status"]?.int == 0, "\(run)")
             #expect(object["lines"]?.int == (World.known + World.fillers).count, "\(run)")
             try #expect(await sim.calls().filter { $0.member == "StopDiscovery" }.count == 1)
-            #expect(try await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -127,7 +127,7 @@ struct ProgressLineTests {
             #expect(run.tty.hasSuffix(Self.erase), "\(run)")
             let lines = run.stdout.split(separator: "\n")
             #expect(Set(lines.compactMap { J.parse(String($0))?["address"]?.string }) == Set(World.known + World.fillers), "\(run)")
-            #expect(try await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -145,7 +145,7 @@ struct ProgressLineTests {
             let draws = Self.draws(String(before))
             #expect(draws.contains { $0.hasPrefix("connecting to C0:FF:EE:00:00:01 (") }, "\(draws)")
             #expect(run.tty.hasSuffix(Self.erase) || run.tty.hasSuffix(result + "\r\n"), "\(run)")
-            #expect(try await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

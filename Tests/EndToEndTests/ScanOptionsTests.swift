@@ -41,7 +41,7 @@ struct ScanOptionsTests {
             #expect(Set(addresses).isSubset(of: Set(World.known + World.fillers)))
             let members = try await sim.calls().filter { $0.interface == "org.bluez.Adapter1" }.map(\.member)
             #expect(members == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -70,7 +70,7 @@ struct ScanOptionsTests {
             #expect(error["exit_status"] == 124)
             #expect(error["operation"] == "discovery")
             #expect(error["message"] == "timed out during discovery")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             try #expect(await sim.state().discovering == false)
         }
     }
@@ -122,7 +122,7 @@ struct ScanOptionsTests {
             let run = await sim.blectl(["scan", "--timeout", "60", "--address", World.gattBattery, "--count", "1"])
             #expect(run.status == 0, "\(run)")
             #expect(run.jsonLines().compactMap { $0["address"]?.string } == [World.gattBattery])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

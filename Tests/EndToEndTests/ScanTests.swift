@@ -68,7 +68,7 @@ struct ScanTests {
             // Discovery was started once, and stopped.
             let members = try await sim.calls().filter { $0.interface == "org.bluez.Adapter1" }.map(\.member)
             #expect(members == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
             try #expect(await sim.state().discovering == false)
         }
     }

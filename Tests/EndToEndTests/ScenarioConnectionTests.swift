@@ -83,7 +83,7 @@ import Testing
             #expect(r.run.jsonObject() == ["address": .string(World.gattBattery), "percentage": 55, "source": "gatt"])
             #expect(r.run.stderr == "")
             // The Disconnect blectl sent on its way out completes after it has gone.
-            #expect(try await sim.leftovers() == [])
+            try await sim.expectClean()
             let calls = try await sim.calls()
             #expect(calls.scenarioOutcomes("Connect") == [ScenarioWorld.failed, "reply"])
             #expect(calls.scenarioOutcomes("Disconnect") == ["reply"])

@@ -20,7 +20,7 @@ struct SignalTests {
         #expect(result.stderr == "", sourceLocation: sourceLocation)
         let run = Run(arguments: [], status: result.status, stdout: result.stdout, stderr: result.stderr)
         _ = run.jsonLines(sourceLocation: sourceLocation)
-        try #expect(await sim.leftovers() == [], sourceLocation: sourceLocation)
+        try await sim.expectClean(sourceLocation: sourceLocation)
     }
 
     @Test("mid-scan: discovery stopped, the lines printed so far intact", arguments: [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGALRM])
@@ -113,7 +113,7 @@ struct SignalTests {
             #expect(calls.scenarioOutcomes("StartDiscovery") == ["pending"], "\(calls)")
             #expect(calls.scenarioOutcomes("StopDiscovery") == [], "\(calls)")
             // Leaving the bus ends this client's pending discovery in BlueZ.
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -135,7 +135,7 @@ struct SignalTests {
             #expect(result.stderr == "")
             let members = try await sim.calls().map(\.member)
             #expect(!members.contains("StopDiscovery"), "blectl went on cleaning up after the second SIGINT: \(members)")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -157,7 +157,7 @@ struct SignalTests {
             let atExit = try await sim.state()
             #expect(atExit.connections.map(\.disconnecting) == [true], "blectl waited for the end of the disconnection")
             try await sim.setFault("disconnect_held", "0")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 }

@@ -121,7 +121,7 @@ import Testing
             // More than the pipe holds: blectl had to wait for the reader.
             #expect(result.stdout.utf8.count > 4096, "only \(result.stdout.utf8.count) bytes: the reader was never stalled")
             #expect(Self.brokenLines(result.stdout).isEmpty, "\(Self.brokenLines(result.stdout).prefix(3))")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

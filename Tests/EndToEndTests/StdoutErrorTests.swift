@@ -55,7 +55,7 @@ struct StdoutErrorTests {
             #expect(addresses.count == 110, "\(run)")
             #expect(Set(addresses).count == addresses.count, "a line twice: \(run)")
             #expect(Set(World.known + World.fillers).isSubset(of: Set(addresses)), "\(run)")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -89,7 +89,7 @@ struct StdoutErrorTests {
             #expect(run.status == 74, "\(run)")
             #expect(run.stderr == "blectl: error: \(Self.enospc)\n", "\(run)")
             try #expect(await sim.calls().contains { $0.member == "Disconnect" }, "blectl never disconnected")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -115,7 +115,7 @@ struct StdoutErrorTests {
             let run = Run(arguments: arguments, status: r.status, stdout: r.stdout, stderr: r.stderr)
             #expect(run.status == 74, "\(run)")
             #expect(run.jsonError()?["message"] == .string("cannot write to standard output: Bad file descriptor (EBADF)"), "\(run)")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 }

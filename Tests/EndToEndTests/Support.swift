@@ -184,6 +184,12 @@ struct Sim: Sendable {
         return try await offThread { try simulator.leftovers(within: timeout) }
     }
 
+    /// Expects nothing left behind (``leftovers(timeout:)``); a failure names what was left.
+    func expectClean(timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let left = try await leftovers(timeout: timeout)
+        #expect(left == [], sourceLocation: sourceLocation)
+    }
+
     /// Starts a bare dbus-daemon (a bus where nobody owns org.bluez) and returns its
     /// process and address.
     func bareBus() async throws -> (process: RunningProcess, address: String) {

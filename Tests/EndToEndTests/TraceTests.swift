@@ -42,7 +42,7 @@ struct TraceTests {
         try await Sim.with { sim in
             let plain = await sim.blectl(["read", World.probe, "2a19", "--timeout", "30"])
             // The first left its Disconnect with BlueZ: the traced one connects on its own.
-            #expect(try await sim.leftovers() == [])
+            try await sim.expectClean()
             let run = await sim.blectl(["-v", "read", World.probe, "2a19", "--timeout", "30"])
             #expect(run.status == 0, "\(run)")
             #expect(run.stdout == plain.stdout)
@@ -72,7 +72,7 @@ struct TraceTests {
             let replyIndex = try #require(lines.firstIndex { $0.text == connectReply.text })
             #expect(connected < replyIndex)
             #expect(!run.stderr.contains("(dropped"))
-            #expect(try await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 

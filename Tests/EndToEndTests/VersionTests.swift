@@ -19,7 +19,7 @@ struct VersionTests {
             #expect(run.jsonObject() == Self.probeVersion)
             #expect(topLevelKeys(run.stdout) == ["address", "source", "firmware_revision", "hardware_revision",
                                                  "software_revision", "manufacturer_name", "model_number"])
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -65,7 +65,7 @@ struct VersionTests {
             #expect(members.filter { $0 == "StartNotify" }.count == 1, "\(members)")
             #expect(members.filter { $0 == "StopNotify" }.count == 1, "\(members)")
             #expect(members.contains("WriteValue"))
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 
@@ -83,7 +83,7 @@ struct VersionTests {
             #expect(error["service"] == "180a")
             #expect(error["characteristic"] == .null)
             #expect(error["message"]?.string?.contains("180a") == true, "\(error)")
-            try #expect(await sim.leftovers() == [])
+            try await sim.expectClean()
         }
     }
 }

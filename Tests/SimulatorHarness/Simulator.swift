@@ -66,7 +66,7 @@ public struct SimState: Sendable, Decodable {
     public struct Pairing: Sendable, Decodable, Equatable {
         public let address: String
         public let client: String
-        /// connecting, agent, exchange or resolving.
+        /// held (fault pair_held), connecting, agent, exchange or resolving.
         public let stage: String
     }
     /// A call the simulated bluetoothd made to an agent.

@@ -435,6 +435,9 @@ class Sim:
         elif name == "connect_held" and not value:
             for dev in list(self.devices.values()):
                 dev.release_held_connect()
+        elif name == "pair_held" and not value:
+            for dev in list(self.devices.values()):
+                dev.release_held_pair()
         elif name == "disconnect_held" and not value:
             for dev in list(self.devices.values()):
                 dev.release_held_disconnect()

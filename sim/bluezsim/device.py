@@ -459,7 +459,7 @@ class Device:
             self.set(UUIDs=[])
         if was:
             self.set(Connected=False)
-        if self.pairing is not None and self.pairing.stage != "connecting":
+        if self.pairing is not None and self.pairing.stage not in ("connecting", "held"):
             self.pairing.cancel()        # the bonding ends with the link (MGMT_STATUS_DISCONNECTED)
         if self.battery_exported:
             self.battery_exported = False
@@ -549,7 +549,16 @@ class Device:
         if self.paired:
             raise DBusError(ERR + "AlreadyExists", "Already Exists")
         self.pairing = Pairing(self, call)
+        if self.sim.faults.get("pair_held"):
+            self.pairing.stage = "held"      # release_held_pair, when the fault is cleared
+            return
         self.pairing.start()
+
+    def release_held_pair(self):
+        """pair_held cleared: a held Pair is handled as if it had just been called."""
+        if self.pairing is not None and self.pairing.stage == "held":
+            self.pairing.stage = "connecting"
+            self.pairing.start()
 
     def m_CancelPairing(self, call):
         if self.pairing is None:

@@ -83,6 +83,7 @@ FAULTS = {
     "acquire_write_refused": (str, "", "AcquireWrite answers this org.bluez.Error (NotSupported, NotPermitted, Failed, ...; empty = off): a client falls back to WriteValue"),
     "echo_drop_link_after_bytes": (int, 0, "once the echo sink has received this many bytes the link drops (remote): acquired sockets shut (HUP), unread datagrams lost, Connected false; once (0 = off)"),
     "secure_device": (bool, False, "C0:FF:EE:00:00:07 'blesim Secure' advertises: pairs with a passkey it displays (a keyboard agent is asked RequestPasskey; Just Works with a NoInputNoOutput agent); its characteristic 5ec00002-... reads only once paired (NotPermitted 'Not paired' before)"),
+    "pair_held": (bool, False, "Pair is held before bluetoothd looks at the device (as if still on its way): pairings lists it at stage held; once the fault is cleared it is handled as a Pair just called (the link brought up when down)"),
     "pair_passkey": (int, 123456, "the passkey blesim Secure displays (0..999999); another answer to RequestPasskey fails Pair with AuthenticationFailed"),
     "pair_never_completes": (bool, False, "Pair never completes after the agent step (the device stops answering SMP): pending until CancelPairing (AuthenticationCanceled), the link dropping, or the caller leaving the bus"),
 }

@@ -91,6 +91,9 @@ final class StdoutWriter: @unchecked Sendable {
 
     private func wait(untilQueuedAtMost limit: Int) async throws {
         let id: UInt64 = withLock { nextWaiter += 1; return nextWaiter }
+        // The writer thread held the lock before resuming: ordered after it (DBusKit's
+        // Lock.synchronize says why).
+        defer { withLock {} }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let resumeNow: Result<Void, any Error>? = withLock {
