@@ -26,7 +26,9 @@ medians and the ratios AFTER/BEFORE and AFTER/C:
   default devices as bench.py reads it, and the peak RSS of `--version` and `scan --timeout 0`
   (bench/c/maxrss.c), 11 runs (AB_RSS_RUNS).
 """
+import atexit
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -212,7 +214,15 @@ LAST_RUSAGE = [None]
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    builds = {"before": os.path.abspath(sys.argv[1]), "after": os.path.abspath(sys.argv[2])}
+    # Both binaries copied afresh, so that both are whole in the page cache: peak RSS counts
+    # the cached neighbours fault-around maps, and an older file, partly evicted, looked
+    # 0.6 MB smaller than a fresh copy of the same bytes (BENCHMARKS.md, fourteenth session).
+    fresh = tempfile.mkdtemp(prefix="ab-builds-")
+    atexit.register(shutil.rmtree, fresh, True)
+    builds = {}
+    for name, path in (("before", sys.argv[1]), ("after", sys.argv[2])):
+        builds[name] = os.path.join(fresh, f"blectl-{name}")
+        shutil.copy2(os.path.abspath(path), builds[name])
     only = (sys.argv[3] if len(sys.argv) > 3 else "startup,live,queued,notify,instructions").split(",")
     os.makedirs(bench.OUT, exist_ok=True)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -223,7 +233,7 @@ def main():
         LAST_RUSAGE[0] = self.rusage
         return done
     bench.Child.finish = finish_and_keep
-    print(f"before {builds['before']}\nafter  {builds['after']}\nC      {bench.CBASE}")
+    print(f"before {sys.argv[1]}\nafter  {sys.argv[2]}\n(copied afresh to {fresh})\nC      {bench.CBASE}")
     for measure in only:
         if measure == "startup":
             startup(builds)

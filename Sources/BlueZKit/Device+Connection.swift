@@ -208,7 +208,7 @@ extension Device {
     /// bluetoothd 5.66 keeps Connected and ServicesResolved true for its 2 s disconnect timer
     /// after a Disconnect (another client's, or the command before's), answers reads and
     /// writes meanwhile, and refuses StartNotify with `org.bluez.Error.NotConnected`
-    /// ("Device is disconnecting", bluez/src/gatt-client.c). When such a link goes down before
+    /// ("Not Connected"; bluetoothd logs "Device is disconnecting", bluez/src/gatt-client.c). When such a link goes down before
     /// its services are resolved, or `body` fails with ``BLEError/disconnected(_:)`` during an
     /// operation that changes nothing on the device (a read, a service lookup, a notification
     /// setup), this waits (within `timeout`) for
@@ -290,10 +290,11 @@ extension Device {
     }
 
     /// Connects again once a link found up has gone down before anything was done on it:
-    /// waits for Connected=false, finds the device again if BlueZ removed its object, then
-    /// connects within `deadline`.
+    /// waits for Connected=false (operation `disconnect`: the wait is for BlueZ to finish
+    /// disconnecting, and a timeout there names it), finds the device again if BlueZ removed
+    /// its object, then connects within `deadline`.
     func reconnectAfterLinkWentDown(deadline: ContinuousClock.Instant) async throws -> ConnectionOrigin {
-        try await waitUntilDisconnected(timeout: deadline - .now, operation: operation(.connect))
+        try await waitUntilDisconnected(timeout: deadline - .now, operation: operation(.disconnect))
         if session.withCache({ [path] in $0[path, BlueZ.deviceInterface] == nil }) {
             _ = try await Device.find(address, on: adapter, timeout: deadline - .now)
         }

@@ -10,7 +10,7 @@
 // was_connected). A link found up that goes down before its services are resolved (the
 // command before gave up during service resolution) is connected anew.
 //
-// StartNotify is refused on such a link (NotConnected "Device is disconnecting"): `request`
+// StartNotify is refused on such a link (NotConnected "Not Connected"; bluetoothd logs "Device is disconnecting"): `request`
 // and `notify` right after a failed command failed 4 at notification_setup on the real
 // bluetoothd (realbluez, test_request_after_failure). They now wait for the link to go down,
 // connect anew and subscribe on their own link, which they then disconnect.
@@ -135,6 +135,28 @@ import Testing
                     == ["StartNotify error:org.bluez.Error.NotConnected", "StartNotify reply", "StopNotify reply"])
             #expect(calls.filter { $0.member == "Connect" }.count == 2, "the second command connects anew")
             #expect(calls.filter { $0.member == "Disconnect" }.count == 2, "each command disconnects the link it made")
+            try #expect(await sim.waitForState(timeout: .seconds(30)) { $0.connections.isEmpty })
+            try await sim.scenarioExpectClean()
+        }
+    }
+
+    @Test("notify right after a failed command, the link still going down at --timeout: 124 during disconnect, the wait named")
+    func notifyTimesOutWaitingForTheDisconnect() async throws {
+        // Held for good: the old link never goes down within the second command's --timeout.
+        try await Sim.with(faults: ["disconnect_held": "1"], fastDisconnect: false) { sim in
+            let first = await sim.blectl(["read", World.gattBattery, "2a99"])
+            #expect(first.status == 3, "\(first)")
+            try #require(await sim.state().connections.first?.disconnecting == true, "the link was already down: nothing to test")
+            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--timeout", "1"])
+            #expect(run.status == 124, "\(run)")
+            // The stage is the wait for BlueZ's disconnection, not a Connect nobody sent.
+            let error = run.jsonError()
+            #expect(run.stdout == "")
+            #expect(error?["operation"] == "disconnect", "\(run.stderr)")
+            #expect(error?["message"] == .string("timed out during disconnect on \(World.gattBattery)"), "\(run.stderr)")
+            let calls = try await sim.calls()
+            #expect(calls.filter { $0.member == "Connect" }.count == 1, "only the first command connected")
+            try await sim.setFault("disconnect_held", "0")
             try #expect(await sim.waitForState(timeout: .seconds(30)) { $0.connections.isEmpty })
             try await sim.scenarioExpectClean()
         }

@@ -134,4 +134,28 @@ struct SignalSweepTests {
             #expect((tally[130] ?? 0) + (tally[143] ?? 0) >= delivered / 2, "most deliveries must land before the end")
         }
     }
+
+    /// SIGINT within the first milliseconds, before Dispatch has registered blectl's signal
+    /// sources: it must end blectl (130) every time. Before the fix the signals were set to
+    /// be ignored until then, and about one SIGINT in sixty on a loaded machine was dropped
+    /// (`scan --timeout inf` scanned on; here the scan's own timeout would end it with 0).
+    @Test("SIGINT in the first milliseconds is never lost: 130 every time, nothing left")
+    func earliestSigint() async throws {
+        try await Sim.with { sim in
+            var tally: [Int32: Int] = [:]
+            for i in 0..<300 {
+                // 0 to 6 ms after the spawn, spread evenly.
+                let delay = Duration.microseconds(i % 61 * 100)
+                let process = try await sim.launch(["scan", "--timeout", "20"])
+                _ = try await offThread { usleep(UInt32(delay / .microseconds(1))) }
+                process.sendSignal(SIGINT)
+                let result = try await process.finish(timeout: .seconds(30))
+                tally[result.status, default: 0] += 1
+                #expect(result.status == 130, "SIGINT at \(delay) (run \(i)): \(result)")
+                #expect(result.stderr == "", "SIGINT at \(delay) (run \(i)): \(result)")
+            }
+            print("earliest SIGINT: exits \(tally.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: ", "))")
+            try await sim.expectClean()
+        }
+    }
 }

@@ -160,4 +160,27 @@ struct SignalTests {
             try await sim.expectClean()
         }
     }
+
+    @Test("nohup: a SIGHUP ignored when blectl starts stays ignored; SIGTERM still ends it with clean-up")
+    func sighupIgnoredAtStartStaysIgnored() async throws {
+        try await Sim.with { sim in
+            // As nohup starts it: SIGHUP ignored, then exec.
+            let simulator = sim.simulator
+            let process = try await offThread {
+                try simulator.launch("/usr/bin/python3", [
+                    "-c", "import os, signal, sys; signal.signal(signal.SIGHUP, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])",
+                    BlectlBinary.path, "scan", "--timeout", "60",
+                ])
+            }
+            #expect(await process.stdoutContains("C0:FF:EE:00:00:05"), "no device reported")
+            process.sendSignal(SIGHUP)
+            // Taken (no longer pending) and ignored: blectl scans on, discovery still running.
+            let taken = try await offThread { process.waitUntilTaken(SIGHUP, timeout: .seconds(10)) }
+            #expect(taken)
+            #expect(process.poll() == nil, "SIGHUP ended blectl: \(process.currentStderr)")
+            try #expect(await sim.state().discoverySessions.count == 1)
+            process.sendSignal(SIGTERM)
+            try await Self.expectInterrupted(try await process.finish(), by: SIGTERM, sim: sim)
+        }
+    }
 }

@@ -90,12 +90,12 @@ public final class RunningProcess: @unchecked Sendable {
     }
 
     private func waitFor(_ needle: String, inStderr: Bool, timeout: Duration) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
+        let deadline = Deadline(after: timeout)
         cond.lock(); defer { cond.unlock() }
         while true {
             if String(decoding: inStderr ? err : out, as: UTF8.self).contains(needle) { return true }
-            if openReaders == 0 || Date() >= deadline { return false }
-            _ = cond.wait(until: min(deadline, Date().addingTimeInterval(0.05)))
+            if openReaders == 0 || deadline.hasPassed { return false }
+            _ = cond.wait(until: Date().addingTimeInterval(0.05))
         }
     }
 
@@ -127,12 +127,12 @@ public final class RunningProcess: @unchecked Sendable {
     /// source reads it; one look could fall between the two.
     /// - Returns: false when `signal` is still pending after `timeout`.
     public func waitUntilTaken(_ signal: Int32, timeout: Duration) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
+        let deadline = Deadline(after: timeout)
         var clearLooks = 0
         while clearLooks < 2 {
             guard let pending = isPending(signal) else { return true }
             clearLooks = pending ? 0 : clearLooks + 1
-            if pending && Date() >= deadline { return false }
+            if pending && deadline.hasPassed { return false }
             usleep(1000)
         }
         return true
@@ -184,9 +184,9 @@ public final class RunningProcess: @unchecked Sendable {
     /// Waits for the end (killing it with SIGKILL at the timeout), then for both pipes
     /// to reach EOF (at most 2 s more, in case a grandchild holds them open).
     public func wait(timeout: Duration? = nil) -> ProcessResult {
-        let deadline = timeout.map { Date().addingTimeInterval($0.seconds) }
+        let deadline = timeout.map { Deadline(after: $0) }
         while poll() == nil {
-            if let d = deadline, Date() >= d {
+            if let deadline, deadline.hasPassed {
                 kill(pid, SIGKILL)
                 cond.lock(); killedByTimeout = true; cond.unlock()
                 var st: Int32 = 0
@@ -200,9 +200,9 @@ public final class RunningProcess: @unchecked Sendable {
             usleep(2000)
         }
         closeStdin()
-        let drainDeadline = Date().addingTimeInterval(2)
+        let drainDeadline = Deadline(after: .seconds(2))
         cond.lock()
-        while openReaders > 0 && Date() < drainDeadline { _ = cond.wait(until: drainDeadline) }
+        while openReaders > 0 && !drainDeadline.hasPassed { _ = cond.wait(until: Date().addingTimeInterval(0.05)) }
         let result = ProcessResult(status: exitStatus ?? -1,
                                    stdout: String(decoding: out, as: UTF8.self),
                                    stderr: String(decoding: err, as: UTF8.self),
@@ -309,4 +309,18 @@ func spawnChild(_ executable: String, _ args: [String], environment: [String: St
         throw HarnessError.spawnFailed(executable, rc)
     }
     return RunningProcess(pid: pid, stdinFD: inP?.w ?? -1, stdoutFD: outP.r, stderrFD: errP?.r)
+}
+
+/// A point on the monotonic clock (CLOCK_MONOTONIC, the clock blectl's own timers run on):
+/// the harness's timeouts must not fire because the wall clock was stepped. A VM paused and
+/// resumed (a snapshot) stepped it by tens of seconds under `make test-tsan`, and every child
+/// being waited for then "timed out" at once, killed with SIGKILL (137) mid-run.
+public struct Deadline: Sendable {
+    private let instant: SuspendingClock.Instant
+
+    public init(after timeout: Duration) {
+        instant = SuspendingClock.now + timeout
+    }
+
+    public var hasPassed: Bool { SuspendingClock.now >= instant }
 }

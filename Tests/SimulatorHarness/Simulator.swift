@@ -186,7 +186,7 @@ public final class Simulator: Sendable {
         for (k, v) in faults.sorted(by: { $0.key < $1.key }) { args += ["--set", "\(k)=\(v)"] }
         let proc = try spawnChild(exe, args, environment: ProcessInfo.processInfo.environment,
                                   stdinPipe: true, inheritStderr: true)
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Deadline(after: .seconds(30))
         while true {
             let text = String(decoding: proc.stdoutData(), as: UTF8.self)
             if let line = text.split(separator: "\n", omittingEmptySubsequences: true).first(where: { $0.hasPrefix("ADDRESS=") }),
@@ -196,7 +196,7 @@ public final class Simulator: Sendable {
             if let status = proc.poll() {
                 throw HarnessError.simulatorDidNotStart("bluez-sim exited with status \(status): \(text)")
             }
-            if Date() >= deadline {
+            if deadline.hasPassed {
                 proc.sendSignal(SIGKILL)
                 _ = proc.wait(timeout: .seconds(2))
                 throw HarnessError.simulatorDidNotStart("no ADDRESS line within 30 s")
@@ -340,10 +340,10 @@ public final class Simulator: Sendable {
 
     /// Polls `condition` on the state until it holds or the timeout passes.
     public func waitForState(timeout: Duration = .seconds(30), _ condition: (SimState) -> Bool) throws -> Bool {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
+        let deadline = Deadline(after: timeout)
         while true {
             if condition(try state()) { return true }
-            if Date() >= deadline { return false }
+            if deadline.hasPassed { return false }
             usleep(20_000)
         }
     }
