@@ -1,4 +1,9 @@
 import DBusKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 // The signals and the reply the cache folds, read from their wire form (``WireBody``): each
 // `a{sv}` packed straight into the cache's record (``PackedProperties/init(wireDictionary:)``)
@@ -29,7 +34,7 @@ extension ObjectCache {
     static func propertiesChanged(wire: WireBody, wanted: (String) -> Bool) -> WireRead<(String, Properties, [String])>? {
         guard wire.signature == "sa{sv}as" else { return nil }
         return wire.withCursor { cursor in
-            guard let interface = cursor.string() else { return nil }
+            guard let interface = interfaceName(&cursor) else { return nil }
             guard wanted(interface) else { return .notWanted }
             guard let packed = PackedProperties(wireDictionary: &cursor),
                   let invalidated = cursor.stringArray(), cursor.offset == cursor.end else { return nil }
@@ -54,6 +59,19 @@ extension ObjectCache {
         }
     }
 
+    /// The interfaces the cache keeps, each name's UTF-8 beside it.
+    private static let cachedInterfaceNames: [(name: String, utf8: [UInt8])] = BlueZ.cachedInterfaces.sorted().map { ($0, Array($0.utf8)) }
+
+    /// An interface name (`s`) at `cursor`: one the cache keeps is its constant (no String
+    /// made, and compared against the constants on identity), any other is read.
+    private static func interfaceName(_ cursor: inout WireCursor) -> String? {
+        guard let bytes = cursor.stringBytes() else { return nil }
+        for known in cachedInterfaceNames where known.utf8.count == bytes.count {
+            if known.utf8.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) { return known.name }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// An `a{sa{sv}}` at `cursor` (at the array's length): the interfaces the cache keeps, with
     /// their properties (others are stepped over unread).
     private static func interfaces(_ cursor: inout WireCursor) -> [String: Properties]? {
@@ -62,7 +80,7 @@ extension ObjectCache {
         guard arrayEnd <= cursor.end else { return nil }
         var interfaces = [String: Properties]()
         while cursor.offset < arrayEnd {
-            guard cursor.align(8), let name = cursor.string() else { return nil }
+            guard cursor.align(8), let name = interfaceName(&cursor) else { return nil }
             if BlueZ.cachedInterfaces.contains(name) {
                 guard let packed = PackedProperties(wireDictionary: &cursor) else { return nil }
                 interfaces[name, default: Properties()].fold(Properties(packed: packed), invalidated: [])

@@ -7,6 +7,11 @@ import DBusKit
 /// Properties are kept packed, one compact record per object and interface (``Properties``),
 /// packed straight from the signal's wire form where DBusKit keeps it (a busy scan caches
 /// tens of thousands of devices), and decoded when read.
+///
+/// A characteristic's or descriptor's `Value` is not kept: a value is read from the reply or
+/// the signal that carried it (``SessionEvent/changed(_:interface:changed:invalidated:)``), never
+/// from a cache that a later notification may already have overwritten, and a notification
+/// stream then costs no fold at all.
 public struct ObjectCache: Sendable {
     /// path -> interface -> properties, Device1 excepted.
     private var others: [ObjectPath: [String: Properties]] = [:]
@@ -92,9 +97,20 @@ public struct ObjectCache: Sendable {
             if name == BlueZ.deviceInterface {
                 devices[path, default: Properties()].fold(properties, invalidated: [])
             } else {
-                others[path, default: [:]][name, default: Properties()].fold(properties, invalidated: [])
+                others[path, default: [:]][name, default: Properties()]
+                    .fold(properties, invalidated: Self.keepsValue(name) ? [] : [Self.value])
             }
         }
+    }
+
+    /// The property the cache does not keep on ``BlueZ/gattCharacteristicInterface`` and
+    /// ``BlueZ/gattDescriptorInterface`` (bluez/doc/org.bluez.GattCharacteristic.rst: the
+    /// cached value BlueZ updates on every read and notification).
+    private static let value = "Value"
+
+    /// Whether `interface`'s `Value` is kept (it is not on characteristics and descriptors).
+    private static func keepsValue(_ interface: String) -> Bool {
+        interface != BlueZ.gattCharacteristicInterface && interface != BlueZ.gattDescriptorInterface
     }
 
     /// Folds one signal from org.bluez into the cache; returns the event with the values the
@@ -116,13 +132,18 @@ public struct ObjectCache: Sendable {
             if others[path]?.isEmpty == true { others[path] = nil }
             return removed.isEmpty ? nil : .removed(path, interfaces: removed)
         case (BlueZ.properties, "PropertiesChanged"):
+            // nil when the object does not have the interface here (the cache keeps only
+            // BlueZ.cachedInterfaces).
             guard let path = signal.path, let (interface, changed, invalidated) = propertiesChanged(signal, at: path) else { return nil }
-            // Folded in place, each key looked up once; nil when the object does not have the
-            // interface here (the cache keeps only BlueZ.cachedInterfaces).
-            let folded: Void? = interface == BlueZ.deviceInterface
-                ? devices[path]?.fold(changed, invalidated: invalidated)
-                : others[path]?[interface]?.fold(changed, invalidated: invalidated)
-            guard folded != nil else { return nil }
+            // Folded in place, each key looked up once.
+            if interface == BlueZ.deviceInterface {
+                devices[path]?.fold(changed, invalidated: invalidated)
+            } else if Self.keepsValue(interface) {
+                others[path]?[interface]?.fold(changed, invalidated: invalidated)
+            } else if !(invalidated.isEmpty && changed.packed.hasOnly(Self.value)) {
+                // A notification (Value alone) changes nothing kept: no fold.
+                others[path]?[interface]?.fold(changed, invalidated: invalidated + [Self.value])
+            }
             return .changed(path, interface: interface, changed: changed, invalidated: invalidated)
         default:
             return nil
@@ -147,7 +168,8 @@ public struct ObjectCache: Sendable {
             return changed
         }
         let body = signal.body
-        guard body.count >= 2, let interface = body[0].string, let changed = body[1].stringKeyedDictionary else { return nil }
+        guard body.count >= 2, let interface = body[0].string, has(path, interface),
+              let changed = body[1].stringKeyedDictionary else { return nil }
         let invalidated = body.count >= 3 ? (body[2].stringArray ?? []) : []
         return (interface, Properties(changed), invalidated)
     }

@@ -23,13 +23,21 @@ struct PackedProperties: Sendable, Equatable {
     /// Values that cannot be packed (file descriptors), by name.
     private var unpacked: [String: DBusValue] = [:]
 
-    /// Device1 property names (bluez/doc/org.bluez.Device.rst), stored as one byte each.
+    /// Property names stored as one byte each (fewer than 64: ``knownMask(_:)`` gives each a
+    /// bit): Device1's (bluez/doc/org.bluez.Device.rst), then those of GattService1,
+    /// GattCharacteristic1, GattDescriptor1 and Battery1 that Device1 does not have (their
+    /// bluez/doc files). A notification's `Value` is then read and written with no String
+    /// made for its name.
     static let knownNames: [String] = [
         "Address", "AddressType", "Name", "Icon", "Class", "Appearance", "UUIDs", "Paired",
         "Bonded", "Connected", "Trusted", "Blocked", "WakeAllowed", "Alias", "Adapter",
         "LegacyPairing", "CablePairing", "Modalias", "RSSI", "TxPower", "ManufacturerData",
         "ServiceData", "ServicesResolved", "AdvertisingFlags", "AdvertisingData", "Sets",
         "PreferredBearer",
+        "UUID", "Device", "Primary", "Includes", "Handle",
+        "Service", "Value", "Notifying", "Flags", "WriteAcquired", "NotifyAcquired", "MTU",
+        "Characteristic",
+        "Percentage", "Source",
     ]
     private static let knownIndex: [String: UInt8] = Dictionary(
         uniqueKeysWithValues: knownNames.enumerated().map { ($0.element, UInt8($0.offset)) })
@@ -158,6 +166,17 @@ struct PackedProperties: Sendable, Equatable {
         guard let found, found.count == target.range.count else { return false }
         bytes.replaceSubrange(found, with: entry)
         return true
+    }
+
+    /// Whether the record holds exactly one property, `name` (read from its first key only).
+    func hasOnly(_ name: String) -> Bool {
+        guard unpacked.isEmpty, !bytes.isEmpty else { return false }
+        return bytes.withUnsafeBufferPointer { buffer in
+            var reader = PackedReader(buffer: buffer)
+            guard reader.readKey() == name else { return false }
+            reader.skipValue()
+            return reader.offset == buffer.count
+        }
     }
 
     /// Whether the record has a property whose index in ``knownNames`` is set in `mask`

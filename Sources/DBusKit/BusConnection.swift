@@ -41,6 +41,8 @@ public final class BusConnection: @unchecked Sendable {
     private var callTimes: [UInt32: ContinuousClock.Instant] = [:]
     /// Signal routes in registration order: handlers of one batch run in that order.
     private var routes: [(id: UInt64, route: SignalRoute)] = []
+    /// The senders and paths of the latest signals (header strings reused; queue only).
+    private var recentStrings = StringInterner()
     /// Connection-lost handlers in registration order.
     private var lostHandlers: [(id: UInt64, handler: @Sendable () -> Void)] = []
     /// Continuations of ``flush(within:)`` waiting for the outgoing queue to empty.
@@ -666,7 +668,7 @@ public final class BusConnection: @unchecked Sendable {
             observer?.observe(.signal(MessageDecoder.decode(raw), routed: false), at: .now)
             return
         }
-        let header = MessageDecoder.header(raw)
+        let header = MessageDecoder.header(raw, recent: &recentStrings)
         var decoded: Message?
         var routed = false
         for (_, route) in routes {

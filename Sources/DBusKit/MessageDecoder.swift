@@ -55,11 +55,12 @@ enum MessageDecoder {
         )
     }
 
-    /// Header fields only, for routing a signal before paying for its body.
-    static func header(_ raw: OpaquePointer) -> Message {
+    /// Header fields only, for routing a signal before paying for its body; the sender and
+    /// the path reused from `recent` when they came lately.
+    static func header(_ raw: OpaquePointer, recent: inout StringInterner) -> Message {
         Message(kind: .signal,
-                sender: string(dbus_message_get_sender(raw)),
-                path: string(dbus_message_get_path(raw)).map { ObjectPath($0) },
+                sender: dbus_message_get_sender(raw).map { recent.string($0) },
+                path: dbus_message_get_path(raw).map { ObjectPath(recent.string($0)) },
                 interface: name(dbus_message_get_interface(raw)),
                 member: name(dbus_message_get_member(raw)))
     }

@@ -73,9 +73,9 @@ import DBusKit
         }
         #expect(changed["Value"]?.bytes == [2, 3])
         #expect(invalidated == ["Notifying"])
+        // A characteristic's Value is the event's, never the cache's.
         let properties = try #require(cache[characteristic, BlueZ.gattCharacteristicInterface])
-        #expect(properties.keys.sorted() == ["MTU", "UUID", "Value"])
-        #expect(properties["Value"]?.bytes == [2, 3])
+        #expect(properties.keys.sorted() == ["MTU", "UUID"])
         #expect(properties["MTU"]?.integer == 185)
 
         // Interfaces the characteristic's object does not have: a kept one, and one not kept.
@@ -86,7 +86,59 @@ import DBusKit
         // The device's object has Device1 only.
         #expect(cache.apply(Self.propertiesChanged(Self.device, BlueZ.gattCharacteristicInterface, ["Value": .bytes([9])])) == nil)
         #expect(Set(cache.objects.keys) == [Self.device, characteristic])
-        #expect(cache[characteristic, BlueZ.gattCharacteristicInterface]?["Value"]?.bytes == [2, 3])
+        #expect(cache[characteristic, BlueZ.gattCharacteristicInterface]?.keys.sorted() == ["MTU", "UUID"])
+    }
+
+    /// A characteristic's or descriptor's Value is not kept, however it comes (InterfacesAdded,
+    /// GetManagedObjects, PropertiesChanged alone or beside other properties), and a notification
+    /// (Value alone) is still an event carrying its value; Device1's and Battery1's properties
+    /// are kept as they come.
+    @Test func aCharacteristicsOrDescriptorsValueIsTheEventsNeverTheCaches() throws {
+        let characteristic: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01/service0010/char0011"
+        let descriptor: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01/service0010/char0011/desc0013"
+        var cache = ObjectCache()
+        _ = cache.apply(Self.interfacesAdded(characteristic, [
+            BlueZ.gattCharacteristicInterface: ["UUID": .string("00002a19-0000-1000-8000-00805f9b34fb"), "Value": .bytes([1])],
+        ]))
+        _ = cache.apply(Self.interfacesAdded(descriptor, [
+            BlueZ.gattDescriptorInterface: ["UUID": .string("00002902-0000-1000-8000-00805f9b34fb"), "Value": .bytes([1, 0])],
+        ]))
+        let keptAfterAdded = (cache[characteristic, BlueZ.gattCharacteristicInterface]?.keys, cache[descriptor, BlueZ.gattDescriptorInterface]?.keys)
+        #expect(keptAfterAdded.0 == ["UUID"])
+        #expect(keptAfterAdded.1 == ["UUID"])
+
+        for (path, interface) in [(characteristic, BlueZ.gattCharacteristicInterface), (descriptor, BlueZ.gattDescriptorInterface)] {
+            let event = cache.apply(Self.propertiesChanged(path, interface, ["Value": .bytes([7, 8])]))
+            guard case .changed(path, interface, let changed, let invalidated)? = event else {
+                Issue.record("expected .changed on \(path), got \(String(describing: event))")
+                continue
+            }
+            let carried = (changed["Value"]?.bytes, invalidated)
+            #expect(carried.0 == [7, 8])
+            #expect(carried.1 == [])
+            let kept = cache[path, interface]?.keys
+            #expect(kept == ["UUID"])
+        }
+        _ = cache.apply(Self.propertiesChanged(characteristic, BlueZ.gattCharacteristicInterface,
+                                               ["Value": .bytes([9]), "Notifying": .boolean(true)]))
+        let kept = cache[characteristic, BlueZ.gattCharacteristicInterface]?.dictionary
+        #expect(kept == ["UUID": .string("00002a19-0000-1000-8000-00805f9b34fb"), "Notifying": .boolean(true)])
+
+        var loaded = ObjectCache()
+        func interfaces(_ entries: [String: [String: DBusValue]]) -> DBusValue {
+            .dictionary(keySignature: "s", valueSignature: "a{sv}",
+                        entries.map { .init(.string($0.key), .stringVariantDictionary($0.value)) })
+        }
+        loaded.load(managedObjects: .dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", [
+            .init(.objectPath(characteristic), interfaces([BlueZ.gattCharacteristicInterface: ["UUID": .string("2a19"), "Value": .bytes([3])]])),
+            .init(.objectPath(Self.device), interfaces([
+                BlueZ.deviceInterface: ["Address": .string("C0:FF:EE:00:00:01")],
+                BlueZ.batteryInterface: ["Percentage": .byte(80)],
+            ])),
+        ]))
+        let loadedKeys = (loaded[characteristic, BlueZ.gattCharacteristicInterface]?.keys, loaded[Self.device, BlueZ.batteryInterface]?.keys)
+        #expect(loadedKeys.0 == ["UUID"])
+        #expect(loadedKeys.1 == ["Percentage"])
     }
 
     /// Malformed signals (wrong types, missing arguments) are skipped, never a crash.

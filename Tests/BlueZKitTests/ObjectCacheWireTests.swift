@@ -56,6 +56,7 @@ import DBusKit
             var name = name
             return name.withUTF8 { PackedWriter.knownIndex(utf8: UnsafeRawBufferPointer($0)) }
         }
+        #expect(PackedProperties.knownNames.count < 64)   // a bit each in knownMask
         for (i, name) in PackedProperties.knownNames.enumerated() {
             #expect(index(name) == UInt8(i), "\(name)")
         }
