@@ -16,6 +16,14 @@ public final class Session: Sendable {
     /// The first call, at registration, has no event (nil), or the event that ended bluetoothd.
     typealias Watcher = @Sendable (ObjectCache, SessionEvent?) -> (@Sendable () -> Void)?
 
+    /// A watcher and its registration number. A struct, not a tuple: a closure in a tuple in
+    /// an array is kept in its most general form, and each call then wrapped the action it
+    /// returned in a new closure (an allocation per event, per watcher that acts on it).
+    struct RegisteredWatcher {
+        let id: UInt64
+        let watcher: Watcher
+    }
+
     struct State {
         var cache = ObjectCache()
         /// The unique name owning org.bluez: only its signals count. nil while unknown or unowned.
@@ -23,7 +31,7 @@ public final class Session: Sendable {
         /// The event that ended bluetoothd for us (it left, or the bus is gone), until it returns.
         var ended: SessionEvent?
         /// Watchers in registration order: for one event they run in this order.
-        var watchers: [(id: UInt64, watcher: Watcher)] = []
+        var watchers: [RegisteredWatcher] = []
         var nextID: UInt64 = 0
         /// Values our own ReadValue calls returned, per characteristic, whose Value change
         /// BlueZ has not signalled yet (see ``expectReadMirror(of:at:on:)``).
@@ -305,7 +313,7 @@ public final class Session: Sendable {
     func addWatcher(_ watcher: @escaping Watcher) -> UInt64 {
         let (id, action) = state.withLock { state -> (UInt64, (@Sendable () -> Void)?) in
             state.nextID += 1
-            state.watchers.append((state.nextID, watcher))
+            state.watchers.append(RegisteredWatcher(id: state.nextID, watcher: watcher))
             return (state.nextID, watcher(state.cache, state.ended))
         }
         action?()

@@ -235,7 +235,7 @@ struct NotifyCommand: BlectlSubcommand {
                 line += "null".utf8
             }
             line += #","seq":"#.utf8
-            line += String(seq).utf8
+            JSONValue.writeInt(seq, into: &line)
             line += #","time":"#.utf8
             let (seconds, attoseconds) = value.receivedAt.components
             if seconds != second {
@@ -248,7 +248,7 @@ struct NotifyCommand: BlectlSubcommand {
             line.append(UInt8(ascii: "0") + UInt8(millis / 10 % 10))
             line.append(UInt8(ascii: "0") + UInt8(millis % 10))
             line += #"Z","connection":"#.utf8
-            line += String(value.connection).utf8
+            JSONValue.writeInt(value.connection, into: &line)
             line.append(UInt8(ascii: "}"))
             line.append(UInt8(ascii: "\n"))
         }

@@ -62,7 +62,7 @@ public enum JSONValue: Sendable, Equatable {
     }
 
     /// Decimal digits, `-` first when negative (Int.min included).
-    private static func writeInt(_ i: Int, into out: inout [UInt8]) {
+    static func writeInt(_ i: Int, into out: inout [UInt8]) {
         if i < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = i.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 20 digits at most, written backwards
