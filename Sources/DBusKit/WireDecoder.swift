@@ -1,3 +1,4 @@
+import Synchronization
 internal import CDBus
 #if canImport(Glibc)
 import Glibc
@@ -99,7 +100,16 @@ package final class WireBody: Sendable {
     package let bodyEnd: Int
     /// The body's signature (`oa{sa{sv}}`).
     package let signature: String
-    private let decoded = Lock<[DBusValue]?>(nil)
+    /// ``values`` once read. Set at most once, lock-free: most bodies are read only from
+    /// their wire form and never decoded, and a lock made for each (an object and a mutex)
+    /// cost three allocations per signal. Two first readers at once both decode; the first
+    /// to store wins, and both return its values.
+    private let decoded = AtomicLazyReference<Decoded>()
+
+    private final class Decoded: Sendable {
+        let values: [DBusValue]
+        init(_ values: [DBusValue]) { self.values = values }
+    }
 
     /// Takes `marshalled`, which `dbus_message_marshal` allocated.
     init(marshalled: UnsafeRawBufferPointer, bodyStart: Int, bodyEnd: Int, signature: String) {
@@ -116,15 +126,12 @@ package final class WireBody: Sendable {
     /// The body's values (decoded on first read; libdbus's iterator reads them should this
     /// decoder not take the bytes, which libdbus has validated).
     package var values: [DBusValue] {
-        decoded.withLock { cached in
-            if let cached { return cached }
-            var signature = signature
-            let values = signature.withUTF8 { sig in
-                WireDecoder.values(bytes, signature: UnsafeRawBufferPointer(sig), bodyStart..<bodyEnd)
-            } ?? MessageDecoder.iteratorBody(ofMarshalled: bytes)
-            cached = values
-            return values
-        }
+        if let cached = decoded.load() { return cached.values }
+        var signature = signature
+        let values = signature.withUTF8 { sig in
+            WireDecoder.values(bytes, signature: UnsafeRawBufferPointer(sig), bodyStart..<bodyEnd)
+        } ?? MessageDecoder.iteratorBody(ofMarshalled: bytes)
+        return decoded.storeIfNil(Decoded(values)).values
     }
 
     /// Calls `body` with a cursor at the body's first byte.

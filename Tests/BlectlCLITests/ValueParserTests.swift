@@ -126,6 +126,9 @@ struct ValueParserTests {
         #expect(JSONValue.object(Records.value([0x82, 0x49])).serialized() == #"{"value":"8249","text":null}"#)
         #expect(Records.text(of: Array("é☃".utf8)) == "é☃")
         #expect(Records.text(of: [0x41, 0x00]) == nil)            // C0
+        #expect(Records.text(of: [0x1F, 0x41]) == nil)            // C0, first
+        #expect(Records.text(of: [0x41, 0x7F]) == nil)            // DEL
+        #expect(Records.text(of: [0x20, 0x7E]) == " ~")           // the printable ASCII ends
         #expect(Records.text(of: Array("a\u{85}".utf8)) == nil)  // C1 (NEL)
         #expect(Records.text(of: [0xFF]) == nil)                  // not UTF-8
         #expect(Records.text(of: []) == "")

@@ -162,6 +162,24 @@ import Glibc
         #expect(message.body.last == .string("x"))
     }
 
+    /// A body first read by many threads at once: every reader gets the same values (the
+    /// ones the iterator gives), and every read after them too.
+    @Test func aBodyFirstReadByManyThreadsAtOnceGivesEachTheSameValues() async throws {
+        var g = SplitMix64(seed: 0x5EED)
+        let body = (0..<8).map { _ in Self.randomValue(depth: 3, using: &g) }
+        for _ in 0..<50 {
+            let message = try MessageRoundTrip.encodeAndDecodeMessage(body)
+            let wire = try #require(message.wire)
+            let reads = await withTaskGroup(of: [DBusValue].self) { group in
+                for _ in 0..<8 { group.addTask { wire.values } }
+                return await group.reduce(into: [[DBusValue]]()) { $0.append($1) }
+            }
+            #expect(reads.count == 8)
+            for read in reads { #expect(read == body) }
+            #expect(wire.values == body)
+        }
+    }
+
     @Test func anEmptyBodyIsNotKeptInWireForm() throws {
         let message = try MessageRoundTrip.encodeAndDecodeMessage([])
         #expect(message.wire == nil)

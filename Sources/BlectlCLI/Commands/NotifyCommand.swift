@@ -230,7 +230,7 @@ struct NotifyCommand: BlectlSubcommand {
             }
             line += #"","text":"#.utf8
             if let text = Records.text(of: value.bytes) {
-                line += JSONValue.string(text).serialized().utf8
+                JSONValue.writeString(text, into: &line)
             } else {
                 line += "null".utf8
             }

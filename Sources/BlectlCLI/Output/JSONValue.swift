@@ -80,7 +80,7 @@ public enum JSONValue: Sendable, Equatable {
     /// A JSON string: `"` and `\` escaped, `\n` `\r` `\t` by name, the other C0 controls,
     /// DEL and the C1 controls (U+0080-U+009F, UTF-8 `C2 80`-`C2 9F`) as `\u00XX`; every
     /// other byte copied (a Swift String is valid UTF-8).
-    private static func writeString(_ s: String, into out: inout [UInt8]) {
+    static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in

@@ -28,7 +28,9 @@ enum Records {
 
     /// The bytes as a string when they are valid UTF-8 without control characters.
     static func text(of bytes: [UInt8]) -> String? {
-        guard let string = String(validating: bytes, as: UTF8.self) else { return nil }
+        // A C0 control or DEL (most binary values have one) rules it out with no String made.
+        guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }),
+              let string = String(validating: bytes, as: UTF8.self) else { return nil }
         let control = string.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
         return control ? nil : string
     }
