@@ -1,7 +1,7 @@
 """Two blectl builds side by side (issue 12: a profile before and after each change), with the
 C libdbus baseline in the same run, interleaved so that load drifts hit all three alike.
 
-    bench/ab.py BEFORE AFTER [startup,live,queued,notify,instructions,notify-instructions,rss]
+    bench/ab.py BEFORE AFTER [startup,live,queued,notify,instructions,notify-instructions,updates,rss]
 
 BEFORE and AFTER are release blectl binaries (`make build`, then copy the binary; or
 `swift build -c release ... --scratch-path DIR` at two commits). Needs CBASELINE (the C
@@ -22,6 +22,9 @@ medians and the ratios AFTER/BEFORE and AFTER/C:
 - notify-instructions (not in the default list): callgrind instructions per notification,
   the slope between `notify --count 1000` and `--count 5000` at 2,000/s (the C client the
   same), every value checked in order.
+- updates (not in the default list): `scan --updates` CPU per update line (C: `scan-updates`),
+  live and queued, as bench/scancost.py measures it, AB_UPDATES_N advertisers (2,000) with
+  their RSSI changing every 200 ms;
 - rss (not in the default list): target 4's baseline, `scan`'s peak RSS (VmHWM) with the 10
   default devices as bench.py reads it, and the peak RSS of `--version` and `scan --timeout 0`
   (bench/c/maxrss.c), 11 runs (AB_RSS_RUNS).
@@ -127,7 +130,8 @@ def discovery(builds, mode):
             sim.close()
             usage = LAST_RUSAGE[0]
             cs = (usage.ru_nvcsw + usage.ru_nivcsw) / N
-            print(f"   {mode} {name}: seen {result['seen']} cpu {result['cpu']:.3f} s, {cs:.2f} switches/device", flush=True)
+            print(f"   {mode} {name}: seen {result['seen']} cpu {result['cpu']:.3f} s (user {usage.ru_utime:.3f}, "
+                  f"sys {usage.ru_stime:.3f}), {cs:.2f} switches/device", flush=True)
             if result["seen"] >= N:
                 rows[name].append(result["cpu"] / N * 1e6)
                 switches[name].append(cs)
@@ -208,6 +212,26 @@ def notify_instructions(builds):
     report(f"instructions per notification (callgrind, slope {sizes[0]:,} -> {sizes[1]:,} at {hz}/s)", per_value, "instructions")
 
 
+def updates(builds):
+    import scancost
+    n = int(os.environ.get("AB_UPDATES_N", "2000"))
+    sim = bench.Sim(advertisers=n, rssi_churn=1)
+    clients = {name: [path, "scan", "--updates", "--timeout", "3600"] for name, path in builds.items()}
+    clients["C"] = [bench.CBASE, "scan-updates", "3600"]
+    for mode in ("live", "queued"):
+        rows = {k: [] for k in clients}
+        for _ in range(RUNS):
+            for name, argv in clients.items():
+                sim.wait_idle(quiet=0.3, limit=5)
+                sim.reset()
+                r = scancost._run(bench, sim, argv, mode)
+                if r:
+                    print(f"   updates {mode} {name}: {r['lines']} lines, cpu {r['cpu']:.3f} s", flush=True)
+                    rows[name].append(r["cpu_per_update_us"])
+        report(f"scan --updates {mode}, {n} advertisers: CPU", rows, "µs per update")
+    sim.close()
+
+
 LAST_RUSAGE = [None]
 
 
@@ -247,6 +271,8 @@ def main():
             notify_instructions(builds)
         elif measure == "rss":
             rss(builds)
+        elif measure == "updates":
+            updates(builds)
         else:
             sys.exit(f"unknown measure {measure}")
 

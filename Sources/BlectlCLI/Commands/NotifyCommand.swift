@@ -208,8 +208,7 @@ struct NotifyCommand: BlectlSubcommand {
     /// thousands of values a second.
     struct JSONLineWriter {
         private let prefix: [UInt8]
-        private var second: Int64 = .min
-        private var dateAndTime: [UInt8] = []      // `"YYYY-MM-DDTHH:MM:SS.` of `second`
+        private var time = RFC3339Writer()
 
         init(address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) {
             // The object's opening and its first three members, no closing brace.
@@ -237,17 +236,8 @@ struct NotifyCommand: BlectlSubcommand {
             line += #","seq":"#.utf8
             JSONValue.writeInt(seq, into: &line)
             line += #","time":"#.utf8
-            let (seconds, attoseconds) = value.receivedAt.components
-            if seconds != second {
-                second = seconds
-                dateAndTime = Array(("\"" + String(Records.rfc3339(sinceEpoch: .seconds(seconds)).dropLast(4))).utf8)
-            }
-            line += dateAndTime
-            let millis = Int(attoseconds / 1_000_000_000_000_000)
-            line.append(UInt8(ascii: "0") + UInt8(millis / 100))
-            line.append(UInt8(ascii: "0") + UInt8(millis / 10 % 10))
-            line.append(UInt8(ascii: "0") + UInt8(millis % 10))
-            line += #"Z","connection":"#.utf8
+            time.append(value.receivedAt, to: &line)
+            line += #","connection":"#.utf8
             JSONValue.writeInt(value.connection, into: &line)
             line.append(UInt8(ascii: "}"))
             line.append(UInt8(ascii: "\n"))

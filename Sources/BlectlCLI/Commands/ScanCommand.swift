@@ -84,6 +84,7 @@ struct ScanCommand: BlectlSubcommand {
                     try await withTaskExecutorPreference(executor) {
                         var reported = Set<BluetoothAddress>()
                         var headerPrinted = false
+                        var json = JSONLineWriter(adapter: adapterName)
                         for try await batch in stream {
                             var lines = [UInt8]()
                             lines.reserveCapacity(batch.count * 200)
@@ -92,7 +93,7 @@ struct ScanCommand: BlectlSubcommand {
                                 let isNew = reported.insert(advertisement.address).inserted
                                 guard options.updates || isNew else { continue }
                                 switch printer.format {
-                                case .json: lines += Self.record(advertisement, adapter: adapterName).serializedUTF8()
+                                case .json: json.append(advertisement, to: &lines)
                                 case .text:
                                     if !headerPrinted {
                                         lines += Self.textHeader.utf8
@@ -100,8 +101,8 @@ struct ScanCommand: BlectlSubcommand {
                                         headerPrinted = true
                                     }
                                     lines += Self.text(advertisement, adapter: adapterName).utf8
+                                    lines.append(UInt8(ascii: "\n"))
                                 }
-                                lines.append(UInt8(ascii: "\n"))
                                 // --count: the line of the Nth device is the last one.
                                 if let count = options.count, reported.count >= count {
                                     countReached = true
@@ -149,6 +150,71 @@ struct ScanCommand: BlectlSubcommand {
             ("adapter", .string(adapter)),
             ("time", .string(Records.rfc3339(sinceEpoch: a.receivedAt))),
         ])
+    }
+
+    /// Writes ``record(_:adapter:)``'s line (its serialization byte for byte, then a newline)
+    /// without building the object: the names are written once as bytes, the address, type,
+    /// name and numbers straight into the line, the time through ``RFC3339Writer``; only the
+    /// SIG-named fields (appearance, UUIDs, manufacturer and service data) go through
+    /// ``JSONValue``, and only when the advertisement has them. A scan with `--updates` writes
+    /// thousands of lines a second.
+    struct JSONLineWriter {
+        private let adapterAndTime: [UInt8]
+        private var time = RFC3339Writer()
+
+        init(adapter: String) {
+            var bytes = Array(#","adapter":"#.utf8)
+            JSONValue.writeString(adapter, into: &bytes)
+            bytes += #","time":"#.utf8
+            adapterAndTime = bytes
+        }
+
+        mutating func append(_ a: Advertisement, to line: inout [UInt8]) {
+            line += #"{"address":"#.utf8
+            JSONValue.writeString(a.address.description, into: &line)
+            line += #","address_type":"#.utf8
+            Self.write(a.addressType, to: &line)
+            line += #","name":"#.utf8
+            Self.write(a.name, to: &line)
+            line += #","rssi":"#.utf8
+            Self.write(a.rssi, to: &line)
+            line += #","tx_power":"#.utf8
+            Self.write(a.txPower, to: &line)
+            line += #","appearance":"#.utf8
+            if let appearance = a.appearance { line += Records.appearance(appearance).serializedUTF8() } else { line += "null".utf8 }
+            line += #","uuids":"#.utf8
+            if a.uuids.isEmpty { line += "[]".utf8 } else { line += JSONValue.array(a.uuids.map { .string($0.shortString) }).serializedUTF8() }
+            if a.manufacturerData.isEmpty {
+                line += #","manufacturer_data":{},"company":{}"#.utf8
+            } else {
+                line += #","manufacturer_data":"#.utf8
+                line += Records.manufacturerData(a.manufacturerData).serializedUTF8()
+                line += #","company":"#.utf8
+                line += Records.companyNames(a.manufacturerData.keys).serializedUTF8()
+            }
+            line += #","service_data":"#.utf8
+            line += a.serviceData.isEmpty ? Array("{}".utf8) : Records.serviceData(a.serviceData).serializedUTF8()
+            line += #","service_names":"#.utf8
+            if a.uuids.isEmpty && a.serviceData.isEmpty {
+                line += "{}".utf8
+            } else {
+                line += Records.serviceNames(a.uuids + a.serviceData.keys).serializedUTF8()
+            }
+            line += #","connected":"#.utf8
+            line += a.connected ? "true".utf8 : "false".utf8
+            line += adapterAndTime
+            time.append(a.receivedAt, to: &line)
+            line.append(UInt8(ascii: "}"))
+            line.append(UInt8(ascii: "\n"))
+        }
+
+        private static func write(_ value: String?, to line: inout [UInt8]) {
+            if let value { JSONValue.writeString(value, into: &line) } else { line += "null".utf8 }
+        }
+
+        private static func write(_ value: Int?, to line: inout [UInt8]) {
+            if let value { JSONValue.writeInt(value, into: &line) } else { line += "null".utf8 }
+        }
     }
 
     /// The text columns: a header, then a column per JSON field, each padded to its width

@@ -43,3 +43,30 @@ extension Records {
         }
     }
 }
+
+/// Writes ``Records/rfc3339(sinceEpoch:)`` as a JSON string (in quotes) into a line, its date
+/// and time to the second made once per second: a stream of records (`notify`, `scan
+/// --updates`) then makes no String and no `gmtime_r` call per record.
+struct RFC3339Writer {
+    private var second: Int64 = .min
+    private var dateAndTime: [UInt8] = []      // `"YYYY-MM-DDTHH:MM:SS.` of `second`
+
+    mutating func append(_ sinceEpoch: Duration, to line: inout [UInt8]) {
+        let (seconds, attoseconds) = sinceEpoch.components
+        let millis = Int(attoseconds / 1_000_000_000_000_000)
+        guard (0...999).contains(millis) else {
+            JSONValue.writeString(Records.rfc3339(sinceEpoch: sinceEpoch), into: &line)
+            return
+        }
+        if seconds != second {
+            second = seconds
+            dateAndTime = Array(("\"" + String(Records.rfc3339(sinceEpoch: .seconds(seconds)).dropLast(4))).utf8)
+        }
+        line += dateAndTime
+        line.append(UInt8(ascii: "0") + UInt8(millis / 100))
+        line.append(UInt8(ascii: "0") + UInt8(millis / 10 % 10))
+        line.append(UInt8(ascii: "0") + UInt8(millis % 10))
+        line.append(UInt8(ascii: "Z"))
+        line.append(UInt8(ascii: "\""))
+    }
+}
