@@ -187,10 +187,26 @@ struct ScanCommand: BlectlSubcommand {
             if a.manufacturerData.isEmpty {
                 line += #","manufacturer_data":{},"company":{}"#.utf8
             } else {
-                line += #","manufacturer_data":"#.utf8
-                line += Records.manufacturerData(a.manufacturerData).serializedUTF8()
-                line += #","company":"#.utf8
-                line += Records.companyNames(a.manufacturerData.keys).serializedUTF8()
+                // As Records.manufacturerData and Records.companyNames write them.
+                let companies = a.manufacturerData.count == 1 ? Array(a.manufacturerData.keys) : a.manufacturerData.keys.sorted()
+                line += #","manufacturer_data":{"#.utf8
+                for (i, company) in companies.enumerated() {
+                    if i > 0 { line.append(UInt8(ascii: ",")) }
+                    Self.writeHex4(company, to: &line)
+                    line.append(UInt8(ascii: ":"))
+                    Self.writeHex(a.manufacturerData[company]!, to: &line)
+                }
+                line += #"},"company":{"#.utf8
+                var first = true
+                for company in companies {
+                    guard let name = AssignedNumbers.companyName(for: company) else { continue }
+                    if !first { line.append(UInt8(ascii: ",")) }
+                    first = false
+                    Self.writeHex4(company, to: &line)
+                    line.append(UInt8(ascii: ":"))
+                    JSONValue.writeString(name, into: &line)
+                }
+                line.append(UInt8(ascii: "}"))
             }
             line += #","service_data":"#.utf8
             line += a.serviceData.isEmpty ? Array("{}".utf8) : Records.serviceData(a.serviceData).serializedUTF8()
@@ -210,6 +226,23 @@ struct ScanCommand: BlectlSubcommand {
 
         private static func write(_ value: String?, to line: inout [UInt8]) {
             if let value { JSONValue.writeString(value, into: &line) } else { line += "null".utf8 }
+        }
+
+        /// `"05f1"` (as Records.hex4).
+        private static func writeHex4(_ value: UInt16, to line: inout [UInt8]) {
+            line.append(UInt8(ascii: "\""))
+            for shift in stride(from: 12, through: 0, by: -4) { line.append(lowercaseHexDigit(UInt8(truncatingIfNeeded: value >> UInt16(shift)) & 0xF)) }
+            line.append(UInt8(ascii: "\""))
+        }
+
+        /// `"0102"` (as `[UInt8].hexString`).
+        private static func writeHex(_ bytes: [UInt8], to line: inout [UInt8]) {
+            line.append(UInt8(ascii: "\""))
+            for byte in bytes {
+                line.append(lowercaseHexDigit(byte >> 4))
+                line.append(lowercaseHexDigit(byte & 0xF))
+            }
+            line.append(UInt8(ascii: "\""))
         }
 
         private static func write(_ value: Int?, to line: inout [UInt8]) {
