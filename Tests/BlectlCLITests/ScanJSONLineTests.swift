@@ -24,6 +24,22 @@ import Testing
         #expect(String(decoding: batch, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
     }
 
+    /// Times the per-second cache does not take (before the epoch, a fraction before it,
+    /// past the year 9999, the least Duration) and a jump back: each line is still the record.
+    @Test(arguments: [Duration.seconds(Int64.min), .zero, .seconds(-1), .milliseconds(-500), .seconds(253_402_300_800) + .milliseconds(7),
+                      .seconds(1_796_026_502), .seconds(86_399) + .milliseconds(999)])
+    func oddTimesAreTheRecordsToo(_ first: Duration) {
+        var generator = SeededGenerator(seed: 7)
+        var writer = ScanCommand.JSONLineWriter(adapter: "hci0")
+        for time in [first, first, .seconds(1_796_026_502) + .milliseconds(1), first] {
+            let advertisement = Self.randomAdvertisement(at: time, using: &generator)
+            var line: [UInt8] = []
+            writer.append(advertisement, to: &line)
+            let expected = ScanCommand.record(advertisement, adapter: "hci0").serialized() + "\n"
+            #expect(String(decoding: line, as: UTF8.self) == expected)
+        }
+    }
+
     fileprivate static func randomAdvertisement(at time: Duration, using g: inout SeededGenerator) -> Advertisement {
         var a = TextFormatTests.advertisement
         a.addressType = [nil, "public", "random"].randomElement(using: &g)!

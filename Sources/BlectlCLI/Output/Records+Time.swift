@@ -48,7 +48,7 @@ extension Records {
 /// and time to the second made once per second: a stream of records (`notify`, `scan
 /// --updates`) then makes no String and no `gmtime_r` call per record.
 struct RFC3339Writer {
-    private var second: Int64 = .min
+    private var second: Int64?                 // nil until the first record
     private var dateAndTime: [UInt8] = []      // `"YYYY-MM-DDTHH:MM:SS.` of `second`
 
     mutating func append(_ sinceEpoch: Duration, to line: inout [UInt8]) {
