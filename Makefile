@@ -105,7 +105,13 @@ RELINK_IF_LAYOUT_CHANGED = bin="$(RELEASE_BIN)"; for input in $(SYMBOL_ORDER) $(
 ORDER_FLAGS   ?= $(if $(findstring use-ld=lld,$(RELR_FLAGS)),-Xswiftc -Xfrontend -Xswiftc -function-sections \
                  -Xlinker --symbol-ordering-file=$(abspath $(SYMBOL_ORDER)) -Xlinker --no-warn-symbol-ordering \
                  -Xlinker -T -Xlinker $(abspath $(TEXT_LAYOUT)),)
-RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RELR_FLAGS) $(ORDER_FLAGS) $(METADATA_FLAGS) $(if $(STATIC_CXX),-Xswiftc -L$(STATIC_CXX),)
+# No RUNPATH: SwiftPM gives an executable `$ORIGIN`, and the dynamic loader then looked for
+# libdbus and the C libraries in the binary's own directory (and its glibc-hwcaps, tls and
+# x86_64 subdirectories) before the system's, 23 failed openat/stat calls at every start, and
+# an installed blectl would load a libdbus-1.so.3 dropped beside it. Nothing blectl loads lives
+# there (the Swift runtime is linked in). `make build RPATH_FLAGS=` keeps SwiftPM's.
+RPATH_FLAGS   ?= --disable-local-rpath
+RELEASE_FLAGS := -c release $(STATIC_STDLIB) $(RPATH_FLAGS) $(RELR_FLAGS) $(ORDER_FLAGS) $(METADATA_FLAGS) $(if $(STATIC_CXX),-Xswiftc -L$(STATIC_CXX),)
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
