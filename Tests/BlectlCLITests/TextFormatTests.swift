@@ -124,15 +124,29 @@ struct TextFormatTests {
     // MARK: - One test per record
 
     @Test("scan: a header, then each field in its column")
-    func scan() {
+    func scan() throws {
         let advertisement = Self.advertisement  // one instance: its receivedAt is when it was made
         let json = ScanCommand.record(advertisement, adapter: "hci1")
         let lines = [ScanCommand.textHeader, ScanCommand.text(advertisement, adapter: "hci1")]
         let manufacturer = "05f1=0102 (The Linux Foundation)", uuids = "1812 (Human Interface Device)"
+        let feed = try #require(AssignedNumbers.name(for: BluetoothUUID("feed")!))
         Self.checkTable(json, header: lines[0], row: lines[1], values: Self.deviceValues.merging([
             "connected": "yes", "appearance": "0x03c1 Keyboard", "time": Records.rfc3339(sinceEpoch: advertisement.receivedAt),
             "manufacturer_data": manufacturer, "company": manufacturer, "uuids": uuids, "service_names": uuids,
+            "service_data": "feed=020031 (\(feed))",
         ]) { $1 }, aliases: ["address_type": "TYPE", "company": "MANUFACTURER_DATA", "service_names": "UUIDS"])
+        // Every name service_names gives (here 1812's, from UUIDs, and feed's, from the service
+        // data alone) is in the row.
+        guard case .object(let members) = json, case .object(let named)? = members.first(where: { $0.0 == "service_names" })?.1 else {
+            Issue.record("no service_names object in \(json.serialized())")
+            return
+        }
+        #expect(named.count == 2)
+        for (uuid, name) in named {
+            guard case .string(let name) = name else { Issue.record("\(uuid): not a string"); continue }
+            #expect(lines[1].contains("\(uuid)=") ? lines[1].contains("\(uuid)=020031 (\(name))") : lines[1].contains("\(uuid) (\(name))"),
+                    "service_names \(uuid): \(name) not in the row: \(lines[1])")
+        }
     }
 
     @Test("devices: each field in its column, the six booleans in FLAGS")

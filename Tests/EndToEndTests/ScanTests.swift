@@ -83,7 +83,7 @@ struct ScanTests {
             #expect(run.lines.allSatisfy { J.parse($0) == nil })
             let header = try #require(run.lines.first)
             #expect(header == "ADDRESS            TYPE    RSSI      TX_POWER  CONNECTED  ADAPTER  TIME                      "
-                + "NAME                  APPEARANCE              MANUFACTURER_DATA                     SERVICE_DATA  UUIDS")
+                + "NAME                  APPEARANCE              MANUFACTURER_DATA                     SERVICE_DATA                  UUIDS")
             func row(_ address: String) throws -> [String: String] {
                 let line = try #require(run.lines.first { $0.hasPrefix(address + "  ") }, "\(run)")
                 return Self.cells(header: header, row: line)
@@ -99,7 +99,7 @@ struct ScanTests {
             #expect(unnamed.removeValue(forKey: "TIME") != nil, "\(unnamed)")
             #expect(unnamed == ["ADDRESS": "6F:12:8B:DE:02:9A", "TYPE": "random", "TX_POWER": "-", "CONNECTED": "no", "ADAPTER": "hci0",
                                 "NAME": "-", "APPEARANCE": "-", "MANUFACTURER_DATA": "-", "SERVICE_DATA": "-", "UUIDS": "-"])
-            #expect(try row("4A:C2:7D:11:93:E0")["SERVICE_DATA"] == "feed=020031")
+            #expect(try row("4A:C2:7D:11:93:E0")["SERVICE_DATA"] == "feed=020031 (Tile, Inc.)")
             #expect(try row(World.plain)["NAME"] == "blesim Plain")
         }
     }

@@ -255,7 +255,7 @@ struct ScanCommand: BlectlSubcommand {
     /// pushes the rest of its line to the right). UUIDS, the longest, comes last, unpadded.
     static let textColumns: [(header: String, width: Int)] = [
         ("ADDRESS", 17), ("TYPE", 6), ("RSSI", 8), ("TX_POWER", 8), ("CONNECTED", 9), ("ADAPTER", 7), ("TIME", 24),
-        ("NAME", 20), ("APPEARANCE", 22), ("MANUFACTURER_DATA", 36), ("SERVICE_DATA", 12), ("UUIDS", 0),
+        ("NAME", 20), ("APPEARANCE", 22), ("MANUFACTURER_DATA", 36), ("SERVICE_DATA", 28), ("UUIDS", 0),
     ]
 
     /// The header line of the text format, printed with the first device.
@@ -278,7 +278,10 @@ struct ScanCommand: BlectlSubcommand {
             a.manufacturerData.isEmpty ? "-" : a.manufacturerData.sorted { $0.key < $1.key }.map { id, data in
                 Records.hex4(id) + "=" + data.hexString + (AssignedNumbers.companyName(for: id).map { " (\(Records.printable($0)))" } ?? "")
             }.joined(separator: ","),
-            Records.serviceDataText(a.serviceData, separator: ","),
+            // Each service-data UUID with its SIG name, as UUIDS has them: service_names names both.
+            a.serviceData.isEmpty ? "-" : a.serviceData.sorted { $0.key.description < $1.key.description }.map { uuid, data in
+                uuid.shortString + "=" + data.hexString + (AssignedNumbers.name(for: uuid).map { " (\(Records.printable($0)))" } ?? "")
+            }.joined(separator: ","),
             a.uuids.isEmpty ? "-" : a.uuids.map { uuid in
                 uuid.shortString + (AssignedNumbers.name(for: uuid).map { " (\(Records.printable($0)))" } ?? "")
             }.joined(separator: ","),
