@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "SimulatorHarness", path: "Tests/SimulatorHarness"),
         .testTarget(name: "DBusKitTests", dependencies: ["DBusKit", "SimulatorHarness"]),
         .testTarget(name: "BlueZKitTests", dependencies: ["BlueZKit", "DBusKit", "SimulatorHarness"]),
-        .testTarget(name: "BlectlCLITests", dependencies: ["BlectlCLI", "BlueZKit", "DBusKit"]),
+        .testTarget(name: "BlectlCLITests", dependencies: ["BlectlCLI", "BlueZKit", "DBusKit", "SimulatorHarness"]),
         .testTarget(name: "EndToEndTests", dependencies: ["SimulatorHarness"]),
     ]
 )

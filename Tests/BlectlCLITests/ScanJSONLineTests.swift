@@ -1,4 +1,5 @@
 import DBusKit
+import SimulatorHarness
 import Testing
 @testable import BlectlCLI
 @testable import BlueZKit
@@ -10,7 +11,7 @@ import Testing
 @Suite struct ScanJSONLineTests {
     @Test(arguments: ["hci0", "hci\"1\\é"])
     func eachLineIsTheRecordSerialized(_ adapter: String) {
-        var generator = SeededGenerator(seed: 0x5CA7)
+        var generator = SplitMix64(seed: 0x5CA7)
         var writer = ScanCommand.JSONLineWriter(adapter: adapter)
         var batch: [UInt8] = []
         var expected: [UInt8] = []
@@ -29,7 +30,7 @@ import Testing
     @Test(arguments: [Duration.seconds(Int64.min), .zero, .seconds(-1), .milliseconds(-500), .seconds(253_402_300_800) + .milliseconds(7),
                       .seconds(1_796_026_502), .seconds(86_399) + .milliseconds(999)])
     func oddTimesAreTheRecordsToo(_ first: Duration) {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         var writer = ScanCommand.JSONLineWriter(adapter: "hci0")
         for time in [first, first, .seconds(1_796_026_502) + .milliseconds(1), first] {
             let advertisement = Self.randomAdvertisement(at: time, using: &generator)
@@ -40,7 +41,7 @@ import Testing
         }
     }
 
-    fileprivate static func randomAdvertisement(at time: Duration, using g: inout SeededGenerator) -> Advertisement {
+    fileprivate static func randomAdvertisement(at time: Duration, using g: inout SplitMix64) -> Advertisement {
         var a = TextFormatTests.advertisement
         a.addressType = [nil, "public", "random"].randomElement(using: &g)!
         a.name = [nil, "", "blesim Keys", "say \"hi\"\\\n\t", "café \u{1}\u{85}", "😀 sensor"].randomElement(using: &g)!
@@ -55,18 +56,5 @@ import Testing
         a.connected = Bool.random(using: &g)
         a.receivedAt = time
         return a
-    }
-}
-
-/// A seeded generator, so a failure is the same on every run.
-private struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 @testable import DBusKit
+import SimulatorHarness
 #if canImport(Glibc)
 import Glibc
 #endif
