@@ -34,7 +34,7 @@ extension ObjectCache {
     static func propertiesChanged(wire: WireBody, wanted: (String) -> Bool) -> WireRead<(String, Properties, [String])>? {
         guard wire.signature == "sa{sv}as" else { return nil }
         return wire.withCursor { cursor in
-            guard let interface = interfaceName(&cursor) else { return nil }
+            guard let (interface, _) = interfaceName(&cursor) else { return nil }
             guard wanted(interface) else { return .notWanted }
             guard let packed = PackedProperties(wireDictionary: &cursor),
                   let invalidated = cursor.stringArray(), cursor.offset == cursor.end else { return nil }
@@ -62,14 +62,15 @@ extension ObjectCache {
     /// The interfaces the cache keeps, each name's UTF-8 beside it.
     private static let cachedInterfaceNames: [(name: String, utf8: [UInt8])] = BlueZ.cachedInterfaces.sorted().map { ($0, Array($0.utf8)) }
 
-    /// An interface name (`s`) at `cursor`: one the cache keeps is its constant (no String
-    /// made, and compared against the constants on identity), any other is read.
-    private static func interfaceName(_ cursor: inout WireCursor) -> String? {
+    /// An interface name (`s`) at `cursor`, and whether the cache keeps that interface: one it
+    /// keeps is its constant (no String made, and compared against the constants on
+    /// identity), any other is read.
+    private static func interfaceName(_ cursor: inout WireCursor) -> (name: String, cached: Bool)? {
         guard let bytes = cursor.stringBytes() else { return nil }
         for known in cachedInterfaceNames where known.utf8.count == bytes.count {
-            if known.utf8.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) { return known.name }
+            if known.utf8.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) { return (known.name, true) }
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return (String(decoding: bytes, as: UTF8.self), false)
     }
 
     /// An `a{sa{sv}}` at `cursor` (at the array's length): the interfaces the cache keeps, with
@@ -80,8 +81,8 @@ extension ObjectCache {
         guard arrayEnd <= cursor.end else { return nil }
         var interfaces = [String: Properties]()
         while cursor.offset < arrayEnd {
-            guard cursor.align(8), let name = interfaceName(&cursor) else { return nil }
-            if BlueZ.cachedInterfaces.contains(name) {
+            guard cursor.align(8), let (name, cached) = interfaceName(&cursor) else { return nil }
+            if cached {
                 guard let packed = PackedProperties(wireDictionary: &cursor) else { return nil }
                 interfaces[name, default: Properties()].fold(Properties(packed: packed), invalidated: [])
             } else {

@@ -281,7 +281,8 @@ public final class Session: Sendable {
     /// The next Value change on `path` that is this value (within ``readMirrorLifetime``; after
     /// a read from an offset, a stored value holding `value` at `offset`) is therefore not
     /// reported as a changed Value (the cache keeps no characteristic's Value), so no watcher
-    /// takes it for a notification (Chromium's BlueZ backend does the same with a count of reads in flight).
+    /// takes it for a notification (Chromium's BlueZ backend does the same with a count of
+    /// reads in flight).
     /// Call it from the reply handler, on the connection's queue, so it is in place before
     /// the signal that follows the reply is folded.
     func expectReadMirror(of value: [UInt8], at offset: UInt16 = 0, on path: ObjectPath) {

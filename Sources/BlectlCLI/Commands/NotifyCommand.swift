@@ -222,12 +222,9 @@ struct NotifyCommand: BlectlSubcommand {
         /// Appends the record of `value` to `line`, as one line of JSON and its newline.
         mutating func append(_ value: NotifiedValue, seq: Int, to line: inout [UInt8]) {
             line += prefix
-            line += #","value":""#.utf8
-            for byte in value.bytes {
-                line.append(lowercaseHexDigit(byte >> 4))
-                line.append(lowercaseHexDigit(byte & 0xF))
-            }
-            line += #"","text":"#.utf8
+            line += #","value":"#.utf8
+            JSONValue.writeHex(value.bytes, into: &line)
+            line += #","text":"#.utf8
             if let text = Records.text(of: value.bytes) {
                 JSONValue.writeString(text, into: &line)
             } else {

@@ -192,9 +192,9 @@ struct ScanCommand: BlectlSubcommand {
                 line += #","manufacturer_data":{"#.utf8
                 for (i, company) in companies.enumerated() {
                     if i > 0 { line.append(UInt8(ascii: ",")) }
-                    Self.writeHex4(company, to: &line)
+                    JSONValue.writeHex4(company, into: &line)
                     line.append(UInt8(ascii: ":"))
-                    Self.writeHex(a.manufacturerData[company]!, to: &line)
+                    JSONValue.writeHex(a.manufacturerData[company]!, into: &line)
                 }
                 line += #"},"company":{"#.utf8
                 var first = true
@@ -202,7 +202,7 @@ struct ScanCommand: BlectlSubcommand {
                     guard let name = AssignedNumbers.companyName(for: company) else { continue }
                     if !first { line.append(UInt8(ascii: ",")) }
                     first = false
-                    Self.writeHex4(company, to: &line)
+                    JSONValue.writeHex4(company, into: &line)
                     line.append(UInt8(ascii: ":"))
                     JSONValue.writeString(name, into: &line)
                 }
@@ -226,23 +226,6 @@ struct ScanCommand: BlectlSubcommand {
 
         private static func write(_ value: String?, to line: inout [UInt8]) {
             if let value { JSONValue.writeString(value, into: &line) } else { line += "null".utf8 }
-        }
-
-        /// `"05f1"` (as Records.hex4).
-        private static func writeHex4(_ value: UInt16, to line: inout [UInt8]) {
-            line.append(UInt8(ascii: "\""))
-            for shift in stride(from: 12, through: 0, by: -4) { line.append(lowercaseHexDigit(UInt8(truncatingIfNeeded: value >> UInt16(shift)) & 0xF)) }
-            line.append(UInt8(ascii: "\""))
-        }
-
-        /// `"0102"` (as `[UInt8].hexString`).
-        private static func writeHex(_ bytes: [UInt8], to line: inout [UInt8]) {
-            line.append(UInt8(ascii: "\""))
-            for byte in bytes {
-                line.append(lowercaseHexDigit(byte >> 4))
-                line.append(lowercaseHexDigit(byte & 0xF))
-            }
-            line.append(UInt8(ascii: "\""))
         }
 
         private static func write(_ value: Int?, to line: inout [UInt8]) {
@@ -279,9 +262,7 @@ struct ScanCommand: BlectlSubcommand {
                 Records.hex4(id) + "=" + data.hexString + (AssignedNumbers.companyName(for: id).map { " (\(Records.printable($0)))" } ?? "")
             }.joined(separator: ","),
             // Each service-data UUID with its SIG name, as UUIDS has them: service_names names both.
-            a.serviceData.isEmpty ? "-" : a.serviceData.sorted { $0.key.description < $1.key.description }.map { uuid, data in
-                uuid.shortString + "=" + data.hexString + (AssignedNumbers.name(for: uuid).map { " (\(Records.printable($0)))" } ?? "")
-            }.joined(separator: ","),
+            Records.serviceDataText(a.serviceData, separator: ",", named: true),
             a.uuids.isEmpty ? "-" : a.uuids.map { uuid in
                 uuid.shortString + (AssignedNumbers.name(for: uuid).map { " (\(Records.printable($0)))" } ?? "")
             }.joined(separator: ","),

@@ -122,6 +122,24 @@ public enum JSONValue: Sendable, Equatable {
     }
 }
 
+extension JSONValue {
+    /// `bytes` as a JSON string of lowercase hex, two digits a byte (`"0102"`, as
+    /// ``Swift/Array/hexString`` writes them).
+    static func writeHex(_ bytes: some Sequence<UInt8>, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in bytes {
+            out.append(lowercaseHexDigit(byte >> 4))
+            out.append(lowercaseHexDigit(byte & 0xF))
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// `value` as a JSON string of 4 lowercase hex digits (`"05f1"`, as ``Records/hex4(_:)``).
+    static func writeHex4(_ value: UInt16, into out: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { writeHex($0, into: &out) }
+    }
+}
+
 extension Array where Element == UInt8 {
     /// Lowercase hex, two digits a byte ("0102").
     var hexString: String {

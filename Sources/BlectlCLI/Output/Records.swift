@@ -76,9 +76,13 @@ enum Records {
     }
 
     /// Service data in text: `feed=020031`, entries joined by `separator`; `-` for none.
-    static func serviceDataText(_ data: [BluetoothUUID: [UInt8]], separator: String = ", ") -> String {
-        data.isEmpty ? "-" : data.sorted { $0.key.description < $1.key.description }
-            .map { $0.key.shortString + "=" + $0.value.hexString }.joined(separator: separator)
+    /// `named`: each UUID's SIG name after its value (`fe9f=00 (Google LLC)`), as `scan`'s
+    /// text form gives the names its JSON form has in `service_names`.
+    static func serviceDataText(_ data: [BluetoothUUID: [UInt8]], separator: String = ", ", named: Bool = false) -> String {
+        data.isEmpty ? "-" : data.sorted { $0.key.description < $1.key.description }.map { uuid, value in
+            uuid.shortString + "=" + value.hexString
+                + (named ? AssignedNumbers.name(for: uuid).map { " (\(printable($0)))" } ?? "" : "")
+        }.joined(separator: separator)
     }
 
     /// `yes`, `no`, or `-` when unknown.
