@@ -19,23 +19,26 @@ extension Advertisement {
         var manufacturer = [UInt16: [UInt8]]()
         var service = [BluetoothUUID: [UInt8]]()
         var connected = false
+        // The indices read once (a `static let` is a lazy global: every read of one in the
+        // switch below went through `swift_once`, seven times per entry).
+        let known = Self.known
         packed.forEachKnownEntry { index, reader in
             switch index {
-            case Self.addressIndex: addressText = reader.stringValue()
-            case Self.addressTypeIndex: addressType = reader.stringValue()
-            case Self.nameIndex: rawName = reader.stringValue()
-            case Self.rssiIndex: rssi = reader.integerValue()
-            case Self.txPowerIndex: txPower = reader.integerValue()
-            case Self.appearanceIndex: appearance = reader.integerValue()
-            case Self.connectedIndex: connected = reader.boolValue() ?? false
-            case Self.uuidsIndex: uuids = (reader.stringArrayValue() ?? []).compactMap { BluetoothUUID($0) }
-            case Self.manufacturerDataIndex:
+            case known.address: addressText = reader.stringValue()
+            case known.addressType: addressType = reader.stringValue()
+            case known.name: rawName = reader.stringValue()
+            case known.rssi: rssi = reader.integerValue()
+            case known.txPower: txPower = reader.integerValue()
+            case known.appearance: appearance = reader.integerValue()
+            case known.connected: connected = reader.boolValue() ?? false
+            case known.uuids: uuids = (reader.stringArrayValue() ?? []).compactMap { BluetoothUUID($0) }
+            case known.manufacturerData:
                 manufacturer = [:]
                 reader.forEachDictionaryEntry { key, value in
                     guard let id = key.integerValue(), let company = UInt16(exactly: id), let data = value.bytesValue() else { return }
                     manufacturer[company] = data
                 }
-            case Self.serviceDataIndex:
+            case known.serviceData:
                 service = [:]
                 reader.forEachDictionaryEntry { key, value in
                     guard let uuid = key.stringValue().flatMap({ BluetoothUUID($0) }), let data = value.bytesValue() else { return }
@@ -59,19 +62,18 @@ extension Advertisement {
         receivedAt = wallClockNow()
     }
 
-    private static func index(_ name: String) -> UInt8 {
-        UInt8(PackedProperties.knownNames.firstIndex(of: name)!)
+    /// The indices in ``PackedProperties/knownNames`` of the Device1 properties read here.
+    private struct KnownIndices {
+        let address = index("Address"), addressType = index("AddressType"), name = index("Name")
+        let rssi = index("RSSI"), txPower = index("TxPower"), appearance = index("Appearance")
+        let uuids = index("UUIDs"), manufacturerData = index("ManufacturerData")
+        let serviceData = index("ServiceData"), connected = index("Connected")
+
+        private static func index(_ name: String) -> UInt8 {
+            UInt8(PackedProperties.knownNames.firstIndex(of: name)!)
+        }
     }
-    private static let addressIndex = index("Address")
-    private static let addressTypeIndex = index("AddressType")
-    private static let nameIndex = index("Name")
-    private static let rssiIndex = index("RSSI")
-    private static let txPowerIndex = index("TxPower")
-    private static let appearanceIndex = index("Appearance")
-    private static let uuidsIndex = index("UUIDs")
-    private static let manufacturerDataIndex = index("ManufacturerData")
-    private static let serviceDataIndex = index("ServiceData")
-    private static let connectedIndex = index("Connected")
+    private static let known = KnownIndices()
 }
 
 /// Typed reads of one packed value, with ``DBusValue``'s typed accessors' rules: variants

@@ -222,19 +222,19 @@ struct NotifyCommand: BlectlSubcommand {
         /// Appends the record of `value` to `line`, as one line of JSON and its newline.
         mutating func append(_ value: NotifiedValue, seq: Int, to line: inout [UInt8]) {
             line += prefix
-            line += #","value":"#.utf8
+            JSONValue.writeLiteral(#","value":"#, into: &line)
             JSONValue.writeHex(value.bytes, into: &line)
-            line += #","text":"#.utf8
+            JSONValue.writeLiteral(#","text":"#, into: &line)
             if let text = Records.text(of: value.bytes) {
                 JSONValue.writeString(text, into: &line)
             } else {
-                line += "null".utf8
+                JSONValue.writeLiteral("null", into: &line)
             }
-            line += #","seq":"#.utf8
+            JSONValue.writeLiteral(#","seq":"#, into: &line)
             JSONValue.writeInt(seq, into: &line)
-            line += #","time":"#.utf8
+            JSONValue.writeLiteral(#","time":"#, into: &line)
             time.append(value.receivedAt, to: &line)
-            line += #","connection":"#.utf8
+            JSONValue.writeLiteral(#","connection":"#, into: &line)
             JSONValue.writeInt(value.connection, into: &line)
             line.append(UInt8(ascii: "}"))
             line.append(UInt8(ascii: "\n"))

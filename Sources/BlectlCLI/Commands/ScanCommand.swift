@@ -165,38 +165,38 @@ struct ScanCommand: BlectlSubcommand {
         init(adapter: String) {
             var bytes = Array(#","adapter":"#.utf8)
             JSONValue.writeString(adapter, into: &bytes)
-            bytes += #","time":"#.utf8
+            JSONValue.writeLiteral(#","time":"#, into: &bytes)
             adapterAndTime = bytes
         }
 
         mutating func append(_ a: Advertisement, to line: inout [UInt8]) {
-            line += #"{"address":"#.utf8
+            JSONValue.writeLiteral(#"{"address":"#, into: &line)
             JSONValue.writeString(a.address.description, into: &line)
-            line += #","address_type":"#.utf8
+            JSONValue.writeLiteral(#","address_type":"#, into: &line)
             Self.write(a.addressType, to: &line)
-            line += #","name":"#.utf8
+            JSONValue.writeLiteral(#","name":"#, into: &line)
             Self.write(a.name, to: &line)
-            line += #","rssi":"#.utf8
+            JSONValue.writeLiteral(#","rssi":"#, into: &line)
             Self.write(a.rssi, to: &line)
-            line += #","tx_power":"#.utf8
+            JSONValue.writeLiteral(#","tx_power":"#, into: &line)
             Self.write(a.txPower, to: &line)
-            line += #","appearance":"#.utf8
-            if let appearance = a.appearance { line += Records.appearance(appearance).serializedUTF8() } else { line += "null".utf8 }
-            line += #","uuids":"#.utf8
-            if a.uuids.isEmpty { line += "[]".utf8 } else { line += JSONValue.array(a.uuids.map { .string($0.shortString) }).serializedUTF8() }
+            JSONValue.writeLiteral(#","appearance":"#, into: &line)
+            if let appearance = a.appearance { line += Records.appearance(appearance).serializedUTF8() } else { JSONValue.writeLiteral("null", into: &line) }
+            JSONValue.writeLiteral(#","uuids":"#, into: &line)
+            if a.uuids.isEmpty { JSONValue.writeLiteral("[]", into: &line) } else { line += JSONValue.array(a.uuids.map { .string($0.shortString) }).serializedUTF8() }
             if a.manufacturerData.isEmpty {
-                line += #","manufacturer_data":{},"company":{}"#.utf8
+                JSONValue.writeLiteral(#","manufacturer_data":{},"company":{}"#, into: &line)
             } else {
                 // As Records.manufacturerData and Records.companyNames write them.
                 let companies = a.manufacturerData.count == 1 ? Array(a.manufacturerData.keys) : a.manufacturerData.keys.sorted()
-                line += #","manufacturer_data":{"#.utf8
+                JSONValue.writeLiteral(#","manufacturer_data":{"#, into: &line)
                 for (i, company) in companies.enumerated() {
                     if i > 0 { line.append(UInt8(ascii: ",")) }
                     JSONValue.writeHex4(company, into: &line)
                     line.append(UInt8(ascii: ":"))
                     JSONValue.writeHex(a.manufacturerData[company]!, into: &line)
                 }
-                line += #"},"company":{"#.utf8
+                JSONValue.writeLiteral(#"},"company":{"#, into: &line)
                 var first = true
                 for company in companies {
                     guard let name = AssignedNumbers.companyName(for: company) else { continue }
@@ -208,16 +208,16 @@ struct ScanCommand: BlectlSubcommand {
                 }
                 line.append(UInt8(ascii: "}"))
             }
-            line += #","service_data":"#.utf8
-            line += a.serviceData.isEmpty ? Array("{}".utf8) : Records.serviceData(a.serviceData).serializedUTF8()
-            line += #","service_names":"#.utf8
+            JSONValue.writeLiteral(#","service_data":"#, into: &line)
+            if a.serviceData.isEmpty { JSONValue.writeLiteral("{}", into: &line) } else { line += Records.serviceData(a.serviceData).serializedUTF8() }
+            JSONValue.writeLiteral(#","service_names":"#, into: &line)
             if a.uuids.isEmpty && a.serviceData.isEmpty {
-                line += "{}".utf8
+                JSONValue.writeLiteral("{}", into: &line)
             } else {
                 line += Records.serviceNames(a.uuids + a.serviceData.keys).serializedUTF8()
             }
-            line += #","connected":"#.utf8
-            line += a.connected ? "true".utf8 : "false".utf8
+            JSONValue.writeLiteral(#","connected":"#, into: &line)
+            JSONValue.writeLiteral(a.connected ? "true" : "false", into: &line)
             line += adapterAndTime
             time.append(a.receivedAt, to: &line)
             line.append(UInt8(ascii: "}"))
@@ -225,11 +225,11 @@ struct ScanCommand: BlectlSubcommand {
         }
 
         private static func write(_ value: String?, to line: inout [UInt8]) {
-            if let value { JSONValue.writeString(value, into: &line) } else { line += "null".utf8 }
+            if let value { JSONValue.writeString(value, into: &line) } else { JSONValue.writeLiteral("null", into: &line) }
         }
 
         private static func write(_ value: Int?, to line: inout [UInt8]) {
-            if let value { JSONValue.writeInt(value, into: &line) } else { line += "null".utf8 }
+            if let value { JSONValue.writeInt(value, into: &line) } else { JSONValue.writeLiteral("null", into: &line) }
         }
     }
 
