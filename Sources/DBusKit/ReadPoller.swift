@@ -21,7 +21,31 @@ import Musl
 /// It watches a duplicate of the socket (closed when the thread ends), for the reason
 /// ``BusConnection`` gives for its write sources. Stopping never waits for the thread: it may
 /// be in the middle of a turn on the queue that is asking it to stop.
+///
+/// Dense streams are read in batches (``Coalescing``): when data came less than the window
+/// after the thread began to wait, and the turn left no call awaiting its reply, the thread
+/// waits out the window before it polls again, so that what arrives meanwhile is read,
+/// dispatched and handed to its consumers in one turn. Each turn costs a wake-up, a queue
+/// entry, the handlers' and consumers' fixed work and several system calls; a live discovery
+/// woke once per one or two signals (issue 12).
 final class ReadPoller: Sendable {
+    /// When to wait before polling again. A pure policy, so that it is tested apart.
+    struct Coalescing: Sendable, Equatable {
+        /// How long to wait after a turn in a dense stream; zero turns coalescing off.
+        let window: Duration
+
+        /// After a turn: the time to wait before polling again, or nil to poll at once.
+        /// - Parameters:
+        ///   - waited: how long poll(2) waited for the data this turn read.
+        ///   - replyAwaited: a call is still waiting for its reply (never delayed: replies
+        ///     pace command round trips; only signal streams are coalesced).
+        func linger(afterWaiting waited: Duration, replyAwaited: Bool) -> Duration? {
+            guard window > .zero, !replyAwaited, waited < window else { return nil }
+            return window
+        }
+    }
+
+
     private struct State {
         var enabled = false
         var stopped = false
@@ -31,13 +55,15 @@ final class ReadPoller: Sendable {
     private let fd: Int32
     /// An eventfd, written to wake the thread when ``state`` changes; closed by the thread when it ends.
     private let wakeFD: Int32
-    private let onReadable: @Sendable () -> Void
+    /// Runs a turn; returns whether a call is still waiting for its reply.
+    private let onReadable: @Sendable () -> Bool
+    private let coalescing: Coalescing
     /// The polling thread, once it has started (to skip the wake-up when it changes its own state).
     private let thread = Atomic<UInt>(0)
 
     /// Starts the thread. Returns nil when the descriptor cannot be duplicated or the thread
     /// cannot be made (the caller then falls back to a Dispatch source).
-    init?(socket: Int32, enabled: Bool, onReadable: @escaping @Sendable () -> Void) {
+    init?(socket: Int32, enabled: Bool, coalescing: Coalescing, onReadable: @escaping @Sendable () -> Bool) {
         let duplicate = fcntl(socket, F_DUPFD_CLOEXEC, 0)
         guard duplicate >= 0 else { return nil }
         let wake = cdbus_wake_eventfd()
@@ -48,6 +74,7 @@ final class ReadPoller: Sendable {
         fd = duplicate
         wakeFD = wake
         self.onReadable = onReadable
+        self.coalescing = coalescing
         state.withLock { $0.enabled = enabled }
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -110,6 +137,7 @@ final class ReadPoller: Sendable {
             descriptors[0].fd = enabled ? fd : -1
             descriptors[0].revents = 0
             descriptors[1].revents = 0
+            let began = Self.monotonicNow()
             let ready = poll(&descriptors, 2, -1)
             if ready < 0 {
                 if errno == EINTR { continue }
@@ -119,7 +147,28 @@ final class ReadPoller: Sendable {
                 var count: UInt64 = 0
                 _ = read(wakeFD, &count, 8)
             }
-            if descriptors[0].revents != 0, !state.withLock({ $0.stopped }) { onReadable() }
+            if descriptors[0].revents != 0, !state.withLock({ $0.stopped }) {
+                let waited = Self.monotonicNow() - began
+                let replyAwaited = onReadable()
+                if let linger = coalescing.linger(afterWaiting: waited, replyAwaited: replyAwaited) {
+                    sleep(for: linger)
+                }
+            }
         }
+    }
+
+    /// Sleeps `duration` (a stop or a change of the watch meanwhile is seen by the poll that
+    /// follows: its wake-up stays written).
+    private func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var left = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var rest = timespec()
+        while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }
+    }
+
+    private static func monotonicNow() -> Duration {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
     }
 }
