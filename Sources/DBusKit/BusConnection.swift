@@ -14,10 +14,11 @@ internal import CDBus
 /// the tasks they resume on ``taskExecutor`` run on that thread, with no hand-off per message.
 /// libdbus's write watch and timeouts are Dispatch sources on ``queue``.
 ///
-/// A dense stream of signals is read in batches: when data arrives less than 0.5 ms after the
-/// reading thread began to wait, and no call is waiting for its reply, the thread waits out
-/// those 0.5 ms before it reads again, so a signal in such a stream may reach its handler up
-/// to 0.5 ms later than it could; replies, and signals that come apart, are read at once.
+/// A dense stream of signals that arrive a few at a time is read in batches: when such turns
+/// follow one another within 0.5 ms and no call awaits its reply, the reading thread sleeps
+/// 0.5 ms before it reads again, so a signal in such a stream may reach its handler up to
+/// 0.5 ms later than it could. Replies, signals that come apart and streams that fill their
+/// turns (a backlog, a burst) are read at once.
 ///
 /// This is the one `@unchecked Sendable` type of the library: its mutable state is confined
 /// to ``queue``.
@@ -63,6 +64,8 @@ public final class BusConnection: @unchecked Sendable {
     /// True during a ``ReadPoller`` turn: a drain then runs within the turn, on its thread.
     private var inPollTurn = false
     private var drainWanted = false
+    /// Signals dispatched in the current ``ReadPoller`` turn.
+    private var signalsThisTurn = 0
     private var timeouts = HandleTable<any DispatchSourceTimer>()
     private var drainScheduled = false
     /// Handler tokens, handed out from any thread without touching the queue.
@@ -619,10 +622,11 @@ public final class BusConnection: @unchecked Sendable {
     /// dispatches, runs the handlers and then the consumers they resumed on
     /// ``taskExecutor``, all on this thread. Work a handler enqueues with `queue.async` still
     /// goes to a Dispatch worker, after the turn.
-    /// Returns whether a call is still waiting for its reply (the reader then polls again at
-    /// once: see ``coalescingWindow``).
-    private func pollTurn(_ watch: OpaquePointer) -> Bool {
+    /// Returns how many signals the turn dispatched and whether a call still awaits its reply
+    /// (see ``coalescingWindow``).
+    private func pollTurn(_ watch: OpaquePointer) -> ReadPoller.Turn {
         inPollTurn = true
+        signalsThisTurn = 0
         defer { inPollTurn = false }
         executor.collectingJobs {
             handleWatch(watch, flags: CDBUS_WATCH_READABLE)
@@ -632,7 +636,7 @@ public final class BusConnection: @unchecked Sendable {
                 executor.runCollected()
             }
         }
-        return replyHandlers.count > 0
+        return ReadPoller.Turn(signals: signalsThisTurn, replyAwaited: replyHandlers.count > 0)
     }
 
     private func flushSignalBatches() {
@@ -678,6 +682,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     private func routeSignal(_ raw: OpaquePointer) {
+        signalsThisTurn &+= 1
         guard !routes.isEmpty else {
             observer?.observe(.signal(MessageDecoder.decode(raw), routed: false), at: .now)
             return
@@ -736,7 +741,7 @@ public final class BusConnection: @unchecked Sendable {
             let box = UncheckedBox(watch)
             let poller = ReadPoller(socket: dbus_watch_get_unix_fd(watch), enabled: dbus_watch_get_enabled(watch) != 0,
                                     coalescing: .init(window: Self.coalescingWindow)) { [weak self] in
-                guard let self else { return false }
+                guard let self else { return ReadPoller.Turn(signals: 0, replyAwaited: false) }
                 return queue.sync { self.pollTurn(box.value) }
             }
             if let poller {

@@ -22,29 +22,49 @@ import Musl
 /// ``BusConnection`` gives for its write sources. Stopping never waits for the thread: it may
 /// be in the middle of a turn on the queue that is asking it to stop.
 ///
-/// Dense streams are read in batches (``Coalescing``): when data came less than the window
-/// after the thread began to wait, and the turn left no call awaiting its reply, the thread
-/// waits out the window before it polls again, so that what arrives meanwhile is read,
+/// A dense stream of small turns is read in batches (``Coalescing``): when turns of a few
+/// signals each follow one another within the window, and no call awaits its reply, the
+/// thread sleeps the window before it polls again, so that what arrives meanwhile is read,
 /// dispatched and handed to its consumers in one turn. Each turn costs a wake-up, a queue
 /// entry, the handlers' and consumers' fixed work and several system calls; a live discovery
 /// woke once per one or two signals (issue 12).
 final class ReadPoller: Sendable {
-    /// When to wait before polling again. A pure policy, so that it is tested apart.
+    /// When to sleep before polling again. A pure policy, so that it is tested apart.
     struct Coalescing: Sendable, Equatable {
-        /// How long to wait after a turn in a dense stream; zero turns coalescing off.
+        /// How long to sleep after a small turn in a dense stream; zero turns coalescing off.
         let window: Duration
+        /// A turn of fewer signals than this, whose data came within the window, starts
+        /// coalescing: the stream is dense and its turns are small.
+        static let smallTurn = 4
+        /// While coalescing, a turn of this many signals or more ends it: the stream fills
+        /// turns by itself (a backlog being drained, a burst), and a sleep would only cost a
+        /// timer and a wake-up.
+        static let fullTurn = 32
+        /// Whether the last turn was followed by a sleep.
+        private(set) var isCoalescing = false
 
-        /// After a turn: the time to wait before polling again, or nil to poll at once.
+        init(window: Duration) { self.window = window }
+
+        /// After a turn: the time to sleep before polling again, or nil to poll at once.
         /// - Parameters:
         ///   - waited: how long poll(2) waited for the data this turn read.
+        ///   - signals: the signals the turn dispatched.
         ///   - replyAwaited: a call is still waiting for its reply (never delayed: replies
         ///     pace command round trips; only signal streams are coalesced).
-        func linger(afterWaiting waited: Duration, replyAwaited: Bool) -> Duration? {
-            guard window > .zero, !replyAwaited, waited < window else { return nil }
-            return window
+        mutating func linger(afterWaiting waited: Duration, signals: Int, replyAwaited: Bool) -> Duration? {
+            let dense = window > .zero && !replyAwaited && waited < window && signals > 0
+            isCoalescing = dense && signals < (isCoalescing ? Self.fullTurn : Self.smallTurn)
+            return isCoalescing ? window : nil
         }
     }
 
+    /// What a turn did, as the poller needs it.
+    struct Turn: Sendable {
+        /// Signals dispatched.
+        var signals: Int
+        /// A call is still waiting for its reply.
+        var replyAwaited: Bool
+    }
 
     private struct State {
         var enabled = false
@@ -55,15 +75,16 @@ final class ReadPoller: Sendable {
     private let fd: Int32
     /// An eventfd, written to wake the thread when ``state`` changes; closed by the thread when it ends.
     private let wakeFD: Int32
-    /// Runs a turn; returns whether a call is still waiting for its reply.
-    private let onReadable: @Sendable () -> Bool
+    /// Runs a turn.
+    private let onReadable: @Sendable () -> Turn
+    /// The policy the thread starts with (its state then lives on the thread).
     private let coalescing: Coalescing
     /// The polling thread, once it has started (to skip the wake-up when it changes its own state).
     private let thread = Atomic<UInt>(0)
 
     /// Starts the thread. Returns nil when the descriptor cannot be duplicated or the thread
     /// cannot be made (the caller then falls back to a Dispatch source).
-    init?(socket: Int32, enabled: Bool, coalescing: Coalescing, onReadable: @escaping @Sendable () -> Bool) {
+    init?(socket: Int32, enabled: Bool, coalescing: Coalescing, onReadable: @escaping @Sendable () -> Turn) {
         let duplicate = fcntl(socket, F_DUPFD_CLOEXEC, 0)
         guard duplicate >= 0 else { return nil }
         let wake = cdbus_wake_eventfd()
@@ -127,6 +148,7 @@ final class ReadPoller: Sendable {
             _ = close(fd)
             _ = close(wakeFD)
         }
+        var coalescing = self.coalescing
         var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         while true {
@@ -149,8 +171,8 @@ final class ReadPoller: Sendable {
             }
             if descriptors[0].revents != 0, !state.withLock({ $0.stopped }) {
                 let waited = Self.monotonicNow() - began
-                let replyAwaited = onReadable()
-                if let linger = coalescing.linger(afterWaiting: waited, replyAwaited: replyAwaited) {
+                let turn = onReadable()
+                if let linger = coalescing.linger(afterWaiting: waited, signals: turn.signals, replyAwaited: turn.replyAwaited) {
                     sleep(for: linger)
                 }
             }
