@@ -347,6 +347,9 @@ public final class Session: Sendable {
     /// notification subscription's events) under `withTaskExecutorPreference(session.eventExecutor)`
     /// takes each batch on the thread that received it, without a thread hand-off per batch.
     /// Work run there must not block: it holds up every message behind it (an `await` frees it).
+    /// A dense stream of signals arriving a few at a time is read every 0.5 ms instead of once
+    /// per signal (DBusKit's `BusConnection`), so a batch may come up to 0.5 ms after its first
+    /// signal arrived; replies to this session's calls are never held back.
     public var eventExecutor: any TaskExecutor { connection.taskExecutor }
 
     /// Whether bluetoothd is on the bus (as far as this session has seen).

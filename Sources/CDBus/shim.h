@@ -12,6 +12,19 @@ static inline int cdbus_wake_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD
 #include <sys/prctl.h>
 static inline void cdbus_name_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 
+// Waits until `fd` is readable or `nanoseconds` have passed, with ppoll(2): poll(2)'s timeout
+// is whole milliseconds, and Swift's Glibc module does not show ppoll (a GNU extension).
+// Returns ppoll's result (-1 with errno on failure, EINTR included).
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+extern int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask);
+static inline int cdbus_wait_readable(int fd, long nanoseconds) {
+    struct pollfd descriptor = { .fd = fd, .events = POLLIN, .revents = 0 };
+    struct timespec timeout = { .tv_sec = nanoseconds / 1000000000L, .tv_nsec = nanoseconds % 1000000000L };
+    return ppoll(&descriptor, 1, &timeout, NULL);
+}
+
 // DBUS_TYPE_* are macros of the form ((int) 'y'); Swift does not import them.
 static const int CDBUS_TYPE_INVALID     = DBUS_TYPE_INVALID;
 static const int CDBUS_TYPE_BYTE        = DBUS_TYPE_BYTE;

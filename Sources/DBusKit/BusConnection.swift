@@ -14,11 +14,13 @@ internal import CDBus
 /// the tasks they resume on ``taskExecutor`` run on that thread, with no hand-off per message.
 /// libdbus's write watch and timeouts are Dispatch sources on ``queue``.
 ///
-/// A dense stream of signals that arrive a few at a time is read in batches: when such turns
-/// follow one another within 0.5 ms and no call awaits its reply, the reading thread sleeps
-/// 0.5 ms before it reads again, so a signal in such a stream may reach its handler up to
-/// 0.5 ms later than it could. Replies, signals that come apart and streams that fill their
-/// turns (a backlog, a burst) are read at once.
+/// A dense stream of signals that arrive a few at a time is read in batches: after reading a
+/// few signals that came within 0.5 ms of the last read, the reading thread sleeps 0.5 ms
+/// before it reads again (while no call of this connection awaits its reply: a call sent
+/// meanwhile wakes it), so a signal in such a stream may reach its handler up to 0.5 ms
+/// (and the timer's slack) later than it could. Replies, signals that come apart, method
+/// calls to exported objects and streams that fill their reads (a backlog, a burst) are not
+/// held back.
 ///
 /// This is the one `@unchecked Sendable` type of the library: its mutable state is confined
 /// to ``queue``.
@@ -43,6 +45,8 @@ public final class BusConnection: @unchecked Sendable {
     /// Whether libdbus's side has been torn down (after ``isOpen`` went false).
     private var tornDown = false
     private var replyHandlers = ReplyTable()
+    /// The calls awaiting replies, counted from any thread for the read thread (``ReplyWatch``).
+    private let replies = ReplyWatch()
     /// When each call awaiting its reply was sent; kept only for an ``observer``.
     private var callTimes: [UInt32: ContinuousClock.Instant] = [:]
     /// Signal routes in registration order: handlers of one batch run in that order.
@@ -64,8 +68,11 @@ public final class BusConnection: @unchecked Sendable {
     /// True during a ``ReadPoller`` turn: a drain then runs within the turn, on its thread.
     private var inPollTurn = false
     private var drainWanted = false
-    /// Signals dispatched in the current ``ReadPoller`` turn.
+    /// Signals and method calls dispatched in the current ``ReadPoller`` turn.
     private var signalsThisTurn = 0
+    private var callsReceivedThisTurn = 0
+    /// What the last ``ReadPoller`` turn dispatched (tests read it).
+    private(set) var lastTurn: ReadPoller.Turn?
     private var timeouts = HandleTable<any DispatchSourceTimer>()
     private var drainScheduled = false
     /// Handler tokens, handed out from any thread without touching the queue.
@@ -281,8 +288,10 @@ public final class BusConnection: @unchecked Sendable {
     @discardableResult
     public func send(_ call: MethodCall, replyHandler: @escaping @Sendable (Result<Message, BusError>) -> Void) -> PendingReply {
         let pending = PendingReply(connection: self)
+        replies.callSent()
         queue.async { [self] in
             guard isOpen else {
+                replies.settled()
                 observer?.observe(.callNotSent(call, .disconnected), at: .now)
                 replyHandler(.failure(.disconnected))
                 return
@@ -292,6 +301,7 @@ public final class BusConnection: @unchecked Sendable {
                 try checkDescriptorPassing(call.arguments)
                 message = try MessageEncoder.methodCall(call)
             } catch {
+                replies.settled()
                 observer?.observe(.callNotSent(call, error), at: .now)
                 replyHandler(.failure(error))
                 return
@@ -299,12 +309,16 @@ public final class BusConnection: @unchecked Sendable {
             defer { dbus_message_unref(message) }
             var serial: UInt32 = 0
             guard dbus_connection_send(raw, message, &serial) != 0 else {
+                replies.settled()
                 observer?.observe(.callNotSent(call, .outOfMemory), at: .now)
                 replyHandler(.failure(.outOfMemory))
                 return
             }
             pending.serial = serial
             replyHandlers.insert(replyHandler, for: serial)
+            // The read thread fell asleep after the turn it last ran (a signal stream) without
+            // this call: woken, it reads the reply as soon as it comes (ReplyWatch).
+            if replies.isSleeping { for poller in pollers.values { poller.interruptSleep() } }
             if let observer {
                 let now = ContinuousClock.now
                 callTimes[serial] = now
@@ -421,7 +435,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     fileprivate func cancelReply(serial: UInt32) {
-        _ = replyHandlers.remove(serial)
+        if replyHandlers.remove(serial) != nil { replies.settled() }
     }
 
     // MARK: - Signals
@@ -591,6 +605,12 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Reply handlers still registered (calls sent and neither answered nor cancelled).
     package var registeredReplyHandlerCount: Int { queue.sync { replyHandlers.count } }
+    /// Calls sent whose outcome has not been delivered, as the read thread counts them
+    /// (``ReplyWatch``): a call counts from ``send(_:replyHandler:)`` on.
+    package var callsAwaitingReply: Int { replies.count }
+    /// What the read thread's last turn dispatched; nil before the first (or with a Dispatch
+    /// source for the read watch).
+    var lastPollTurn: ReadPoller.Turn? { queue.sync { lastTurn } }
     /// Signal handlers registered.
     package var signalHandlerCount: Int { queue.sync { routes.count } }
     /// Send times kept for the observer's latencies (always 0 without an observer).
@@ -622,11 +642,11 @@ public final class BusConnection: @unchecked Sendable {
     /// dispatches, runs the handlers and then the consumers they resumed on
     /// ``taskExecutor``, all on this thread. Work a handler enqueues with `queue.async` still
     /// goes to a Dispatch worker, after the turn.
-    /// Returns how many signals the turn dispatched and whether a call still awaits its reply
-    /// (see ``coalescingWindow``).
+    /// Returns what the turn dispatched (see ``coalescingWindow``).
     private func pollTurn(_ watch: OpaquePointer) -> ReadPoller.Turn {
         inPollTurn = true
         signalsThisTurn = 0
+        callsReceivedThisTurn = 0
         defer { inPollTurn = false }
         executor.collectingJobs {
             handleWatch(watch, flags: CDBUS_WATCH_READABLE)
@@ -636,7 +656,9 @@ public final class BusConnection: @unchecked Sendable {
                 executor.runCollected()
             }
         }
-        return ReadPoller.Turn(signals: signalsThisTurn, replyAwaited: replyHandlers.count > 0)
+        let turn = ReadPoller.Turn(signals: signalsThisTurn, callsReceived: callsReceivedThisTurn)
+        lastTurn = turn
+        return turn
     }
 
     private func flushSignalBatches() {
@@ -652,6 +674,7 @@ public final class BusConnection: @unchecked Sendable {
         case CDBUS_MESSAGE_TYPE_METHOD_RETURN, CDBUS_MESSAGE_TYPE_ERROR:
             let serial = dbus_message_get_reply_serial(message)
             let handler = replyHandlers.remove(serial)
+            if handler != nil { replies.settled() }
             var traced: Message?
             if let observer { traced = observeReply(message, serial: serial, abandoned: handler == nil, observer) }
             guard let handler else {
@@ -666,6 +689,7 @@ public final class BusConnection: @unchecked Sendable {
             }
             return DBUS_HANDLER_RESULT_HANDLED
         case CDBUS_MESSAGE_TYPE_METHOD_CALL:
+            callsReceivedThisTurn &+= 1
             flushSignalBatches()
             answer(message)
             return DBUS_HANDLER_RESULT_HANDLED
@@ -730,6 +754,7 @@ public final class BusConnection: @unchecked Sendable {
 
     private func failPending(with error: BusError) {
         let handlers = replyHandlers.removeAll()
+        replies.settled(handlers.count)
         for handler in handlers { handler(.failure(error)) }
     }
 
@@ -740,8 +765,8 @@ public final class BusConnection: @unchecked Sendable {
         if flags == CDBUS_WATCH_READABLE {
             let box = UncheckedBox(watch)
             let poller = ReadPoller(socket: dbus_watch_get_unix_fd(watch), enabled: dbus_watch_get_enabled(watch) != 0,
-                                    coalescing: .init(window: Self.coalescingWindow)) { [weak self] in
-                guard let self else { return ReadPoller.Turn(signals: 0, replyAwaited: false) }
+                                    coalescing: .init(window: Self.coalescingWindow), replies: replies) { [weak self] in
+                guard let self else { return ReadPoller.Turn(signals: 0, callsReceived: 0) }
                 return queue.sync { self.pollTurn(box.value) }
             }
             if let poller {

@@ -22,12 +22,13 @@ import Musl
 /// ``BusConnection`` gives for its write sources. Stopping never waits for the thread: it may
 /// be in the middle of a turn on the queue that is asking it to stop.
 ///
-/// A dense stream of small turns is read in batches (``Coalescing``): when turns of a few
-/// signals each follow one another within the window, and no call awaits its reply, the
-/// thread sleeps the window before it polls again, so that what arrives meanwhile is read,
-/// dispatched and handed to its consumers in one turn. Each turn costs a wake-up, a queue
-/// entry, the handlers' and consumers' fixed work and several system calls; a live discovery
-/// woke once per one or two signals (issue 12).
+/// A dense stream of small turns is read in batches (``Coalescing``): after a turn of a few
+/// signals whose data came within the window, the thread sleeps the window before it polls
+/// again, so that what arrives meanwhile is read, dispatched and handed to its consumers in
+/// one turn. Each turn costs a wake-up, a queue entry, the handlers' and consumers' fixed work
+/// and several system calls; a live discovery woke once per one or two signals (issue 12).
+/// The thread never sleeps while a call awaits its reply, and a call made while it sleeps
+/// wakes it (``ReplyWatch``).
 final class ReadPoller: Sendable {
     /// When to sleep before polling again. A pure policy, so that it is tested apart.
     struct Coalescing: Sendable, Equatable {
@@ -48,22 +49,21 @@ final class ReadPoller: Sendable {
         /// After a turn: the time to sleep before polling again, or nil to poll at once.
         /// - Parameters:
         ///   - waited: how long poll(2) waited for the data this turn read.
-        ///   - signals: the signals the turn dispatched.
-        ///   - replyAwaited: a call is still waiting for its reply (never delayed: replies
-        ///     pace command round trips; only signal streams are coalesced).
-        mutating func linger(afterWaiting waited: Duration, signals: Int, replyAwaited: Bool) -> Duration? {
-            let dense = window > .zero && !replyAwaited && waited < window && signals > 0
-            isCoalescing = dense && signals < (isCoalescing ? Self.fullTurn : Self.smallTurn)
+        ///   - turn: what the turn dispatched. A turn that received a method call (bluetoothd
+        ///     asking an exported agent) is not followed by a sleep: the conversation goes on.
+        mutating func linger(afterWaiting waited: Duration, turn: Turn) -> Duration? {
+            let dense = window > .zero && turn.callsReceived == 0 && waited < window && turn.signals > 0
+            isCoalescing = dense && turn.signals < (isCoalescing ? Self.fullTurn : Self.smallTurn)
             return isCoalescing ? window : nil
         }
     }
 
-    /// What a turn did, as the poller needs it.
-    struct Turn: Sendable {
-        /// Signals dispatched.
+    /// What a turn dispatched, as the poller needs it.
+    struct Turn: Sendable, Equatable {
+        /// Signals.
         var signals: Int
-        /// A call is still waiting for its reply.
-        var replyAwaited: Bool
+        /// Method calls to this connection's exported objects.
+        var callsReceived: Int
     }
 
     private struct State {
@@ -79,12 +79,15 @@ final class ReadPoller: Sendable {
     private let onReadable: @Sendable () -> Turn
     /// The policy the thread starts with (its state then lives on the thread).
     private let coalescing: Coalescing
+    /// The connection's calls awaiting replies: no sleep while there are any.
+    private let replies: ReplyWatch
     /// The polling thread, once it has started (to skip the wake-up when it changes its own state).
     private let thread = Atomic<UInt>(0)
 
     /// Starts the thread. Returns nil when the descriptor cannot be duplicated or the thread
     /// cannot be made (the caller then falls back to a Dispatch source).
-    init?(socket: Int32, enabled: Bool, coalescing: Coalescing, onReadable: @escaping @Sendable () -> Turn) {
+    init?(socket: Int32, enabled: Bool, coalescing: Coalescing, replies: ReplyWatch,
+          onReadable: @escaping @Sendable () -> Turn) {
         let duplicate = fcntl(socket, F_DUPFD_CLOEXEC, 0)
         guard duplicate >= 0 else { return nil }
         let wake = cdbus_wake_eventfd()
@@ -96,6 +99,7 @@ final class ReadPoller: Sendable {
         wakeFD = wake
         self.onReadable = onReadable
         self.coalescing = coalescing
+        self.replies = replies
         state.withLock { $0.enabled = enabled }
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -172,21 +176,22 @@ final class ReadPoller: Sendable {
             if descriptors[0].revents != 0, !state.withLock({ $0.stopped }) {
                 let waited = Self.monotonicNow() - began
                 let turn = onReadable()
-                if let linger = coalescing.linger(afterWaiting: waited, signals: turn.signals, replyAwaited: turn.replyAwaited) {
-                    sleep(for: linger)
+                if let linger = coalescing.linger(afterWaiting: waited, turn: turn) {
+                    replies.sleepUnlessAwaited { sleep(for: linger) }
                 }
             }
         }
     }
 
-    /// Sleeps `duration` (a stop or a change of the watch meanwhile is seen by the poll that
-    /// follows: its wake-up stays written).
+    /// Sleeps `duration`, or less when the thread is woken (a call sent, a stop, a change of
+    /// the watch): the wake-up stays written, for the poll that follows to read.
     private func sleep(for duration: Duration) {
         let (seconds, attoseconds) = duration.components
-        var left = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var rest = timespec()
-        while nanosleep(&left, &rest) != 0 && errno == EINTR { left = rest }
+        _ = cdbus_wait_readable(wakeFD, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
+
+    /// Ends a sleep after a turn now (a call was sent: its reply must not wait for it).
+    func interruptSleep() { wake() }
 
     private static func monotonicNow() -> Duration {
         var now = timespec()
