@@ -146,6 +146,11 @@ extension Adapter {
         var pending = [Advertisement]()
         /// The stream has been finished.
         var ended = false
+        /// With DuplicateData: each heard device's record as last read, so that a change of
+        /// RSSI or TxPower alone is applied to it instead of reading the whole device again
+        /// (``Advertisement/updated(withChanged:)``). Dropped on any other change of the
+        /// device, its removal, or a reload of the cache: never older than the cache.
+        var records = [ObjectPath: Advertisement]()
     }
 
     /// Turns events into advertisements: each built from the cache as it was right after the
@@ -155,17 +160,23 @@ extension Adapter {
         let adapterPath = path
         let adapterName = name
         let scan = Lock(ScanState())
+        // Only a scan that reports repeated sightings keeps records (their memory is spent
+        // where the rebuilds would be).
+        let keepsRecords = filter.duplicateData
         return { cache, event in
             guard let event else { return nil }
             var sighted: ObjectPath?
             var failure: BLEError?
+            /// A Device1 change that may be applied to the device's record: nothing invalidated.
+            var applicableChange: ObjectCache.Properties?
             switch event {
             case .added(let path, let interfaces):
                 if interfaces[BlueZ.deviceInterface] != nil, path.isChild(of: adapterPath) { sighted = path }
-            case .changed(let path, BlueZ.deviceInterface, let changed, _) where path.isChild(of: adapterPath):
+            case .changed(let path, BlueZ.deviceInterface, let changed, let invalidated) where path.isChild(of: adapterPath):
                 if changed.packed.hasAnyKnown(Adapter.sightingMask)
                     || (changed.packed.hasAnyKnown(Adapter.advertisingDataMask) && scan.withLock { $0.heard.contains(path) }) {
                     sighted = path
+                    if invalidated.isEmpty { applicableChange = changed }
                 }
             case .changed(adapterPath, BlueZ.adapterInterface, let changed, _):
                 if changed["Powered"]?.bool == false {
@@ -179,10 +190,25 @@ extension Adapter {
             default:
                 break
             }
-            let advertisement = sighted.flatMap { cache.advertisement(at: $0) }.flatMap { filter.matches($0) ? $0 : nil }
             return scan.withLock { state -> (@Sendable () -> Void)? in
                 guard !state.ended else { return nil }
-                if let sighted { state.heard.insert(sighted) }
+                var advertisement: Advertisement?
+                if let sighted {
+                    state.heard.insert(sighted)
+                    if keepsRecords {
+                        if let applicableChange, let record = state.records[sighted],
+                           let updated = record.updated(withChanged: applicableChange.packed) {
+                            advertisement = updated
+                        } else {
+                            advertisement = cache.advertisement(at: sighted)
+                        }
+                        state.records[sighted] = advertisement
+                    } else {
+                        advertisement = cache.advertisement(at: sighted)
+                    }
+                } else if keepsRecords, !state.records.isEmpty {
+                    Self.dropStaleRecords(after: event, from: &state.records)
+                }
                 if let failure {
                     state.ended = true
                     let batch = state.pending
@@ -192,7 +218,7 @@ extension Adapter {
                         continuation.finish(throwing: failure)
                     }
                 }
-                guard let advertisement else { return nil }
+                guard let advertisement, filter.matches(advertisement) else { return nil }
                 state.pending.append(advertisement)
                 // One action per batch yields everything the batch added (actions run after it).
                 guard state.pending.count == 1 else { return nil }
@@ -204,6 +230,23 @@ extension Adapter {
                     if !batch.isEmpty { continuation.yield(batch) }
                 }
             }
+        }
+    }
+
+    /// Drops the records `event` may have made stale (an event that is not a sighting): any
+    /// change to a device's Device1 (Connected, say), its removal, a reload of the cache.
+    private static func dropStaleRecords(after event: SessionEvent, from records: inout [ObjectPath: Advertisement]) {
+        switch event {
+        case .changed(let path, BlueZ.deviceInterface, _, _):
+            records[path] = nil
+        case .added(let path, let interfaces) where interfaces[BlueZ.deviceInterface] != nil:
+            records[path] = nil
+        case .removed(let path, let interfaces) where interfaces.contains(BlueZ.deviceInterface):
+            records[path] = nil
+        case .loaded, .bluezAppeared, .bluezVanished, .busLost:
+            records.removeAll()
+        default:
+            break
         }
     }
 }

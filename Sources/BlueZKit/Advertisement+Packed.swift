@@ -62,6 +62,33 @@ extension Advertisement {
         receivedAt = wallClockNow()
     }
 
+    /// This record with a Device1 PropertiesChanged applied (`changed`, packed as received;
+    /// nothing invalidated) that changes none of the properties read here but RSSI and
+    /// TxPower, stamped with the current wall-clock time: exactly what ``init(path:packed:)``
+    /// would read from the cache after that change, when this record was read from the cache
+    /// just before it. Nil when `changed` holds another property read here (Address,
+    /// AddressType, Name, Appearance, Connected, UUIDs, ManufacturerData, ServiceData): then
+    /// read the cache. A scan with DuplicateData reports RSSI changes thousands of times a
+    /// second (issue 12).
+    func updated(withChanged changed: PackedProperties) -> Advertisement? {
+        var updated = self
+        var applicable = true
+        let known = Self.known
+        changed.forEachKnownEntry { index, reader in
+            switch index {
+            case known.rssi: updated.rssi = reader.integerValue()
+            case known.txPower: updated.txPower = reader.integerValue()
+            case known.address, known.addressType, known.name, known.appearance, known.connected,
+                 known.uuids, known.manufacturerData, known.serviceData:
+                applicable = false
+            default: break
+            }
+        }
+        guard applicable else { return nil }
+        updated.receivedAt = wallClockNow()
+        return updated
+    }
+
     /// The indices in ``PackedProperties/knownNames`` of the Device1 properties read here.
     private struct KnownIndices {
         let address = index("Address"), addressType = index("AddressType"), name = index("Name")

@@ -111,44 +111,46 @@ import DBusKit
         #expect(packed.dictionary == ["Address": .string("C0:FF:EE:00:00:01")])
     }
 
+    /// Each property an advertisement reads, in the types BlueZ sends, other types, and variants.
+    static let advertisementChoices: [String: [DBusValue?]] = [
+        "Address": [nil, .string("C0:FF:EE:00:00:01"), .string("not an address"), .variant(.string("AA:BB:CC:DD:EE:FF")), .int16(1)],
+        "AddressType": [nil, .string("random"), .variant(.variant(.string("public"))), .boolean(true)],
+        "Name": [nil, .string("Thermometer with a name longer than fifteen bytes: é∑"), .string(""), .string("C0-FF-EE-00-00-01"),
+                 .string("C0:FF:EE:00:00:01"), .uint32(5)],
+        "RSSI": [nil, .int16(-67), .variant(.int32(-100)), .uint64(UInt64.max), .uint64(5), .byte(3), .string("-1")],
+        "TxPower": [nil, .int16(-4), .int64(Int64.min), .double(1)],
+        "Appearance": [nil, .uint16(0x03C1), .uint32(0x1_0000), .int16(-1), .variant(.uint16(0x0080))],
+        "UUIDs": [nil, .array(elementSignature: "s", [.string("0000180f-0000-1000-8000-00805f9b34fb"), .string("180a"), .string("junk")]),
+                  .array(elementSignature: "s", []), .array(elementSignature: "v", [.variant(.string("180f"))]), .stringArray(["180d"])],
+        "ManufacturerData": [nil, PackedPropertiesTests.device1["ManufacturerData"]!,
+                             .dictionary(keySignature: "q", valueSignature: "v", [
+                                 .init(.uint16(0x004C), .variant(.array(elementSignature: "y", [.byte(1), .byte(2)]))),
+                                 .init(.uint32(0x1_0000), .variant(.bytes([9]))),
+                                 .init(.variant(.uint16(7)), .bytes([7])),
+                                 .init(.uint16(8), .variant(.array(elementSignature: "v", [.variant(.byte(1))]))),
+                                 .init(.uint16(9), .variant(.array(elementSignature: "v", []))),
+                                 .init(.uint16(10), .variant(.array(elementSignature: "y", []))),
+                                 .init(.uint16(0x004C), .variant(.bytes([3]))),
+                                 .init(.string("x"), .variant(.bytes([4]))),
+                             ]),
+                             .array(elementSignature: "y", [.byte(1)]), .variant(.dictionary(keySignature: "q", valueSignature: "v", []))],
+        "ServiceData": [nil, PackedPropertiesTests.device1["ServiceData"]!,
+                        .dictionary(keySignature: "s", valueSignature: "v", [
+                            .init(.string("180f"), .variant(.bytes([0x10]))),
+                            .init(.string("not a uuid"), .variant(.bytes([1]))),
+                            .init(.uint16(1), .variant(.bytes([2]))),
+                            .init(.string("feaa"), .variant(.string("not bytes"))),
+                            .init(.string("fe9f"), .variant(.array(elementSignature: "q", []))),
+                        ])],
+        "Connected": [nil, .boolean(true), .boolean(false), .variant(.boolean(true)), .byte(1)],
+    ]
+
     /// An advertisement read straight from the packed record is the one read from the same
     /// properties decoded, whatever the values' types: the typed reads look through
     /// variants and read a value of another type as absent, as DBusValue's accessors do.
     @Test func advertisementFromThePackedRecordIsTheOneFromTheDictionary() throws {
         let path = ObjectPath("/org/bluez/hci0/dev_C0_FF_EE_00_00_01")
-        // Each property of the record, in the types BlueZ sends, other types, and variants.
-        let choices: [String: [DBusValue?]] = [
-            "Address": [nil, .string("C0:FF:EE:00:00:01"), .string("not an address"), .variant(.string("AA:BB:CC:DD:EE:FF")), .int16(1)],
-            "AddressType": [nil, .string("random"), .variant(.variant(.string("public"))), .boolean(true)],
-            "Name": [nil, .string("Thermometer with a name longer than fifteen bytes: é∑"), .string(""), .string("C0-FF-EE-00-00-01"),
-                     .string("C0:FF:EE:00:00:01"), .uint32(5)],
-            "RSSI": [nil, .int16(-67), .variant(.int32(-100)), .uint64(UInt64.max), .uint64(5), .byte(3), .string("-1")],
-            "TxPower": [nil, .int16(-4), .int64(Int64.min), .double(1)],
-            "Appearance": [nil, .uint16(0x03C1), .uint32(0x1_0000), .int16(-1), .variant(.uint16(0x0080))],
-            "UUIDs": [nil, .array(elementSignature: "s", [.string("0000180f-0000-1000-8000-00805f9b34fb"), .string("180a"), .string("junk")]),
-                      .array(elementSignature: "s", []), .array(elementSignature: "v", [.variant(.string("180f"))]), .stringArray(["180d"])],
-            "ManufacturerData": [nil, PackedPropertiesTests.device1["ManufacturerData"]!,
-                                 .dictionary(keySignature: "q", valueSignature: "v", [
-                                     .init(.uint16(0x004C), .variant(.array(elementSignature: "y", [.byte(1), .byte(2)]))),
-                                     .init(.uint32(0x1_0000), .variant(.bytes([9]))),
-                                     .init(.variant(.uint16(7)), .bytes([7])),
-                                     .init(.uint16(8), .variant(.array(elementSignature: "v", [.variant(.byte(1))]))),
-                                     .init(.uint16(9), .variant(.array(elementSignature: "v", []))),
-                                     .init(.uint16(10), .variant(.array(elementSignature: "y", []))),
-                                     .init(.uint16(0x004C), .variant(.bytes([3]))),
-                                     .init(.string("x"), .variant(.bytes([4]))),
-                                 ]),
-                                 .array(elementSignature: "y", [.byte(1)]), .variant(.dictionary(keySignature: "q", valueSignature: "v", []))],
-            "ServiceData": [nil, PackedPropertiesTests.device1["ServiceData"]!,
-                            .dictionary(keySignature: "s", valueSignature: "v", [
-                                .init(.string("180f"), .variant(.bytes([0x10]))),
-                                .init(.string("not a uuid"), .variant(.bytes([1]))),
-                                .init(.uint16(1), .variant(.bytes([2]))),
-                                .init(.string("feaa"), .variant(.string("not bytes"))),
-                                .init(.string("fe9f"), .variant(.array(elementSignature: "q", []))),
-                            ])],
-            "Connected": [nil, .boolean(true), .boolean(false), .variant(.boolean(true)), .byte(1)],
-        ]
+        let choices = Self.advertisementChoices
         var generator = SystemRandomNumberGenerator()
         for round in 0..<400 {
             var properties: [String: DBusValue] = round.isMultiple(of: 2) ? Self.device1 : [:]
@@ -164,6 +166,49 @@ import DBusKit
         // A device path that names no address, and no Address property: no record.
         #expect(Advertisement(path: ObjectPath("/org/bluez/hci0/x"), packed: PackedProperties(["RSSI": .int16(1)])) == nil)
         #expect(Advertisement(path: path, packed: PackedProperties(["RSSI": .int16(1)]))?.address.description == "C0:FF:EE:00:00:01")
+    }
+
+    /// A record updated with a change of RSSI or TxPower (and of properties it does not read)
+    /// is exactly the record read from the cache after that change; a change of anything else
+    /// it reads is refused (the scan then reads the cache).
+    @Test func aRecordUpdatedWithAnRSSIChangeIsTheRecordReadAfterIt() throws {
+        let path = ObjectPath("/org/bluez/hci0/dev_C0_FF_EE_00_00_01")
+        let choices = Self.advertisementChoices
+        let readElsewhere: Set<String> = ["Address", "AddressType", "Name", "Appearance", "Connected", "UUIDs",
+                                         "ManufacturerData", "ServiceData"]
+        let unread: [String: DBusValue] = ["Paired": .boolean(true), "Icon": .string("phone"), "NotABlueZName": .uint32(1)]
+        var generator = SystemRandomNumberGenerator()
+        var updates = 0, refusals = 0
+        for _ in 0..<600 {
+            var base: [String: DBusValue] = [:]
+            for (name, values) in choices { base[name] = values.randomElement(using: &generator)! }
+            base["Address"] = .string("C0:FF:EE:00:00:01")
+            var change: [String: DBusValue] = [:]
+            for name in ["RSSI", "TxPower"] where Bool.random(using: &generator) {
+                change[name] = choices[name]!.compactMap { $0 }.randomElement(using: &generator)!
+            }
+            if Bool.random(using: &generator) { change.merge(unread.filter { _ in Bool.random(using: &generator) }) { a, _ in a } }
+            if Int.random(in: 0..<3, using: &generator) == 0, let name = readElsewhere.randomElement(using: &generator) {
+                change[name] = choices[name]!.compactMap { $0 }.randomElement(using: &generator)!
+            }
+            guard !change.isEmpty else { continue }
+            var after = PackedProperties(base)
+            after.merge(PackedProperties(change), invalidated: [])
+            let record = try #require(Advertisement(path: path, packed: PackedProperties(base)))
+            let updated = record.updated(withChanged: PackedProperties(change))
+            if change.keys.contains(where: readElsewhere.contains) {
+                #expect(updated == nil, "\(change)")
+                refusals += 1
+                continue
+            }
+            var read = try #require(Advertisement(path: path, packed: after))
+            let got = try #require(updated, "\(change)")
+            #expect(got.receivedAt >= record.receivedAt)
+            read.receivedAt = got.receivedAt
+            #expect(got == read, "\(base) + \(change)")
+            updates += 1
+        }
+        #expect(updates > 100 && refusals > 50)
     }
 
     /// A value that cannot be packed, merged among others: only it stays decoded, the entries
