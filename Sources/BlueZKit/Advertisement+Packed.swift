@@ -70,7 +70,10 @@ extension Advertisement {
     /// AddressType, Name, Appearance, Connected, UUIDs, ManufacturerData, ServiceData): then
     /// read the cache. A scan with DuplicateData reports RSSI changes thousands of times a
     /// second (issue 12).
+    /// Nil too when `changed` keeps a value unpacked (a file descriptor, which no BlueZ
+    /// property is): that value may be one read here.
     func updated(withChanged changed: PackedProperties) -> Advertisement? {
+        guard !changed.hasUnpackedValues else { return nil }
         var updated = self
         var applicable = true
         let known = Self.known

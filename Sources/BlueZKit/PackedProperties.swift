@@ -52,6 +52,9 @@ struct PackedProperties: Sendable, Equatable {
 
     var isEmpty: Bool { bytes.isEmpty && unpacked.isEmpty }
 
+    /// Whether some values are kept decoded beside the bytes (they cannot be packed).
+    var hasUnpackedValues: Bool { !unpacked.isEmpty }
+
     /// The value of `name`, nil when absent.
     func value(of name: String) -> DBusValue? {
         if !unpacked.isEmpty, let value = unpacked[name] { return value }

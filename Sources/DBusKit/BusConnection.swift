@@ -18,9 +18,9 @@ internal import CDBus
 /// few signals that came within 0.5 ms of the last read, the reading thread sleeps 0.5 ms
 /// before it reads again (while no call of this connection awaits its reply: a call sent
 /// meanwhile wakes it), so a signal in such a stream may reach its handler up to 0.5 ms
-/// (and the timer's slack) later than it could. Replies, signals that come apart, method
-/// calls to exported objects and streams that fill their reads (a backlog, a burst) are not
-/// held back.
+/// (and the timer's slack) later than it could. Replies, signals that come apart and streams
+/// that fill their reads (a backlog, a burst) are not held back, and a read that brought a
+/// method call for an exported object (bluetoothd asking an agent) is not followed by a sleep.
 ///
 /// This is the one `@unchecked Sendable` type of the library: its mutable state is confined
 /// to ``queue``.

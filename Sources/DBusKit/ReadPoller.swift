@@ -56,6 +56,10 @@ final class ReadPoller: Sendable {
             isCoalescing = dense && turn.signals < (isCoalescing ? Self.fullTurn : Self.smallTurn)
             return isCoalescing ? window : nil
         }
+
+        /// The sleep ``linger(afterWaiting:turn:)`` asked for was not taken (a reply is
+        /// awaited): coalescing ends, and only a small turn starts it again.
+        mutating func sleepSkipped() { isCoalescing = false }
     }
 
     /// What a turn dispatched, as the poller needs it.
@@ -177,7 +181,7 @@ final class ReadPoller: Sendable {
                 let waited = Self.monotonicNow() - began
                 let turn = onReadable()
                 if let linger = coalescing.linger(afterWaiting: waited, turn: turn) {
-                    replies.sleepUnlessAwaited { sleep(for: linger) }
+                    if !replies.sleepUnlessAwaited({ sleep(for: linger) }) { coalescing.sleepSkipped() }
                 }
             }
         }

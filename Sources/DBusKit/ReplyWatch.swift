@@ -17,7 +17,7 @@ final class ReplyWatch: Sendable {
     /// Calls sent whose outcome has not been delivered.
     var count: Int { awaited.load(ordering: .sequentiallyConsistent) }
 
-    /// Whether the read thread is in ``sleepUnlessAwaited(_:)``'s sleep now.
+    /// Whether the read thread is in ``sleepUnlessAwaited(_:)`` now (about to sleep, or asleep).
     var isSleeping: Bool { sleeping.load(ordering: .sequentiallyConsistent) }
 
     /// A call is being sent (any thread).

@@ -18,7 +18,7 @@ import Testing
                                          "Connected": .boolean(false), "RSSI": .int16(-50)]],
     ]
 
-    private struct Seen: Equatable, CustomStringConvertible {
+    private struct Seen: Equatable, Sendable, CustomStringConvertible {
         var rssi: Int?, txPower: Int?, name: String?, connected: Bool, companies: [UInt16]
         var description: String { "rssi \(rssi.map(String.init) ?? "-") tx \(txPower.map(String.init) ?? "-") \(name ?? "-") connected \(connected) \(companies)" }
         init(rssi: Int?, txPower: Int? = nil, name: String?, connected: Bool = false, companies: [UInt16] = []) {
@@ -78,12 +78,23 @@ import Testing
             } else {
                 for signal in signals { try await fake.emit([signal]) }
             }
-            var seen: [Seen] = []
-            for try await batch in stream {
-                seen += batch.map(Seen.init)
-                if seen.count >= expected.count { break }
+            // A watchdog: too few sightings end the wait after 30 s (and the test fails).
+            return try await withThrowingTaskGroup(of: [Seen]?.self) { group in
+                group.addTask {
+                    var seen: [Seen] = []
+                    for try await batch in stream {
+                        seen += batch.map(Seen.init)
+                        if seen.count >= expected.count { break }
+                    }
+                    return seen
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await group.next()! ?? []
             }
-            return seen
         }
         #expect(seen == expected)
     }

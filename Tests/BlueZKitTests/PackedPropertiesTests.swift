@@ -1,4 +1,5 @@
 import Testing
+import SimulatorHarness
 import DBusKit
 @testable import BlueZKit
 
@@ -177,7 +178,7 @@ import DBusKit
         let readElsewhere: Set<String> = ["Address", "AddressType", "Name", "Appearance", "Connected", "UUIDs",
                                          "ManufacturerData", "ServiceData"]
         let unread: [String: DBusValue] = ["Paired": .boolean(true), "Icon": .string("phone"), "NotABlueZName": .uint32(1)]
-        var generator = SystemRandomNumberGenerator()
+        var generator = SplitMix64(seed: 0x5EED_0016)
         var updates = 0, refusals = 0
         for _ in 0..<600 {
             var base: [String: DBusValue] = [:]
@@ -209,6 +210,9 @@ import DBusKit
             updates += 1
         }
         #expect(updates > 100 && refusals > 50)
+        // A value kept unpacked (a file descriptor) may be one read here: refused.
+        let record = try #require(Advertisement(path: path, packed: PackedProperties(Self.device1)))
+        #expect(record.updated(withChanged: PackedProperties(["TxPower": .int16(1), "RSSI": .unixFD(UnixFileDescriptor(owning: -1))])) == nil)
     }
 
     /// A value that cannot be packed, merged among others: only it stays decoded, the entries

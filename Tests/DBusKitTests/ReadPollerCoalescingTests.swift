@@ -63,6 +63,14 @@ struct ReadPollerCoalescingTests {
         #expect(!policy.isCoalescing)
     }
 
+    @Test func aSkippedSleepEndsCoalescing() {
+        var policy = ReadPoller.Coalescing(window: window)
+        #expect(policy.linger(afterWaiting: .zero, turn: Self.signals(1)) == window)
+        policy.sleepSkipped()
+        #expect(!policy.isCoalescing)
+        #expect(policy.linger(afterWaiting: .zero, turn: Self.signals(4)) == nil)
+    }
+
     @Test func aTurnWithNoSignalOrAZeroWindowIsNotCoalesced() {
         var policy = ReadPoller.Coalescing(window: window)
         #expect(policy.linger(afterWaiting: .zero, turn: Self.signals(0)) == nil)
@@ -92,6 +100,13 @@ struct ReadPollerCoalescingTests {
 
     // MARK: - On a bus
 
+    /// Waits (off the cooperative pool) for `semaphore`, up to 30 s; false when it never came.
+    private static func wait(for semaphore: DispatchSemaphore) async -> Bool {
+        await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
+            DispatchQueue.global().async { done.resume(returning: semaphore.wait(timeout: .now() + 30) == .success) }
+        }
+    }
+
     /// A call counts from the moment it is sent until its reply is delivered: the read thread
     /// never sleeps through a reply. The peer holds its reply until the count has been seen.
     @Test func aCallCountsAsAwaitedUntilItsReplyIsDelivered() async throws {
@@ -104,14 +119,12 @@ struct ReadPollerCoalescingTests {
             let release = DispatchSemaphore(value: 0)
             server.export(BusExportTests.path) { _ in
                 entered.signal()
-                release.wait()
+                _ = release.wait(timeout: .now() + 30)
                 return .values([.uint32(7)])
             }
             #expect(client.callsAwaitingReply == 0)
             let call = Task { try await client.call(BusExportTests.call("Hold", to: server)) }
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                DispatchQueue.global().async { entered.wait(); done.resume() }
-            }
+            try #require(await Self.wait(for: entered), "the call never reached the peer")
             #expect(client.callsAwaitingReply == 1)
             release.signal()
             let reply = try await call.value
@@ -135,18 +148,25 @@ struct ReadPollerCoalescingTests {
             let release = DispatchSemaphore(value: 0)
             server.export(BusExportTests.path) { _ in
                 entered.signal()
-                release.wait()
+                _ = release.wait(timeout: .now() + 30)
                 return .values([])
             }
             // A call whose reply is held until the close has failed it.
             let held = Task { try await connection.call(BusExportTests.call("Hold", to: server)) }
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                DispatchQueue.global().async { entered.wait(); done.resume() }
+            try #require(await Self.wait(for: entered), "the call never reached the peer")
+            #expect(connection.callsAwaitingReply == 1)
+            // A call given up at its timeout (the peer holds its reply): cancelled, settled.
+            await #expect(throws: BusError.self) {
+                _ = try await connection.call(BusExportTests.call("Hold", to: server), timeout: .milliseconds(100))
             }
+            // The cancellation reaches the queue after the timeout is thrown: observed.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while connection.callsAwaitingReply != 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
             #expect(connection.callsAwaitingReply == 1)
             connection.close()
-            await #expect(throws: BusError.disconnected) { _ = try await held.value }
             release.signal()
+            release.signal()  // the timed-out call, still queued at the peer
+            await #expect(throws: BusError.disconnected) { _ = try await held.value }
             #expect(connection.callsAwaitingReply == 0)
             await #expect(throws: BusError.disconnected) {
                 _ = try await connection.call(BusConnection.busCall("ListNames", []))
