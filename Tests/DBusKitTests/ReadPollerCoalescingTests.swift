@@ -107,6 +107,20 @@ struct ReadPollerCoalescingTests {
         }
     }
 
+    /// Exports an object on `server` whose every call signals `entered`, then holds its reply
+    /// (`reply`) until `release` is signalled (30 s at most).
+    private static func exportHoldingItsReplies(on server: BusConnection, reply: [DBusValue])
+        -> (entered: DispatchSemaphore, release: DispatchSemaphore) {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        server.export(BusExportTests.path) { _ in
+            entered.signal()
+            _ = release.wait(timeout: .now() + 30)
+            return .values(reply)
+        }
+        return (entered, release)
+    }
+
     /// A call counts from the moment it is sent until its reply is delivered: the read thread
     /// never sleeps through a reply. The peer holds its reply until the count has been seen.
     @Test func aCallCountsAsAwaitedUntilItsReplyIsDelivered() async throws {
@@ -115,13 +129,7 @@ struct ReadPollerCoalescingTests {
             defer { server.close() }
             let client = try await BusConnection.connect(to: bus.address)
             defer { client.close() }
-            let entered = DispatchSemaphore(value: 0)
-            let release = DispatchSemaphore(value: 0)
-            server.export(BusExportTests.path) { _ in
-                entered.signal()
-                _ = release.wait(timeout: .now() + 30)
-                return .values([.uint32(7)])
-            }
+            let (entered, release) = Self.exportHoldingItsReplies(on: server, reply: [.uint32(7)])
             #expect(client.callsAwaitingReply == 0)
             let call = Task { try await client.call(BusExportTests.call("Hold", to: server)) }
             try #require(await Self.wait(for: entered), "the call never reached the peer")
@@ -144,13 +152,7 @@ struct ReadPollerCoalescingTests {
             #expect(connection.callsAwaitingReply == 0)
             let server = try await BusConnection.connect(to: bus.address)
             defer { server.close() }
-            let entered = DispatchSemaphore(value: 0)
-            let release = DispatchSemaphore(value: 0)
-            server.export(BusExportTests.path) { _ in
-                entered.signal()
-                _ = release.wait(timeout: .now() + 30)
-                return .values([])
-            }
+            let (entered, release) = Self.exportHoldingItsReplies(on: server, reply: [])
             // A call whose reply is held until the close has failed it.
             let held = Task { try await connection.call(BusExportTests.call("Hold", to: server)) }
             try #require(await Self.wait(for: entered), "the call never reached the peer")
