@@ -9,7 +9,9 @@ import Musl
 /// The signals that end a process by default (SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
 /// SIGALRM) as events: the first cancels the work (clean-up then runs, and the process then
 /// ends by that signal: 128 + its number), a second one ends the process at once by that
-/// signal. SIGHUP is a closed terminal or a `kill -HUP`; without this, it would end blectl
+/// signal, unless it is the first one again within ``sameSignalWindow`` (GNU timeout(1)
+/// sends its signal to blectl and then to its process group, microseconds apart: taken as a
+/// second Ctrl-C, it skipped the clean-up and left a link up). SIGHUP is a closed terminal or a `kill -HUP`; without this, it would end blectl
 /// with its connection and discovery still up. A SIGHUP ignored when blectl starts (`nohup`)
 /// stays ignored.
 ///
@@ -21,6 +23,19 @@ final class SignalHandling: @unchecked Sendable {
     private let queue = DispatchQueue(label: "blectl.signals")
     /// Sources registered so far (on `queue`).
     private var registered = 0
+    /// When the first signal was handled (on `queue`).
+    private var firstHandledAt: ContinuousClock.Instant?
+
+    /// How soon after the first a signal of the same number is the same event: far shorter
+    /// than a person's second Ctrl-C, far longer than the microseconds between
+    /// timeout(1)'s two.
+    static let sameSignalWindow: Duration = .milliseconds(200)
+
+    /// Whether `sig`, handled `elapsed` after the first signal `first`, repeats it (and is
+    /// dropped) rather than being a second signal (which ends the process at once).
+    static func isRepeat(_ sig: Int32, of first: Int32, after elapsed: Duration) -> Bool {
+        sig == first && elapsed < sameSignalWindow
+    }
 
     /// The first signal received, or nil.
     var firstSignal: Int32? {
@@ -49,10 +64,15 @@ final class SignalHandling: @unchecked Sendable {
         precondition(!Self.installed.exchange(true, ordering: .relaxed), "SignalHandling.install: one per process")
         _ = Self.early.load(ordering: .relaxed)   // initialised before a handler can touch it
         let wanted = Self.handled.filter { !($0 == SIGHUP && Self.isIgnored($0)) }
+        // On `queue` only (the sources' handlers and the last registration's).
         let handle: @Sendable (Int32) -> Void = { [self] sig in
-            let (exchanged, _) = received.compareExchange(expected: 0, desired: sig, ordering: .acquiringAndReleasing)
+            let now = ContinuousClock.now
+            let (exchanged, first) = received.compareExchange(expected: 0, desired: sig, ordering: .acquiringAndReleasing)
             if exchanged {
+                firstHandledAt = now
                 onFirst()
+            } else if let firstHandledAt, Self.isRepeat(sig, of: first, after: now - firstHandledAt) {
+                return
             } else {
                 Self.die(by: sig)
             }

@@ -35,4 +35,15 @@ import Glibc
         #expect(appendedAfterClose == false)
         #expect(SignalHandling.EarlyLog.signals(in: log.load(ordering: .relaxed)) == [])
     }
+
+    /// The same signal again within the window is a repeat (GNU timeout(1) sends its signal
+    /// twice); later, or another signal, is a second signal.
+    @Test func theSameSignalSoonAfterTheFirstIsARepeat() {
+        #expect(SignalHandling.sameSignalWindow == .milliseconds(200))
+        #expect(SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .zero))
+        #expect(SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .milliseconds(199)))
+        #expect(!SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .milliseconds(200)))
+        #expect(!SignalHandling.isRepeat(SIGTERM, of: SIGINT, after: .zero))
+        #expect(!SignalHandling.isRepeat(SIGINT, of: SIGTERM, after: .milliseconds(1)))
+    }
 }

@@ -120,13 +120,16 @@ struct SignalTests {
     /// Two SIGINTs (Ctrl-C twice): the second ends blectl at once, by SIGINT too. The clean-up
     /// waits for a StartDiscovery reply the simulator holds; that reply is released once
     /// blectl has taken the second SIGINT: a blectl still cleaning up would then send
-    /// StopDiscovery after it.
+    /// StopDiscovery after it. A person's second Ctrl-C comes a while after the first: here
+    /// one second, five times the window in which the same signal again is taken as a
+    /// repeat of the first (the next test).
     @Test("two SIGINTs: 130 at once, nothing printed")
     func doubleSIGINT() async throws {
         try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
             let process = try await sim.launch(["scan", "--timeout", "20"])
             try #expect(await sim.waitForState { $0.pendingStartDiscovery.count == 1 }, "StartDiscovery never pending")
             #expect(await process.signalAndWaitUntilTaken(SIGINT), "first SIGINT never taken")
+            try await Task.sleep(for: .seconds(1))
             #expect(await process.signalAndWaitUntilTaken(SIGINT), "second SIGINT never taken")
             try await sim.setFault("start_discovery_held", "0")
             let result = try await process.finish()
@@ -135,6 +138,29 @@ struct SignalTests {
             #expect(result.stderr == "")
             let members = try await sim.calls().map(\.member)
             #expect(!members.contains("StopDiscovery"), "blectl went on cleaning up after the second SIGINT: \(members)")
+            try await sim.expectClean()
+        }
+    }
+
+    /// GNU timeout(1) sends its SIGINT to blectl and then to its process group, microseconds
+    /// apart: the same signal again, right after the first, is that first one, and the
+    /// clean-up goes on. Here the second comes as soon as the first is taken (a few
+    /// milliseconds), while the clean-up waits for a StartDiscovery reply the simulator
+    /// holds; once released, StopDiscovery follows and blectl ends by SIGINT. Before, the
+    /// second SIGINT ended blectl at once: no StopDiscovery (a notify left its link up).
+    @Test("timeout(1)'s two SIGINTs: one Ctrl-C, the clean-up done, 130")
+    func repeatedSIGINT() async throws {
+        try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
+            let process = try await sim.launch(["scan", "--timeout", "20"])
+            try #expect(await sim.waitForState { $0.pendingStartDiscovery.count == 1 }, "StartDiscovery never pending")
+            #expect(await process.signalAndWaitUntilTaken(SIGINT), "first SIGINT never taken")
+            #expect(await process.signalAndWaitUntilTaken(SIGINT), "second SIGINT never taken")
+            try await sim.setFault("start_discovery_held", "0")
+            let result = try await process.finish()
+            #expect(result.status == 130)
+            #expect(result.stderr == "")
+            let members = try await sim.calls().map(\.member)
+            #expect(members.contains("StopDiscovery"), "the clean-up stopped at the repeated SIGINT: \(members)")
             try await sim.expectClean()
         }
     }
