@@ -9,14 +9,16 @@ import Musl
 /// The signals that end a process by default (SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
 /// SIGALRM) as events: the first cancels the work (clean-up then runs, and the process then
 /// ends by that signal: 128 + its number), a second one ends the process at once by that
-/// signal, unless it is the first one again within ``sameSignalWindow`` (GNU timeout(1)
-/// sends its signal to blectl and then to its process group, microseconds apart: taken as a
-/// second Ctrl-C, it skipped the clean-up and left a link up). SIGHUP is a closed terminal or a `kill -HUP`; without this, it would end blectl
-/// with its connection and discovery still up. A SIGHUP ignored when blectl starts (`nohup`)
-/// stays ignored.
+/// signal, unless it is the first one again within ``sameSignalWindow`` of blectl taking the
+/// first (GNU timeout(1) sends its signal to blectl and then to its process group,
+/// microseconds apart: taken as a second Ctrl-C, it skipped the clean-up and left a link up).
+/// SIGHUP is a closed terminal or a `kill -HUP`; without this, it would end blectl with its
+/// connection and discovery still up. A SIGHUP ignored when blectl starts (`nohup`) stays
+/// ignored.
 ///
 /// One per process (the signals noted before Dispatch takes them are process-wide).
-/// `@unchecked`: `sources` is touched only by `install`, and `registered` only on `queue`.
+/// `@unchecked`: `sources` is touched only by `install`, and `registered` and
+/// `firstHandledAt` only on `queue`.
 final class SignalHandling: @unchecked Sendable {
     private let received = Atomic<Int32>(0)
     private var sources: [any DispatchSourceSignal] = []
