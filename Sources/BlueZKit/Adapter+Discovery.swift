@@ -195,17 +195,13 @@ extension Adapter {
                 var advertisement: Advertisement?
                 if let sighted {
                     state.heard.insert(sighted)
-                    if keepsRecords {
-                        if let applicableChange, let record = state.records[sighted],
-                           let updated = record.updated(withChanged: applicableChange.packed) {
-                            advertisement = updated
-                        } else {
-                            advertisement = cache.advertisement(at: sighted)
-                        }
-                        state.records[sighted] = advertisement
+                    if keepsRecords, let applicableChange, let record = state.records[sighted],
+                       let updated = record.updated(withChanged: applicableChange.packed) {
+                        advertisement = updated
                     } else {
                         advertisement = cache.advertisement(at: sighted)
                     }
+                    if keepsRecords { state.records[sighted] = advertisement }
                 } else if keepsRecords, !state.records.isEmpty {
                     Self.dropStaleRecords(after: event, from: &state.records)
                 }

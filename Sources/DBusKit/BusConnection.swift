@@ -68,11 +68,10 @@ public final class BusConnection: @unchecked Sendable {
     /// True during a ``ReadPoller`` turn: a drain then runs within the turn, on its thread.
     private var inPollTurn = false
     private var drainWanted = false
-    /// Signals and method calls dispatched in the current ``ReadPoller`` turn.
-    private var signalsThisTurn = 0
-    private var callsReceivedThisTurn = 0
-    /// What the last ``ReadPoller`` turn dispatched (tests read it).
-    private(set) var lastTurn: ReadPoller.Turn?
+    /// What the current (between turns: the last) ``ReadPoller`` turn dispatched.
+    private var thisTurn = ReadPoller.Turn(signals: 0, callsReceived: 0)
+    /// Whether a ``ReadPoller`` turn has run (tests read ``lastPollTurn``).
+    private var turnsRun = false
     private var timeouts = HandleTable<any DispatchSourceTimer>()
     private var drainScheduled = false
     /// Handler tokens, handed out from any thread without touching the queue.
@@ -610,7 +609,7 @@ public final class BusConnection: @unchecked Sendable {
     package var callsAwaitingReply: Int { replies.count }
     /// What the read thread's last turn dispatched; nil before the first (or with a Dispatch
     /// source for the read watch).
-    var lastPollTurn: ReadPoller.Turn? { queue.sync { lastTurn } }
+    var lastPollTurn: ReadPoller.Turn? { queue.sync { turnsRun ? thisTurn : nil } }
     /// Signal handlers registered.
     package var signalHandlerCount: Int { queue.sync { routes.count } }
     /// Send times kept for the observer's latencies (always 0 without an observer).
@@ -645,8 +644,8 @@ public final class BusConnection: @unchecked Sendable {
     /// Returns what the turn dispatched (see ``coalescingWindow``).
     private func pollTurn(_ watch: OpaquePointer) -> ReadPoller.Turn {
         inPollTurn = true
-        signalsThisTurn = 0
-        callsReceivedThisTurn = 0
+        thisTurn = ReadPoller.Turn(signals: 0, callsReceived: 0)
+        turnsRun = true
         defer { inPollTurn = false }
         executor.collectingJobs {
             handleWatch(watch, flags: CDBUS_WATCH_READABLE)
@@ -656,9 +655,7 @@ public final class BusConnection: @unchecked Sendable {
                 executor.runCollected()
             }
         }
-        let turn = ReadPoller.Turn(signals: signalsThisTurn, callsReceived: callsReceivedThisTurn)
-        lastTurn = turn
-        return turn
+        return thisTurn
     }
 
     private func flushSignalBatches() {
@@ -689,7 +686,7 @@ public final class BusConnection: @unchecked Sendable {
             }
             return DBUS_HANDLER_RESULT_HANDLED
         case CDBUS_MESSAGE_TYPE_METHOD_CALL:
-            callsReceivedThisTurn &+= 1
+            thisTurn.callsReceived &+= 1
             flushSignalBatches()
             answer(message)
             return DBUS_HANDLER_RESULT_HANDLED
@@ -706,7 +703,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     private func routeSignal(_ raw: OpaquePointer) {
-        signalsThisTurn &+= 1
+        thisTurn.signals &+= 1
         guard !routes.isEmpty else {
             observer?.observe(.signal(MessageDecoder.decode(raw), routed: false), at: .now)
             return

@@ -167,7 +167,7 @@ final class ReadPoller: Sendable {
             descriptors[0].fd = enabled ? fd : -1
             descriptors[0].revents = 0
             descriptors[1].revents = 0
-            let began = Self.monotonicNow()
+            let began = ContinuousClock.now
             let ready = poll(&descriptors, 2, -1)
             if ready < 0 {
                 if errno == EINTR { continue }
@@ -178,7 +178,7 @@ final class ReadPoller: Sendable {
                 _ = read(wakeFD, &count, 8)
             }
             if descriptors[0].revents != 0, !state.withLock({ $0.stopped }) {
-                let waited = Self.monotonicNow() - began
+                let waited = ContinuousClock.now - began
                 let turn = onReadable()
                 if let linger = coalescing.linger(afterWaiting: waited, turn: turn) {
                     if !replies.sleepUnlessAwaited({ sleep(for: linger) }) { coalescing.sleepSkipped() }
@@ -196,10 +196,4 @@ final class ReadPoller: Sendable {
 
     /// Ends a sleep after a turn now (a call was sent: its reply must not wait for it).
     func interruptSleep() { wake() }
-
-    private static func monotonicNow() -> Duration {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
-    }
 }

@@ -92,6 +92,14 @@ struct SignalTests {
         }
     }
 
+    /// A `scan` whose StartDiscovery the simulator holds (its fault `start_discovery_held`),
+    /// once that call is pending: a clean-up then waits for the reply until the test releases it.
+    private static func scanWithStartDiscoveryPending(_ sim: Sim) async throws -> RunningProcess {
+        let process = try await sim.launch(["scan", "--timeout", "20"])
+        try #expect(await sim.waitForState { $0.pendingStartDiscovery.count == 1 }, "StartDiscovery never pending")
+        return process
+    }
+
     /// While StartDiscovery's reply is pending, the clean-up after the first signal waits
     /// for it (StopDiscovery must follow it); a second signal during that wait ends blectl
     /// at once, by that second signal. The simulator holds the reply for as long as the test
@@ -100,8 +108,7 @@ struct SignalTests {
     @Test("a second signal during clean-up ends blectl at once, by that signal")
     func secondSignal() async throws {
         try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
-            let process = try await sim.launch(["scan", "--timeout", "20"])
-            try #expect(await sim.waitForState { $0.pendingStartDiscovery.count == 1 }, "StartDiscovery never pending")
+            let process = try await Self.scanWithStartDiscoveryPending(sim)
             #expect(await process.signalAndWaitUntilTaken(SIGINT), "SIGINT never taken")
             process.sendSignal(SIGTERM)
             let result = try await process.finish()
@@ -126,8 +133,7 @@ struct SignalTests {
     @Test("two SIGINTs: 130 at once, nothing printed")
     func doubleSIGINT() async throws {
         try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
-            let process = try await sim.launch(["scan", "--timeout", "20"])
-            try #expect(await sim.waitForState { $0.pendingStartDiscovery.count == 1 }, "StartDiscovery never pending")
+            let process = try await Self.scanWithStartDiscoveryPending(sim)
             #expect(await process.signalAndWaitUntilTaken(SIGINT), "first SIGINT never taken")
             try await Task.sleep(for: .seconds(1))
             #expect(await process.signalAndWaitUntilTaken(SIGINT), "second SIGINT never taken")
@@ -151,8 +157,7 @@ struct SignalTests {
     @Test("timeout(1)'s two SIGINTs: one Ctrl-C, the clean-up done, 130")
     func repeatedSIGINT() async throws {
         try await Sim.with(faults: ["start_discovery_held": "1"]) { sim in
-            let process = try await sim.launch(["scan", "--timeout", "20"])
-            try #expect(await sim.waitForState { $0.pendingStartDiscovery.count == 1 }, "StartDiscovery never pending")
+            let process = try await Self.scanWithStartDiscoveryPending(sim)
             #expect(await process.signalAndWaitUntilTaken(SIGINT), "first SIGINT never taken")
             #expect(await process.signalAndWaitUntilTaken(SIGINT), "second SIGINT never taken")
             try await sim.setFault("start_discovery_held", "0")
