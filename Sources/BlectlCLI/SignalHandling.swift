@@ -9,7 +9,7 @@ import Musl
 /// The signals that end a process by default (SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2,
 /// SIGALRM) as events: the first cancels the work (clean-up then runs, and the process then
 /// ends by that signal: 128 + its number), a second one ends the process at once by that
-/// signal, unless it is the first one again within ``sameSignalWindow`` of blectl taking the
+/// signal, unless it is the first one again within ``repeatWindow`` of blectl taking the
 /// first (GNU timeout(1) sends its signal to blectl and then to its process group,
 /// microseconds apart: taken as a second Ctrl-C, it skipped the clean-up and left a link up).
 /// SIGHUP is a closed terminal or a `kill -HUP`; without this, it would end blectl with its
@@ -28,15 +28,36 @@ final class SignalHandling: @unchecked Sendable {
     /// When the first signal was handled (on `queue`).
     private var firstHandledAt: ContinuousClock.Instant?
 
-    /// How soon after the first a signal of the same number is the same event: far shorter
-    /// than a person's second Ctrl-C, far longer than the microseconds between
-    /// timeout(1)'s two.
-    static let sameSignalWindow: Duration = .milliseconds(200)
+    /// How soon after the first a signal of the same number is the same event.
+    let repeatWindow: Duration
+
+    /// ``repeatWindow`` unless ``repeatWindowVariable`` says otherwise: far shorter than a
+    /// person's second Ctrl-C, far longer than the microseconds between timeout(1)'s two.
+    static let defaultRepeatWindow: Duration = .milliseconds(200)
+
+    /// The environment variable that sets ``repeatWindow``, in seconds as `--timeout` takes
+    /// them (0: every second signal ends the process at once). Tests that send the same
+    /// signal twice set it, so that their own delay between the two, which a loaded machine
+    /// can stretch past 200 ms, does not decide the outcome.
+    static let repeatWindowVariable = "BLECTL_SIGNAL_REPEAT_WINDOW"
+
+    /// The window `value` (the variable's value, nil when unset) asks for, else
+    /// ``defaultRepeatWindow``: a value `--timeout` would refuse is ignored, as
+    /// `BLECTL_COMPLETION_TIMEOUT`'s is.
+    static func repeatWindow(_ value: String?) -> Duration {
+        guard let value, let window = try? ValueParser.seconds.parse(value) else { return defaultRepeatWindow }
+        return window
+    }
+
+    /// The window from ``repeatWindowVariable`` unless given.
+    init(repeatWindow: Duration = SignalHandling.repeatWindow(getenv(SignalHandling.repeatWindowVariable).map { String(cString: $0) })) {
+        self.repeatWindow = repeatWindow
+    }
 
     /// Whether `sig`, handled `elapsed` after the first signal `first`, repeats it (and is
     /// dropped) rather than being a second signal (which ends the process at once).
-    static func isRepeat(_ sig: Int32, of first: Int32, after elapsed: Duration) -> Bool {
-        sig == first && elapsed < sameSignalWindow
+    static func isRepeat(_ sig: Int32, of first: Int32, after elapsed: Duration, window: Duration) -> Bool {
+        sig == first && elapsed < window
     }
 
     /// The first signal received, or nil.
@@ -73,7 +94,7 @@ final class SignalHandling: @unchecked Sendable {
             if exchanged {
                 firstHandledAt = now
                 onFirst()
-            } else if let firstHandledAt, Self.isRepeat(sig, of: first, after: now - firstHandledAt) {
+            } else if let firstHandledAt, Self.isRepeat(sig, of: first, after: now - firstHandledAt, window: repeatWindow) {
                 return
             } else {
                 Self.die(by: sig)

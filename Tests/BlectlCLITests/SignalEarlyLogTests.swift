@@ -39,11 +39,26 @@ import Glibc
     /// The same signal again within the window is a repeat (GNU timeout(1) sends its signal
     /// twice); later, or another signal, is a second signal.
     @Test func theSameSignalSoonAfterTheFirstIsARepeat() {
-        #expect(SignalHandling.sameSignalWindow == .milliseconds(200))
-        #expect(SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .zero))
-        #expect(SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .milliseconds(199)))
-        #expect(!SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .milliseconds(200)))
-        #expect(!SignalHandling.isRepeat(SIGTERM, of: SIGINT, after: .zero))
-        #expect(!SignalHandling.isRepeat(SIGINT, of: SIGTERM, after: .milliseconds(1)))
+        let window = SignalHandling.defaultRepeatWindow
+        #expect(window == .milliseconds(200))
+        #expect(SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .zero, window: window))
+        #expect(SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .milliseconds(199), window: window))
+        #expect(!SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .milliseconds(200), window: window))
+        #expect(!SignalHandling.isRepeat(SIGTERM, of: SIGINT, after: .zero, window: window))
+        #expect(!SignalHandling.isRepeat(SIGINT, of: SIGTERM, after: .milliseconds(1), window: window))
+        // A window of 0: every second signal is one.
+        #expect(!SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .zero, window: .zero))
+    }
+
+    /// BLECTL_SIGNAL_REPEAT_WINDOW: seconds as `--timeout` takes them; unset or refused, 200 ms.
+    @Test func theRepeatWindowComesFromTheEnvironmentVariable() {
+        #expect(SignalHandling.repeatWindowVariable == "BLECTL_SIGNAL_REPEAT_WINDOW")
+        #expect(SignalHandling.repeatWindow(nil) == .milliseconds(200))
+        #expect(SignalHandling.repeatWindow("0") == .zero)
+        #expect(SignalHandling.repeatWindow("0.05") == .milliseconds(50))
+        #expect(SignalHandling.repeatWindow("600") == .seconds(600))
+        for refused in ["", "-1", "abc", "1e3", "86401", "inf"] {
+            #expect(SignalHandling.repeatWindow(refused) == .milliseconds(200), "\(refused)")
+        }
     }
 }

@@ -139,9 +139,9 @@ struct Sim: Sendable {
     }
 
     /// Starts blectl and returns at once.
-    func launch(_ arguments: [String]) async throws -> RunningProcess {
+    func launch(_ arguments: [String], environment: [String: String] = [:]) async throws -> RunningProcess {
         let simulator = simulator
-        return try await offThread { try simulator.launch(BlectlBinary.path, arguments) }
+        return try await offThread { try simulator.launch(BlectlBinary.path, arguments, environment: environment) }
     }
 
     func state() async throws -> SimState {
