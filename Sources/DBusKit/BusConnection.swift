@@ -713,13 +713,13 @@ public final class BusConnection: @unchecked Sendable {
         var routed = false
         for (_, route) in routes {
             var matched = false
-            for rule in route.rules {
-                if rule.arg0 == nil {
-                    if rule.matches(header) { matched = true; break }
-                } else {
+            for rule in route.rules where rule.matches(header) {
+                if rule.arg0 != nil {
                     if decoded == nil { decoded = MessageDecoder.decodeSignal(raw, header: header) }
-                    if rule.matches(decoded!) { matched = true; break }
+                    guard rule.matchesArguments(of: decoded!) else { continue }
                 }
+                matched = true
+                break
             }
             guard matched else { continue }
             routed = true

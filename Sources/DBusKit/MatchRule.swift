@@ -48,16 +48,30 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether a received signal matches this rule (see ``sender`` for how senders compare).
     public func matches(_ message: Message) -> Bool {
-        guard message.kind == .signal else { return false }
-        if let interface, message.interface != interface { return false }
-        if let member, message.member != member { return false }
-        if let path, message.path != path { return false }
+        guard message.kind == .signal,
+              matches(SignalHeader(sender: message.sender, path: message.path, interface: message.interface, member: message.member))
+        else { return false }
+        return matchesArguments(of: message)
+    }
+
+    /// Whether a signal with these header fields matches every part of this rule but
+    /// ``arg0`` (which needs the body: ``matchesArguments(of:)``).
+    func matches(_ header: SignalHeader) -> Bool {
+        if let interface, header.interface != interface { return false }
+        if let member, header.member != member { return false }
+        if let path, header.path != path { return false }
         if let pathNamespace {
-            guard let messagePath = message.path, messagePath.isDescendant(ofOrEqualTo: pathNamespace) else { return false }
+            guard let messagePath = header.path, messagePath.isDescendant(ofOrEqualTo: pathNamespace) else { return false }
         }
-        if let sender, sender.hasPrefix(":"), message.sender != sender { return false }
-        if let arg0, message.body.first?.string != arg0 { return false }
+        // A unique name starts with ':' (`utf8.first`: `hasPrefix` cost 330 instructions a signal).
+        if let sender, sender.utf8.first == UInt8(ascii: ":"), header.sender != sender { return false }
         return true
+    }
+
+    /// Whether the signal's body matches ``arg0`` (true for a rule without one).
+    func matchesArguments(of message: Message) -> Bool {
+        guard let arg0 else { return true }
+        return message.body.first?.string == arg0
     }
 }
 

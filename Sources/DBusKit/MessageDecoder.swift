@@ -6,6 +6,14 @@ import Glibc
 import Musl
 #endif
 
+/// The header fields a signal is routed on (``MatchRule/matches(_:)``), read before its body.
+struct SignalHeader {
+    var sender: String?
+    var path: ObjectPath?
+    var interface: String?
+    var member: String?
+}
+
 /// Reads a libdbus message into a ``Message``. Runs on the connection's queue only.
 enum MessageDecoder {
     static func decode(_ raw: OpaquePointer) -> Message {
@@ -15,9 +23,9 @@ enum MessageDecoder {
                member: name(dbus_message_get_member(raw)))
     }
 
-    /// The signal, with the header fields ``header(_:)`` already read for it (a signal is
-    /// routed on them before its body is decoded; reading them again cost a third of that).
-    static func decodeSignal(_ raw: OpaquePointer, header: Message) -> Message {
+    /// The signal, with the header fields ``header(_:recent:)`` already read for it (a signal
+    /// is routed on them before its body is decoded; reading them again cost a third of that).
+    static func decodeSignal(_ raw: OpaquePointer, header: SignalHeader) -> Message {
         decode(raw, sender: header.sender, path: header.path, interface: header.interface, member: header.member)
     }
 
@@ -57,12 +65,11 @@ enum MessageDecoder {
 
     /// Header fields only, for routing a signal before paying for its body; the sender and
     /// the path reused from `recent` when they came lately.
-    static func header(_ raw: OpaquePointer, recent: inout StringInterner) -> Message {
-        Message(kind: .signal,
-                sender: dbus_message_get_sender(raw).map { recent.string($0) },
-                path: dbus_message_get_path(raw).map { ObjectPath(recent.string($0)) },
-                interface: name(dbus_message_get_interface(raw)),
-                member: name(dbus_message_get_member(raw)))
+    static func header(_ raw: OpaquePointer, recent: inout StringInterner) -> SignalHeader {
+        SignalHeader(sender: dbus_message_get_sender(raw).map { recent.string($0) },
+                     path: dbus_message_get_path(raw).map { ObjectPath(recent.string($0)) },
+                     interface: name(dbus_message_get_interface(raw)),
+                     member: name(dbus_message_get_member(raw)))
     }
 
     /// The body's values: read from the wire form (``WireDecoder``) where it takes the
