@@ -15,8 +15,10 @@ public enum BlueZ {
     public static let agentInterface = "org.bluez.Agent1"
     /// The object implementing ``agentManagerInterface``.
     public static let agentManagerPath: ObjectPath = "/org/bluez"
-    public static let objectManager = "org.freedesktop.DBus.ObjectManager"
-    public static let properties = "org.freedesktop.DBus.Properties"
+    /// org.freedesktop.DBus.ObjectManager (the string DBusKit's decoder hands out for it).
+    public static let objectManager = StandardNames.objectManager
+    /// org.freedesktop.DBus.Properties (the string DBusKit's decoder hands out for it).
+    public static let properties = StandardNames.properties
 
     /// The interfaces the object cache keeps; others (Introspectable, Properties, ...) are skipped.
     static let cachedInterfaces: Set<String> = [adapterInterface, deviceInterface, gattServiceInterface,

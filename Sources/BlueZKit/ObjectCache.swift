@@ -117,21 +117,10 @@ public struct ObjectCache: Sendable {
     /// signal carried, or nil when the signal is not one the cache tracks or is malformed.
     /// The caller checks that the signal came from bluetoothd.
     public mutating func apply(_ signal: Message) -> SessionEvent? {
+        // PropertiesChanged first: nearly every signal is one, and its names are the very
+        // strings tried here (``StandardNames``), equal on identity.
         switch (signal.interface, signal.member) {
-        case (BlueZ.objectManager, "InterfacesAdded"):
-            guard let (path, added) = Self.interfacesAdded(signal), !added.isEmpty else { return nil }
-            add(path, added)
-            return .added(path, interfaces: added)
-        case (BlueZ.objectManager, "InterfacesRemoved"):
-            let body = signal.body
-            guard body.count >= 2, let path = body[0].objectPath, let names = body[1].stringArray else { return nil }
-            let removed = names.filter { has(path, $0) }
-            for name in removed {
-                if name == BlueZ.deviceInterface { devices[path] = nil } else { others[path]?[name] = nil }
-            }
-            if others[path]?.isEmpty == true { others[path] = nil }
-            return removed.isEmpty ? nil : .removed(path, interfaces: removed)
-        case (BlueZ.properties, "PropertiesChanged"):
+        case (BlueZ.properties, StandardNames.propertiesChanged):
             // nil when the object does not have the interface here (the cache keeps only
             // BlueZ.cachedInterfaces).
             guard let path = signal.path, let (interface, changed, invalidated) = propertiesChanged(signal, at: path) else { return nil }
@@ -145,6 +134,19 @@ public struct ObjectCache: Sendable {
                 others[path]?[interface]?.fold(changed, invalidated: invalidated + [Self.value])
             }
             return .changed(path, interface: interface, changed: changed, invalidated: invalidated)
+        case (BlueZ.objectManager, StandardNames.interfacesAdded):
+            guard let (path, added) = Self.interfacesAdded(signal), !added.isEmpty else { return nil }
+            add(path, added)
+            return .added(path, interfaces: added)
+        case (BlueZ.objectManager, StandardNames.interfacesRemoved):
+            let body = signal.body
+            guard body.count >= 2, let path = body[0].objectPath, let names = body[1].stringArray else { return nil }
+            let removed = names.filter { has(path, $0) }
+            for name in removed {
+                if name == BlueZ.deviceInterface { devices[path] = nil } else { others[path]?[name] = nil }
+            }
+            if others[path]?.isEmpty == true { others[path] = nil }
+            return removed.isEmpty ? nil : .removed(path, interfaces: removed)
         default:
             return nil
         }

@@ -109,14 +109,15 @@ public final class Session: Sendable {
     }
 
     static let matchRules: [MatchRule] = [
-        MatchRule(sender: BlueZ.service, interface: BlueZ.objectManager, member: "InterfacesAdded"),
-        MatchRule(sender: BlueZ.service, interface: BlueZ.objectManager, member: "InterfacesRemoved"),
-        MatchRule(sender: BlueZ.service, interface: BlueZ.properties, member: "PropertiesChanged", pathNamespace: "/org/bluez"),
-        MatchRule(sender: busDaemon, interface: busDaemon, member: "NameOwnerChanged", arg0: BlueZ.service),
+        MatchRule(sender: BlueZ.service, interface: BlueZ.objectManager, member: StandardNames.interfacesAdded),
+        MatchRule(sender: BlueZ.service, interface: BlueZ.objectManager, member: StandardNames.interfacesRemoved),
+        MatchRule(sender: BlueZ.service, interface: BlueZ.properties, member: StandardNames.propertiesChanged,
+                  pathNamespace: "/org/bluez"),
+        MatchRule(sender: busDaemon, interface: busDaemon, member: StandardNames.nameOwnerChanged, arg0: BlueZ.service),
     ]
 
     /// The bus daemon's name: the sender of its own signals (NameOwnerChanged).
-    static let busDaemon = "org.freedesktop.DBus"
+    static let busDaemon = StandardNames.bus
 
     private func load(timeout: Duration) async throws {
         connection.addSignalHandler(matching: Self.matchRules) { [weak self] messages in
@@ -182,7 +183,7 @@ public final class Session: Sendable {
         var fates: [(Message, SignalFate, ContinuousClock.Instant)]? = observer == nil ? nil : []
         withEvents { state, emit in
             for message in messages {
-                if message.member == "NameOwnerChanged", message.interface == Self.busDaemon {
+                if message.member == StandardNames.nameOwnerChanged, message.interface == Self.busDaemon {
                     let body = message.body
                     guard message.sender == Self.busDaemon, body.count >= 3, body[0].string == BlueZ.service,
                           let newOwner = body[2].string else {

@@ -108,9 +108,9 @@ enum MessageDecoder {
     /// a client receives carries (PropertiesChanged, InterfacesAdded, InterfacesRemoved,
     /// NameOwnerChanged; D-Bus specification, "Standard Interfaces").
     static let wellKnownNames: [String] = [
-        "org.freedesktop.DBus.Properties", "PropertiesChanged",
-        "org.freedesktop.DBus.ObjectManager", "InterfacesAdded", "InterfacesRemoved",
-        "org.freedesktop.DBus", "NameOwnerChanged",
+        StandardNames.properties, StandardNames.propertiesChanged,
+        StandardNames.objectManager, StandardNames.interfacesAdded, StandardNames.interfacesRemoved,
+        StandardNames.bus, StandardNames.nameOwnerChanged,
     ]
 
     /// An interface or member name: one of ``wellKnownNames`` is that constant (no allocation,
