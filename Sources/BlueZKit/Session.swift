@@ -258,17 +258,24 @@ public final class Session: Sendable {
     private func withEvents(_ body: (inout State, inout Emitted) -> Void) {
         var emitted = Emitted()
         state.withLock { state in body(&state, &emitted) }
-        for action in emitted.actions { action() }
+        for action in emitted.actions { action.run() }
     }
 
     /// The watchers' actions collected while events are emitted under the lock.
     struct Emitted {
-        var actions: [@Sendable () -> Void] = []
+        var actions: [Action] = []
+
+        /// A watcher's action. A struct, as ``RegisteredWatcher`` is: a closure stored in an
+        /// array as itself is kept in its most general form, and each append wrapped it in a
+        /// new closure (an allocation per event, per watcher that acts on it).
+        struct Action {
+            let run: @Sendable () -> Void
+        }
 
         /// Runs every watcher on `event` and the cache as it is now (in `state`).
         mutating func callAsFunction(_ event: SessionEvent, _ state: State) {
             for entry in state.watchers {
-                if let action = entry.watcher(state.cache, event) { actions.append(action) }
+                if let action = entry.watcher(state.cache, event) { actions.append(Action(run: action)) }
             }
         }
     }

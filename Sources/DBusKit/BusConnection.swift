@@ -713,10 +713,13 @@ public final class BusConnection: @unchecked Sendable {
         var routed = false
         for (_, route) in routes {
             var matched = false
-            for rule in route.rules where rule.matches(header) {
-                if rule.arg0 != nil {
+            // By index: `for rule in rules` copies each rule (a retain and a release of each of
+            // its strings, a dozen a signal).
+            let rules = route.rules
+            for i in rules.indices where rules[i].matches(header) {
+                if rules[i].arg0 != nil {
                     if decoded == nil { decoded = MessageDecoder.decodeSignal(raw, header: header) }
-                    guard rule.matchesArguments(of: decoded!) else { continue }
+                    guard rules[i].matchesArguments(of: decoded!) else { continue }
                 }
                 matched = true
                 break
