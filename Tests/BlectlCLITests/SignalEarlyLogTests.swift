@@ -50,6 +50,23 @@ import Glibc
         #expect(!SignalHandling.isRepeat(SIGINT, of: SIGINT, after: .zero, window: .zero))
     }
 
+    /// A SignalHandling made without a window reads BLECTL_SIGNAL_REPEAT_WINDOW, as blectl's
+    /// main makes it (the end-to-end tests that set the variable rely on this). The variable
+    /// is read only here in this process's tests.
+    @Test func aSignalHandlingReadsTheVariableWhenMade() {
+        let variable = SignalHandling.repeatWindowVariable
+        let saved = getenv(variable).map { String(cString: $0) }
+        defer { if let saved { setenv(variable, saved, 1) } else { unsetenv(variable) } }
+        setenv(variable, "600", 1)
+        #expect(SignalHandling().repeatWindow == .seconds(600))
+        setenv(variable, "0", 1)
+        #expect(SignalHandling().repeatWindow == .zero)
+        setenv(variable, "inf", 1)
+        #expect(SignalHandling().repeatWindow == .milliseconds(200))
+        unsetenv(variable)
+        #expect(SignalHandling().repeatWindow == .milliseconds(200))
+    }
+
     /// BLECTL_SIGNAL_REPEAT_WINDOW: seconds as `--timeout` takes them; unset or refused, 200 ms.
     @Test func theRepeatWindowComesFromTheEnvironmentVariable() {
         #expect(SignalHandling.repeatWindowVariable == "BLECTL_SIGNAL_REPEAT_WINDOW")

@@ -2,14 +2,14 @@ import Testing
 @testable import DBusKit
 
 /// `Lock` keeps its value in memory of its own (not a stored property, whose every access was
-/// also checked for exclusivity at run time): the value is written in place and released
-/// with the lock.
+/// also checked for exclusivity at run time): what one call writes the next reads, and the
+/// value is released with the lock (the first test fails when `deinit` does not deinitialize it).
 @Suite struct LockTests {
     final class Tracked: @unchecked Sendable {
         var count = 0
     }
 
-    @Test func theValueIsWrittenInPlaceAndReleasedWithTheLock() {
+    @Test func theValueIsKeptAcrossCallsAndReleasedWithTheLock() {
         weak var gone: Tracked?
         do {
             let tracked = Tracked()

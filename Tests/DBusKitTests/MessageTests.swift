@@ -59,7 +59,7 @@ import Testing
         #expect(original.serial == 7 && original.member == "PropertiesChanged")
         #expect(a.serial == 100 && a.member == "PropertiesChanged")
         #expect(b.serial == 7 && b.member == "Changed")
-        // A message that holds its storage alone is written in place, and stays right.
+        // A message that holds its storage alone is written without a copy: the values stay right.
         var alone = Self.made()
         alone.serial = 9
         alone.serial += 1
@@ -84,6 +84,28 @@ import Testing
         #expect(received.wire != nil)
         #expect(received.body == values)
         #expect(received.signature == "sa{sv}as")
+    }
+
+    /// BusConnection's routing: a rule is tried on the header (`matches(_: SignalHeader)`), and
+    /// only a rule whose header matches and that has arg0 needs the decoded body.
+    @Test func routingTriesTheHeaderThenArg0() {
+        let header = SignalHeader(sender: ":1.3", path: "/org/bluez/hci0",
+                                  interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+        let rule = MatchRule(interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                             arg0: "org.bluez.Device1")
+        #expect(rule.matches(header))
+        // The header matches, the body does not: not routed.
+        #expect(!rule.matchesArguments(of: Self.made()))
+        var device = Self.made()
+        device.body = [.string("org.bluez.Device1")]
+        #expect(rule.matchesArguments(of: device))
+        #expect(MatchRule(member: "PropertiesChanged").matchesArguments(of: Self.made()))
+        // Lengths differ, equal lengths with other bytes, a missing field: no match.
+        #expect(!MatchRule(interface: "org.freedesktop.DBus.ObjectManager").matches(header))
+        #expect(!MatchRule(member: "PropertiesChangeX").matches(header))
+        #expect(!MatchRule(member: "PropertiesChanged").matches(SignalHeader(sender: ":1.3", path: nil, interface: nil, member: nil)))
+        #expect(!MatchRule(sender: ":1.30").matches(header))
+        #expect(!MatchRule(pathNamespace: "/org/bluez").matches(SignalHeader(sender: nil, path: nil, interface: nil, member: nil)))
     }
 
     /// Routing reads a signal's header before its body: a rule matches on interface, member,
