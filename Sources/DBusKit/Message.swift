@@ -9,11 +9,8 @@ public struct Message: Sendable {
         case methodCall, methodReturn, error, signal
     }
 
-    /// The fields. Shared between copies; a setter writes to a copy of its own unless this
-    /// message holds the only reference.
-    private final class Storage: @unchecked Sendable {
-        // @unchecked: written only through `Message`'s setters, after `isKnownUniquelyReferenced`
-        // made sure no other message (so no other thread) holds this object.
+    /// The fields, as the struct held them before it shared them.
+    private struct Fields {
         var kind: Kind
         var serial: UInt32
         var replySerial: UInt32?
@@ -26,115 +23,100 @@ public struct Message: Sendable {
         var signature: String
         var decodedBody: [DBusValue]?
         var wire: WireBody?
+    }
 
-        init(kind: Kind, serial: UInt32, replySerial: UInt32?, sender: String?, destination: String?,
-             path: ObjectPath?, interface: String?, member: String?, errorName: String?, signature: String,
-             decodedBody: [DBusValue]?, wire: WireBody?) {
-            self.kind = kind
-            self.serial = serial
-            self.replySerial = replySerial
-            self.sender = sender
-            self.destination = destination
-            self.path = path
-            self.interface = interface
-            self.member = member
-            self.errorName = errorName
-            self.signature = signature
-            self.decodedBody = decodedBody
-            self.wire = wire
-        }
-
-        func copy() -> Storage {
-            Storage(kind: kind, serial: serial, replySerial: replySerial, sender: sender, destination: destination,
-                    path: path, interface: interface, member: member, errorName: errorName, signature: signature,
-                    decodedBody: decodedBody, wire: wire)
-        }
+    /// The fields, shared between copies; a setter writes to a copy of its own unless this
+    /// message holds the only reference.
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: written only through `Message`'s setters, after `isKnownUniquelyReferenced`
+        // made sure no other message (so no other thread) holds this object.
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
     }
 
     private var storage: Storage
 
-    /// `storage`, made this message's own first when another message shares it.
-    private var unique: Storage {
-        mutating get {
-            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-            return storage
-        }
+    /// Writes the fields, copied first when another message shares them.
+    private mutating func write(_ body: (inout Fields) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        body(&storage.fields)
     }
 
     public var kind: Kind {
-        get { storage.kind }
-        set { unique.kind = newValue }
+        get { storage.fields.kind }
+        set { write { $0.kind = newValue } }
     }
     public var serial: UInt32 {
-        get { storage.serial }
-        set { unique.serial = newValue }
+        get { storage.fields.serial }
+        set { write { $0.serial = newValue } }
     }
     /// For method returns and errors: the serial of the call answered.
     public var replySerial: UInt32? {
-        get { storage.replySerial }
-        set { unique.replySerial = newValue }
+        get { storage.fields.replySerial }
+        set { write { $0.replySerial = newValue } }
     }
     public var sender: String? {
-        get { storage.sender }
-        set { unique.sender = newValue }
+        get { storage.fields.sender }
+        set { write { $0.sender = newValue } }
     }
     public var destination: String? {
-        get { storage.destination }
-        set { unique.destination = newValue }
+        get { storage.fields.destination }
+        set { write { $0.destination = newValue } }
     }
     public var path: ObjectPath? {
-        get { storage.path }
-        set { unique.path = newValue }
+        get { storage.fields.path }
+        set { write { $0.path = newValue } }
     }
     public var interface: String? {
-        get { storage.interface }
-        set { unique.interface = newValue }
+        get { storage.fields.interface }
+        set { write { $0.interface = newValue } }
     }
     public var member: String? {
-        get { storage.member }
-        set { unique.member = newValue }
+        get { storage.fields.member }
+        set { write { $0.member = newValue } }
     }
     /// For errors: the error name (`org.bluez.Error.Failed`).
     public var errorName: String? {
-        get { storage.errorName }
-        set { unique.errorName = newValue }
+        get { storage.fields.errorName }
+        set { write { $0.errorName = newValue } }
     }
     /// The body's signature (`oa{sa{sv}}`).
     public var signature: String {
-        get { storage.signature }
-        set { unique.signature = newValue }
+        get { storage.fields.signature }
+        set { write { $0.signature = newValue } }
     }
     /// The body, one value per top-level type in ``signature``. A received message's body is
     /// decoded when first read (it is kept in its wire form until then).
     public var body: [DBusValue] {
-        get { storage.decodedBody ?? storage.wire?.values ?? [] }
+        get { storage.fields.decodedBody ?? storage.fields.wire?.values ?? [] }
         set {
-            let storage = unique
-            storage.decodedBody = newValue
-            storage.wire = nil
+            write {
+                $0.decodedBody = newValue
+                $0.wire = nil
+            }
         }
     }
     /// A received message's body in its wire form, for readers that take what they need from
     /// the bytes; nil for a message made here, an empty body, or one the wire reader does not
     /// take (big-endian, or carrying Unix file descriptors), whose ``body`` is decoded.
-    package var wire: WireBody? { storage.wire }
+    package var wire: WireBody? { storage.fields.wire }
 
     public init(kind: Kind, serial: UInt32 = 0, replySerial: UInt32? = nil, sender: String? = nil,
                 destination: String? = nil, path: ObjectPath? = nil, interface: String? = nil,
                 member: String? = nil, errorName: String? = nil, signature: String = "",
                 body: [DBusValue] = []) {
-        storage = Storage(kind: kind, serial: serial, replySerial: replySerial, sender: sender, destination: destination,
-                          path: path, interface: interface, member: member, errorName: errorName, signature: signature,
-                          decodedBody: body, wire: nil)
+        storage = Storage(Fields(kind: kind, serial: serial, replySerial: replySerial, sender: sender, destination: destination,
+                                 path: path, interface: interface, member: member, errorName: errorName, signature: signature,
+                                 decodedBody: body, wire: nil))
     }
 
     /// A received message whose body is kept in its wire form.
     init(kind: Kind, serial: UInt32, replySerial: UInt32?, sender: String?, destination: String?,
          path: ObjectPath?, interface: String?, member: String?, errorName: String?, signature: String,
          wire: WireBody) {
-        storage = Storage(kind: kind, serial: serial, replySerial: replySerial, sender: sender, destination: destination,
-                          path: path, interface: interface, member: member, errorName: errorName, signature: signature,
-                          decodedBody: nil, wire: wire)
+        storage = Storage(Fields(kind: kind, serial: serial, replySerial: replySerial, sender: sender, destination: destination,
+                                 path: path, interface: interface, member: member, errorName: errorName, signature: signature,
+                                 decodedBody: nil, wire: wire))
     }
 
     /// The error's message text: the first body argument when it is a string (D-Bus convention).
