@@ -38,7 +38,8 @@ public enum Blectl {
         case .success(let arguments):
             let invocation = parseOrExit(arguments)
             answerWithoutBus(invocation)
-            Task { await run(invocation, started: started) }
+            let launch = Launch(invocation, started: started)
+            Task { await run(invocation, launch) }
             dispatchMain()
         }
     }
@@ -48,7 +49,25 @@ public enum Blectl {
         let started = ContinuousClock.now
         let invocation = parseOrExit(arguments)
         answerWithoutBus(invocation)
-        await run(invocation, started: started)
+        await run(invocation, Launch(invocation, started: started))
+    }
+
+    /// What a subcommand's run starts with, made before its task: SIGPIPE ignored (a closed
+    /// stdout must come back from write(2) as EPIPE, to clean up and then end by SIGPIPE, not
+    /// kill blectl with its connection up; libdbus leaves SIGPIPE alone for DBusKit's
+    /// connections), the observer, and, for a subcommand on a ``CommandContext``, its session
+    /// already opening, so that the connect, `Hello` and GetManagedObjects overlap the rest of
+    /// blectl's start (its first task, its signal handlers).
+    private struct Launch: Sendable {
+        var observer: (any SessionObserver)?
+        var opening: Session.Opening?
+
+        init(_ invocation: Invocation, started: ContinuousClock.Instant) {
+            guard case .run(let global, let subcommand) = invocation else { return }
+            signal(SIGPIPE, SIG_IGN)
+            observer = Blectl.observer(for: global, started: started)
+            if subcommand.command.sessionOpening == nil { opening = Session.Opening(observer: observer) }
+        }
     }
 
     /// The parsed command line, or exit 64 with the usage error on stderr.
@@ -77,7 +96,7 @@ public enum Blectl {
     }
 
     /// Runs an invocation that needs the bus (after ``answerWithoutBus(_:)``) and exits.
-    private static func run(_ invocation: Invocation, started: ContinuousClock.Instant) async -> Never {
+    private static func run(_ invocation: Invocation, _ launch: Launch) async -> Never {
         switch invocation {
         case .help, .version, .completionScript:
             answerWithoutBus(invocation)
@@ -90,13 +109,9 @@ public enum Blectl {
             signal(SIGPIPE, SIG_DFL)
             printOrExit(lines.map { $0 + "\n" }.joined())
         case .run(let global, let subcommand):
-            // A closed stdout must come back from write(2) as EPIPE (OutputClosed: clean up,
-            // then end by SIGPIPE), not kill blectl on the spot with its connection still up.
-            // libdbus leaves SIGPIPE alone for the connections DBusKit opens.
-            signal(SIGPIPE, SIG_IGN)
-            let observer = observer(for: global, started: started)
+            let observer = launch.observer
             let signals = SignalHandling()
-            let work = Task { try await run(global, subcommand, observer: observer) }
+            let work = Task { try await run(global, subcommand, observer: observer, opening: launch.opening) }
             signals.install { work.cancel() }
             let result = await work.result
             StatusLine.shared.finish()
@@ -140,7 +155,8 @@ public enum Blectl {
         return ProgressObserver()
     }
 
-    static func run(_ global: GlobalOptions, _ subcommand: Subcommand, observer: (any SessionObserver)? = nil) async throws {
+    static func run(_ global: GlobalOptions, _ subcommand: Subcommand, observer: (any SessionObserver)? = nil,
+                    opening: Session.Opening? = nil) async throws {
         // `--timeout` bounds the whole command, clean-up included: past the deadline clean-up
         // only puts its calls on the wire (CommandDeadline).
         let command = subcommand.command
@@ -159,7 +175,7 @@ public enum Blectl {
             return
         }
         let context = try await CommandContext.open(global, deadline: deadline, requirement: type(of: command).adapterRequirement,
-                                                    observer: observer)
+                                                    observer: observer, opening: opening)
         var failure: (any Error)?
         do {
             try await CommandDeadline.$instant.withValue(deadline) {

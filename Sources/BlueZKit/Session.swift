@@ -67,7 +67,7 @@ public final class Session: Sendable {
     /// Told of the bus traffic, the fate of each signal and the operations begun; usually nil.
     let observer: (any SessionObserver)?
 
-    private init(connection: BusConnection, observer: (any SessionObserver)?) {
+    init(connection: BusConnection, observer: (any SessionObserver)?) {
         self.connection = connection
         self.observer = observer
     }
@@ -83,29 +83,29 @@ public final class Session: Sendable {
     ///   ``BLEError/permissionDenied(_:)`` (the bus policy refused GetManagedObjects),
     ///   ``BLEError/timedOut(_:)``, `CancellationError`.
     public static func open(address: String? = nil, timeout: Duration, observer: (any SessionObserver)? = nil) async throws -> Session {
+        try await open(Opening(address: address, observer: observer), timeout: timeout)
+    }
+
+    /// The session `opening` is making (connected, subscribed and loaded as
+    /// ``open(address:timeout:observer:)`` does), once it is ready: at once if it already is.
+    /// `timeout` counts from this call. At the timeout or on cancellation the opening is
+    /// abandoned: its connection is closed, whatever it had reached. An opening gives its
+    /// session once; a later call begins a new one on the same address, with the same observer.
+    /// - Throws: as ``open(address:timeout:observer:)``, including a failure that came before
+    ///   this call.
+    public static func open(_ opening: Opening, timeout: Duration) async throws -> Session {
         let operation = BLEOperation(.bus)
-        let connection: BusConnection
+        let opening = opening.claim() ? opening : Opening(address: opening.address, observer: opening.observer)
         do {
-            // Raced on the connection's queue (no task of its own): a connection that comes
-            // after the timeout or cancellation is closed.
-            let bus = address ?? BusConnection.systemBusAddress
-            let opened = try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { shot in
-                BusConnection.startConnecting(to: bus) { result in
-                    if !shot.resolve(result), case .success(let late) = result { late.abandon() }
+            return try await withOneShot(timeout: timeout, timeoutError: { BLEError.timedOut(operation) }) { shot in
+                opening.take { result in
+                    if !shot.resolve(result), case .success(let late) = result { late.close() }
                 }
             }
-            connection = opened.connection(address: bus, observer: observer)
         } catch {
+            opening.abandon()
             throw BLEError.from(error, during: operation)
         }
-        let session = Session(connection: connection, observer: observer)
-        do {
-            try await session.load(timeout: timeout)
-        } catch {
-            connection.close()
-            throw BLEError.from(error, during: operation)
-        }
-        return session
     }
 
     static let matchRules: [MatchRule] = [
@@ -119,7 +119,11 @@ public final class Session: Sendable {
     /// The bus daemon's name: the sender of its own signals (NameOwnerChanged).
     static let busDaemon = StandardNames.bus
 
-    private func load(timeout: Duration) async throws {
+    /// Subscribes and loads, without a task: the match rules, org.bluez's owner, then its
+    /// objects, all sent at once; `done` runs once, on the connection's queue, when every reply
+    /// has been applied or with the first failure (nothing is cancelled: closing the connection
+    /// fails what is still awaited).
+    func beginLoad(_ done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         connection.addSignalHandler(matching: Self.matchRules) { [weak self] messages in
             self?.receive(messages)
         }
@@ -135,36 +139,44 @@ public final class Session: Sendable {
         let calls = Self.matchRules.map { BusConnection.busCall("AddMatch", [.string($0.description)]) }
             + [BusConnection.busCall("GetNameOwner", [.string(BlueZ.service)]), BlueZ.call("/", BlueZ.objectManager, "GetManagedObjects")]
         let ownerCall = calls.count - 2, objectsCall = calls.count - 1
-        let left = Lock(calls.count)
-        do {
-            try await withOneShot(timeout: timeout) { (shot: OneShot<Void>) in
-                for (index, call) in calls.enumerated() {
-                    let pending = connection.send(call) { [weak self] result in
-                        let reply: Message
-                        switch result {
-                        case .failure(let error):
-                            shot.fail(error)
-                            return
-                        case .success(let message):
-                            reply = message
-                        }
-                        if index == ownerCall {
-                            self?.withEvents { state, _ in
-                                if let name = reply.body.first?.string, state.bluezOwner == nil, state.ended == nil { state.bluezOwner = name }
-                            }
-                        } else if index == objectsCall {
-                            self?.withEvents { state, _ in
-                                state.cache.load(managedObjectsReply: reply)
-                            }
-                        }
-                        if left.withLock({ left in left -= 1; return left == 0 }) { shot.succeed(()) }
-                    }
-                    shot.onFinish { pending.cancel() }
+        // Replies still awaited; nil once `done` has run.
+        let left = Lock<Int?>(calls.count)
+        for (index, call) in calls.enumerated() {
+            connection.send(call) { [weak self] result in
+                let reply: Message
+                switch result {
+                case .failure(let error):
+                    if left.withLock({ left in defer { left = nil }; return left != nil }) { done(.failure(Self.loadFailure(error))) }
+                    return
+                case .success(let message):
+                    reply = message
                 }
+                if index == ownerCall {
+                    self?.withEvents { state, _ in
+                        if let name = reply.body.first?.string, state.bluezOwner == nil, state.ended == nil { state.bluezOwner = name }
+                    }
+                } else if index == objectsCall {
+                    self?.withEvents { state, _ in
+                        state.cache.load(managedObjectsReply: reply)
+                    }
+                }
+                let finished = left.withLock { left -> Bool in
+                    guard let remaining = left else { return false }
+                    left = remaining == 1 ? nil : remaining - 1
+                    return remaining == 1
+                }
+                if finished { done(.success(())) }
             }
-        } catch BusError.errorReply(DBusErrorName.nameHasNoOwner, _) {
-            throw BLEError.unavailable(.bluezNotRunning, dbusError: DBusErrorName.nameHasNoOwner)
         }
+    }
+
+    /// A failure while loading, as ``open(address:timeout:observer:)`` throws it: no owner of
+    /// org.bluez is bluetoothd not running.
+    private static func loadFailure(_ error: any Error) -> any Error {
+        if case BusError.errorReply(DBusErrorName.nameHasNoOwner, _) = error {
+            return BLEError.unavailable(.bluezNotRunning, dbusError: DBusErrorName.nameHasNoOwner)
+        }
+        return error
     }
 
     /// Closes the bus connection, without blocking, from anywhere (also from inside a

@@ -126,20 +126,26 @@ public final class BusConnection: @unchecked Sendable {
         return opened.connection(address: address, observer: observer)
     }
 
+    /// What ``startConnecting(to:completion:)`` calls with the registered connection or the failure.
+    package typealias OpenedHandler = @Sendable (Result<Opened, any Error>) -> Void
+
     /// A connection registered with the daemon (`Hello` answered) that no ``BusConnection``
     /// serves yet: ``connection(address:observer:)`` makes one, ``abandon()`` closes it.
     package struct Opened: Sendable {
         fileprivate let raw: UncheckedBox<OpaquePointer>
         fileprivate let uniqueName: String
         fileprivate let queue: DispatchQueue
+        /// When `Hello` was answered: the observer's `.connected` carries this instant, not the
+        /// later one at which a caller took the connection.
+        fileprivate let registered: ContinuousClock.Instant
 
         /// The connection, built by the task that will share it (so that its fields are
         /// published by that task, not by the queue), its handlers installed on the queue
         /// before anything the caller enqueues.
         package func connection(address: String, observer: (any BusObserver)?) -> BusConnection {
             let connection = BusConnection(raw: raw.value, uniqueName: uniqueName, queue: queue, observer: observer)
-            queue.async {
-                connection.observer?.observe(.connected(address: address, uniqueName: connection.uniqueName), at: .now)
+            queue.async { [registered] in
+                connection.observer?.observe(.connected(address: address, uniqueName: connection.uniqueName), at: registered)
                 connection.installHandlers()
             }
             return connection
@@ -159,8 +165,7 @@ public final class BusConnection: @unchecked Sendable {
     /// queue, and `completion` runs once, on that queue, with the registered connection or the
     /// failure. The caller makes the ``BusConnection`` (``Opened/connection(address:observer:)``),
     /// or, when it no longer wants it, ``Opened/abandon()``s it.
-    package static func startConnecting(to address: String,
-                                        completion: @escaping @Sendable (Result<Opened, any Error>) -> Void) {
+    package static func startConnecting(to address: String, completion: @escaping OpenedHandler) {
         let queue = DispatchQueue(label: "blectl.dbus")
         queue.async {
             dbus_threads_init_default()
@@ -180,7 +185,7 @@ public final class BusConnection: @unchecked Sendable {
             }
             dbus_connection_set_exit_on_disconnect(raw, 0)
             let uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
-            completion(.success(Opened(raw: UncheckedBox(raw), uniqueName: uniqueName, queue: queue)))
+            completion(.success(Opened(raw: UncheckedBox(raw), uniqueName: uniqueName, queue: queue, registered: .now)))
         }
     }
 

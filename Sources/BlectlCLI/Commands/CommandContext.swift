@@ -36,11 +36,18 @@ struct CommandContext: Sendable {
     ///   and, for the adapter, ``BLEError/unavailable(_:during:dbusError:)`` `.noAdapter`,
     ///   `.poweredOff` or `.blocked`, or 124 for one still powering on at the deadline
     ///   (stage `adapter`).
-    /// `observer` sees the session's bus traffic and operations (the `-v` trace, the progress line).
+    /// `observer` sees the session's bus traffic and operations (the `-v` trace, the progress line);
+    /// `opening`, the session begun at start (``Blectl``), if one was (its observer is the one
+    /// it was made with).
     static func open(_ global: GlobalOptions, deadline: ContinuousClock.Instant, requirement: AdapterRequirement = .powered,
-                     observer: (any SessionObserver)? = nil) async throws -> CommandContext {
+                     observer: (any SessionObserver)? = nil, opening: Session.Opening? = nil) async throws -> CommandContext {
         let remaining = max(.zero, deadline - .now)
-        let session = try await Session.open(timeout: remaining == .zero ? zeroTimeoutBusLimit : remaining, observer: observer)
+        let limit = remaining == .zero ? zeroTimeoutBusLimit : remaining
+        let session = if let opening {
+            try await Session.open(opening, timeout: limit)
+        } else {
+            try await Session.open(timeout: limit, observer: observer)
+        }
         let adapter: Adapter?
         do {
             switch requirement {

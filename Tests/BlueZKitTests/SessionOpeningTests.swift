@@ -1,0 +1,99 @@
+import Testing
+import DBusKit
+import SimulatorHarness
+@testable import BlueZKit
+
+/// A session opened ahead (`Session.Opening`): the connect, `Hello`, the match rules and
+/// GetManagedObjects done before anyone awaits it; given once; closed when given up or dropped.
+@Suite struct SessionOpeningTests {
+    /// Records the bus events of the session's connection, with their times.
+    final class Recorder: SessionObserver {
+        let events = Lock<[(BusEvent, ContinuousClock.Instant)]>([])
+        func observe(_ event: BusEvent, at time: ContinuousClock.Instant) { events.withLock { $0.append((event, time)) } }
+
+        var uniqueName: String? {
+            events.withLock { events in
+                events.lazy.compactMap { if case .connected(_, let name) = $0.0 { name } else { nil } }.first
+            }
+        }
+        var closed: Bool { events.withLock { $0.contains { if case .closed = $0.0 { true } else { false } } } }
+        /// The times replies arrived.
+        var replyTimes: [ContinuousClock.Instant] {
+            events.withLock { $0.compactMap { if case .reply = $0.0 { $0.1 } else { nil } } }
+        }
+    }
+
+    @Test func theSessionIsLoadedBeforeItIsAskedFor() async throws {
+        try await Simulator.with { sim in
+            let recorder = Recorder()
+            let opening = Session.Opening(address: sim.address, observer: recorder)
+            #expect(await eventually { opening.isSettled })
+            let asked = ContinuousClock.now
+            let session = try await Session.open(opening, timeout: .seconds(30))
+            defer { session.close() }
+            // The four match rules, GetNameOwner and GetManagedObjects, all answered before
+            // the session was asked for.
+            let replies = recorder.replyTimes
+            #expect(replies.count == 6, "\(replies)")
+            #expect(replies.allSatisfy { $0 < asked })
+            #expect(session.connection.uniqueName == recorder.uniqueName)
+            // The cache holds what GetManagedObjects returned: the simulator's adapter.
+            let adapter = try Adapter.present(in: session, named: nil)
+            #expect(adapter.path == ObjectPath("/org/bluez/hci0"))
+            #expect(try await session.connection.nameOwner(of: BlueZ.service) != nil)
+        }
+    }
+
+    @Test func aSecondSessionFromOneOpeningConnectsAnew() async throws {
+        try await Simulator.with { sim in
+            let opening = Session.Opening(address: sim.address)
+            let first = try await Session.open(opening, timeout: .seconds(30))
+            defer { first.close() }
+            let second = try await Session.open(opening, timeout: .seconds(30))
+            defer { second.close() }
+            #expect(first.connection.uniqueName != second.connection.uniqueName)
+            #expect(try Adapter.present(in: second, named: nil).path == ObjectPath("/org/bluez/hci0"))
+        }
+    }
+
+    @Test func givenUpAtTheTimeoutItsConnectionIsClosed() async throws {
+        try await Simulator.with(faults: ["get_managed_objects_held": "true"]) { sim in
+            let recorder = Recorder()
+            let opening = Session.Opening(address: sim.address, observer: recorder)
+            await #expect {
+                _ = try await Session.open(opening, timeout: .milliseconds(300))
+            } throws: { error in
+                guard case .timedOut(let operation)? = error as? BLEError else { return false }
+                return operation.kind == .bus
+            }
+            // The connection is closed: the observer says so and the bus no longer knows its name.
+            #expect(await eventually { recorder.closed })
+            let name = try #require(recorder.uniqueName)
+            let watcher = try await BusConnection.connect(to: sim.address)
+            defer { watcher.close() }
+            #expect(try await eventually { try await watcher.nameOwner(of: name) == nil })
+        }
+    }
+
+    @Test func droppedUnusedItsConnectionIsClosed() async throws {
+        try await Simulator.with { sim in
+            let recorder = Recorder()
+            var opening: Session.Opening? = Session.Opening(address: sim.address, observer: recorder)
+            #expect(await eventually { opening?.isSettled == true })
+            #expect(!recorder.closed)
+            opening = nil
+            #expect(await eventually { recorder.closed })
+        }
+    }
+
+    @Test func aConnectThatFailedBeforeTheSessionWasAskedForIsReportedThen() async throws {
+        let opening = Session.Opening(address: "unix:path=/nonexistent/blectl-test-bus")
+        #expect(await eventually { opening.isSettled })
+        await #expect {
+            _ = try await Session.open(opening, timeout: .seconds(5))
+        } throws: { error in
+            guard case .unavailable(.busUnreachable, let operation, _)? = error as? BLEError else { return false }
+            return operation?.kind == .bus
+        }
+    }
+}
