@@ -21,7 +21,10 @@ let package = Package(
         .target(name: "DBusKit", dependencies: ["CDBus"]),
         .target(name: "BlueZKit", dependencies: ["DBusKit"]),
         .target(name: "BlectlCLI", dependencies: ["BlueZKit", "DBusKit"]),
-        .executableTarget(name: "blectl", dependencies: ["BlectlCLI"]),
+        // Gives the Swift runtime the process's arguments as glibc hands them to constructors,
+        // so that the static runtime's /proc/self/maps scan is not linked (its file says why).
+        .target(name: "CProcessArguments"),
+        .executableTarget(name: "blectl", dependencies: ["BlectlCLI", "CProcessArguments"]),
         // The README's library example (built with everything else, so CI builds it).
         .executableTarget(name: "scan-notify", dependencies: ["BlueZKit"], path: "Examples/ScanAndNotify"),
 
