@@ -75,20 +75,20 @@ extension Session {
             case .success(let registered):
                 opened = registered
             }
-            let session: Session? = state.withLock { state in
-                guard !state.abandoned else { return nil }
-                let session = Session(connection: opened.connection(address: address, observer: observer), observer: observer)
-                state.session = session
-                return session
+            let began: Bool = state.withLock { state in
+                guard !state.abandoned else { return false }
+                // The calls go on the wire before the connection makes its read thread.
+                _ = opened.connection(address: address, observer: observer) { connection in
+                    let session = Session(connection: connection, observer: self.observer)
+                    state.session = session
+                    session.beginLoad { [self] loaded in
+                        if case .failure = loaded { session.close() }
+                        finish(loaded.map { session })
+                    }
+                }
+                return true
             }
-            guard let session else {
-                opened.abandon()
-                return
-            }
-            session.beginLoad { [self] loaded in
-                if case .failure = loaded { session.close() }
-                finish(loaded.map { session })
-            }
+            if !began { opened.abandon() }
         }
 
         /// The outcome: to the taker if there is one, else kept (closed if given up).

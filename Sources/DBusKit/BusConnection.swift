@@ -139,15 +139,24 @@ public final class BusConnection: @unchecked Sendable {
         /// later one at which a caller took the connection.
         fileprivate let registered: ContinuousClock.Instant
 
-        /// The connection, built by the task that will share it (so that its fields are
-        /// published by that task, not by the queue), its handlers installed on the queue
-        /// before anything the caller enqueues.
-        package func connection(address: String, observer: (any BusObserver)?) -> BusConnection {
+        /// The connection, its handlers installed on the queue after what `first` enqueues and
+        /// before anything the caller enqueues later.
+        ///
+        /// Build it on the thread that will share it, or hand it over in a way that orders
+        /// that thread after this one (a lock both take: ``Lock/synchronize()``): its fields are
+        /// published by the builder.
+        /// - Parameter first: runs before the handlers are installed, with the connection:
+        ///   the calls it sends go on the wire before the connection starts reading (making its
+        ///   read thread), and their replies wait in the socket meanwhile. Nothing is received
+        ///   before the handlers are installed, so the signal handlers it adds see every signal.
+        package func connection(address: String, observer: (any BusObserver)?,
+                                first: (BusConnection) -> Void = { _ in }) -> BusConnection {
             let connection = BusConnection(raw: raw.value, uniqueName: uniqueName, queue: queue, observer: observer)
             queue.async { [registered] in
                 connection.observer?.observe(.connected(address: address, uniqueName: connection.uniqueName), at: registered)
-                connection.installHandlers()
             }
+            first(connection)
+            queue.async { connection.installHandlers() }
             return connection
         }
 
