@@ -60,6 +60,14 @@ public final class BusConnection: @unchecked Sendable {
     private var lostHandlers: [(id: UInt64, handler: @Sendable () -> Void)] = []
     /// Continuations of ``flush(within:)`` waiting for the outgoing queue to empty.
     private var flushWaiters: [FlushWaiter] = []
+    /// Sends asked for, from any thread, counted before they are enqueued (a call, an emit of
+    /// signals, a reply to an incoming call: one each).
+    private let sendsRequested = Atomic<UInt64>(0)
+    /// Sends the queue has handed to libdbus (or dropped: the connection closed).
+    private var sendsHanded: UInt64 = 0
+    /// ``sendsHanded`` as it was when libdbus last had nothing left to write: equal to
+    /// ``sendsRequested``, nothing asked for is unsent, and ``flush(within:)`` answers at once.
+    private let sendsWritten = Atomic<UInt64>(0)
     /// Objects this connection exports. Behind a lock of its own, not confined to the queue,
     /// so that ``export(_:_:)`` takes effect when it returns: the queue may read a call in one
     /// turn and dispatch it in a later one enqueued before the export, and a call sent after
@@ -305,7 +313,9 @@ public final class BusConnection: @unchecked Sendable {
     public func send(_ call: MethodCall, replyHandler: @escaping @Sendable (Result<Message, BusError>) -> Void) -> PendingReply {
         let pending = PendingReply(connection: self)
         replies.callSent()
+        sendsRequested.add(1, ordering: .sequentiallyConsistent)
         queue.async { [self] in
+            defer { sendHanded() }
             guard isOpen else {
                 replies.settled()
                 observer?.observe(.callNotSent(call, .disconnected), at: .now)
@@ -359,8 +369,12 @@ public final class BusConnection: @unchecked Sendable {
         let sent = encoded
         let arguments = signals.flatMap(\.arguments)
         let result: Result<Void, BusError> = await withCheckedContinuation { continuation in
+            sendsRequested.add(1, ordering: .sequentiallyConsistent)
             queue.async { [self] in
-                defer { for message in sent { dbus_message_unref(message.value) } }
+                defer {
+                    for message in sent { dbus_message_unref(message.value) }
+                    sendHanded()
+                }
                 guard isOpen else { continuation.resume(returning: .failure(.disconnected)); return }
                 do throws(BusError) { try checkDescriptorPassing(arguments) } catch {
                     continuation.resume(returning: .failure(error))
@@ -381,7 +395,9 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Sends a method call flagged no-reply-expected (fire and forget).
     public func sendNoReply(_ call: MethodCall) {
+        sendsRequested.add(1, ordering: .sequentiallyConsistent)
         queue.async { [self] in
+            defer { sendHanded() }
             guard isOpen, (try? checkDescriptorPassing(call.arguments)) != nil,
                   let message = try? MessageEncoder.methodCall(call) else {
                 observer?.observe(.callNotSent(call, isOpen ? .invalidArgument("not encodable") : .disconnected), at: .now)
@@ -421,7 +437,10 @@ public final class BusConnection: @unchecked Sendable {
     /// Not cancellable: it is clean-up's last step.
     @discardableResult
     public func flush(within limit: Duration) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        // Everything asked for was handed to libdbus, and libdbus then had nothing left to
+        // write: nothing to wait for, and no turn of the queue to wait for it.
+        if nothingUnsent { return true }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let waiter = FlushWaiter(continuation)
             queue.async { [self] in
                 if !isOpen || dbus_connection_has_messages_to_send(raw) == 0 {
@@ -433,6 +452,24 @@ public final class BusConnection: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Whether every send asked for has been handed to libdbus and written (from any thread).
+    package var nothingUnsent: Bool {
+        sendsWritten.load(ordering: .sequentiallyConsistent) == sendsRequested.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// A send asked for has been handed to libdbus, or dropped (queue only).
+    private func sendHanded() {
+        sendsHanded += 1
+        noteWritten()
+    }
+
+    /// Records that what was handed to libdbus has been written, if libdbus has nothing left
+    /// to write (queue only; nothing once libdbus's side is torn down).
+    private func noteWritten() {
+        guard !tornDown, dbus_connection_has_messages_to_send(raw) == 0 else { return }
+        sendsWritten.store(sendsHanded, ordering: .sequentiallyConsistent)
     }
 
     /// Resumes ``flush(within:)`` callers once nothing waits to be written (queue only).
@@ -544,7 +581,11 @@ public final class BusConnection: @unchecked Sendable {
     /// (and answered ``MethodReply/noReply``). Does nothing when the caller asked for no reply
     /// or the connection is closed.
     public func reply(to call: Message, _ reply: MethodReply) {
-        onQueueOrLater { [self] in send(reply, to: call) }
+        sendsRequested.add(1, ordering: .sequentiallyConsistent)
+        onQueueOrLater { [self] in
+            send(reply, to: call)
+            sendHanded()
+        }
     }
 
     /// Sends `reply` to `call` (queue only): a method return with the values (an error
@@ -607,7 +648,9 @@ public final class BusConnection: @unchecked Sendable {
             reply = .error(name: DBusErrorName.unknownObject, message: "no object at \(call.path?.rawValue ?? "?")")
         }
         guard dbus_message_get_no_reply(incoming) == 0 else { return }
+        sendsRequested.add(1, ordering: .sequentiallyConsistent)
         send(reply, to: call)
+        sendHanded()
     }
 
     // MARK: - Introspection for tests
@@ -839,6 +882,7 @@ public final class BusConnection: @unchecked Sendable {
                 rounds += 1
             }
         } else if isOpen {
+            noteWritten()
             resumeFlushWaiters()
         }
         if isOpen { scheduleDrain() }
