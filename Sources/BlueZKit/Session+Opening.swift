@@ -49,8 +49,11 @@ extension Session {
         }
 
         deinit {
-            // Nobody took it and nothing is pending (a pending step holds the opening).
-            if case .success(let unused)? = state.withLock({ $0.outcome }) { unused.close() }
+            // Nobody took it: the session it was loading (its load holds the opening weakly),
+            // or the one it had ready. While it connects, the connect holds it.
+            let (loading, unused) = state.withLock { ($0.session, try? $0.outcome?.get()) }
+            loading?.close()
+            unused?.close()
         }
 
         /// Whether the outcome has come and waits to be taken (tests).
@@ -81,7 +84,13 @@ extension Session {
                 _ = opened.connection(address: address, observer: observer) { connection in
                     let session = Session(connection: connection, observer: self.observer)
                     state.session = session
-                    session.beginLoad { [self] loaded in
+                    // Weakly: an opening dropped while its load is pending closes the session
+                    // (deinit); the connection's reply handlers must not keep it alive.
+                    session.beginLoad { [weak self] loaded in
+                        guard let self else {
+                            session.close()
+                            return
+                        }
                         if case .failure = loaded { session.close() }
                         finish(loaded.map { session })
                     }

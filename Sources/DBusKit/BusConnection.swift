@@ -138,7 +138,7 @@ public final class BusConnection: @unchecked Sendable {
     package typealias OpenedHandler = @Sendable (Result<Opened, any Error>) -> Void
 
     /// A connection registered with the daemon (`Hello` answered) that no ``BusConnection``
-    /// serves yet: ``connection(address:observer:)`` makes one, ``abandon()`` closes it.
+    /// serves yet: ``connection(address:observer:first:)`` makes one, ``abandon()`` closes it.
     package struct Opened: Sendable {
         fileprivate let raw: UncheckedBox<OpaquePointer>
         fileprivate let uniqueName: String
@@ -180,7 +180,7 @@ public final class BusConnection: @unchecked Sendable {
     /// ``connect(to:observer:)`` for a caller that races it (``withOneShot(timeout:timeoutError:_:)``)
     /// without a task of its own: the blocking connect and `Hello` run on the connection's own
     /// queue, and `completion` runs once, on that queue, with the registered connection or the
-    /// failure. The caller makes the ``BusConnection`` (``Opened/connection(address:observer:)``),
+    /// failure. The caller makes the ``BusConnection`` (``Opened/connection(address:observer:first:)``),
     /// or, when it no longer wants it, ``Opened/abandon()``s it.
     package static func startConnecting(to address: String, completion: @escaping OpenedHandler) {
         let queue = DispatchQueue(label: "blectl.dbus")
@@ -695,6 +695,13 @@ public final class BusConnection: @unchecked Sendable {
         guard isOpen else { return }
         while isOpen && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
         flushSignalBatches()
+        // libdbus answers org.freedesktop.DBus.Peer calls (Ping, GetMachineId) itself while
+        // dispatching: a reply it could not write yet counts as a send, so that flush(within:)
+        // waits for it as for ours.
+        if isOpen, dbus_connection_has_messages_to_send(raw) != 0 {
+            sendsRequested.add(1, ordering: .sequentiallyConsistent)
+            sendHanded()
+        }
     }
 
     /// A ``ReadPoller`` found the socket readable (its thread, inside `queue.sync`): reads,

@@ -17,6 +17,8 @@ import SimulatorHarness
             }
         }
         var closed: Bool { events.withLock { $0.contains { if case .closed = $0.0 { true } else { false } } } }
+        /// The calls sent.
+        var calls: Int { events.withLock { $0.count { if case .call = $0.0 { true } else { false } } } }
         /// The times replies arrived.
         var replyTimes: [ContinuousClock.Instant] {
             events.withLock { $0.compactMap { if case .reply = $0.0 { $0.1 } else { nil } } }
@@ -83,6 +85,23 @@ import SimulatorHarness
             #expect(!recorder.closed)
             opening = nil
             #expect(await eventually { recorder.closed })
+        }
+    }
+
+    @Test func droppedWhileItsLoadIsPendingItsConnectionIsClosed() async throws {
+        // GetManagedObjects never answered: the load waits, its reply handlers registered on
+        // the connection (before, they kept the opening, its session and the connection alive).
+        try await Simulator.with(faults: ["get_managed_objects_held": "true"]) { sim in
+            let recorder = Recorder()
+            var opening: Session.Opening? = Session.Opening(address: sim.address, observer: recorder)
+            #expect(await eventually { recorder.calls == 6 && recorder.replyTimes.count == 5 })
+            #expect(opening?.isSettled == false)
+            opening = nil
+            #expect(await eventually { recorder.closed })
+            let name = try #require(recorder.uniqueName)
+            let watcher = try await BusConnection.connect(to: sim.address)
+            defer { watcher.close() }
+            #expect(try await eventually { try await watcher.nameOwner(of: name) == nil })
         }
     }
 

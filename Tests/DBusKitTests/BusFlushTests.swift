@@ -48,6 +48,22 @@ import Testing
         #expect(!hold.isReleased, "the flush waited for the queue")
     }
 
+    /// libdbus answers Peer.Ping itself while dispatching; its reply is counted when it could
+    /// not be written at once, and once written nothing is left unsent.
+    @Test func aPingLibdbusAnswersLeavesNothingUnsent() async throws {
+        let bus = try PrivateBus.start()
+        defer { bus.kill() }
+        let server = try await BusConnection.connect(to: bus.address)
+        defer { server.close() }
+        let client = try await BusConnection.connect(to: bus.address)
+        defer { client.close() }
+        let reply = try await client.call(MethodCall(destination: server.uniqueName, path: "/", interface: "org.freedesktop.DBus.Peer",
+                                                     member: "Ping"), timeout: .seconds(10))
+        #expect(reply.kind == .methodReturn)
+        #expect(await eventually { server.nothingUnsent })
+        #expect(await server.flush(within: .seconds(10)))
+    }
+
     @Test func everyKindOfSendIsUnsentUntilWritten() async throws {
         let bus = try PrivateBus.start()
         defer { bus.kill() }
