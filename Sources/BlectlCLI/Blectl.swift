@@ -1,4 +1,5 @@
 import BlueZKit
+import DBusKit
 import Dispatch
 #if canImport(Glibc)
 import Glibc
@@ -148,7 +149,11 @@ public enum Blectl {
     /// What watches the session: the D-Bus trace with `-v`; else the progress line, when
     /// stderr is a terminal (not TERM=dumb) and `-q` is not given (started here); else nothing.
     static func observer(for global: GlobalOptions, started: ContinuousClock.Instant) -> (any SessionObserver)? {
-        if global.verbosity > 0 { return BusTrace(level: global.verbosity, start: started) }
+        if global.verbosity > 0 {
+            let trace = BusTrace(level: global.verbosity, start: started)
+            trace.connecting(to: BusConnection.systemBusAddress)
+            return trace
+        }
         guard !global.quiet, isatty(2) == 1, getenv("TERM").map({ String(cString: $0) }) != "dumb" else { return nil }
         StatusLine.shared.start(stdoutIsTerminal: isatty(1) == 1)
         StatusLine.shared.show("connecting to bluetoothd")

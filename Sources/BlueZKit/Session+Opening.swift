@@ -49,11 +49,10 @@ extension Session {
         }
 
         deinit {
-            // Nobody took it: the session it was loading (its load holds the opening weakly),
-            // or the one it had ready. While it connects, the connect holds it.
-            let (loading, unused) = state.withLock { ($0.session, try? $0.outcome?.get()) }
-            loading?.close()
-            unused?.close()
+            // Nobody took it: the session it was loading, or the one it had ready, is closed,
+            // and a load that ends later closes its own (its closure holds the state, not the
+            // opening). While it connects, the connect holds the opening.
+            abandon()
         }
 
         /// Whether the outcome has come and waits to be taken (tests).
@@ -73,7 +72,7 @@ extension Session {
             let opened: BusConnection.Opened
             switch result {
             case .failure(let error):
-                finish(.failure(error))
+                Self.finish(.failure(error), in: state)
                 return
             case .success(let registered):
                 opened = registered
@@ -84,15 +83,15 @@ extension Session {
                 _ = opened.connection(address: address, observer: observer) { connection in
                     let session = Session(connection: connection, observer: self.observer)
                     state.session = session
-                    // Weakly: an opening dropped while its load is pending closes the session
-                    // (deinit); the connection's reply handlers must not keep it alive.
-                    session.beginLoad { [weak self] loaded in
-                        guard let self else {
-                            session.close()
-                            return
-                        }
+                    // The load's closure holds the state, not the opening: an opening dropped
+                    // while its load is pending is given up (deinit), and the connection's
+                    // reply handlers must not keep it alive. Not `weak self` either: a weak
+                    // reference's side table is reachable only through a shifted pointer,
+                    // which LeakSanitizer reports as leaked when the opening lives to exit.
+                    let shared = self.state
+                    session.beginLoad { loaded in
                         if case .failure = loaded { session.close() }
-                        finish(loaded.map { session })
+                        Self.finish(loaded.map { session }, in: shared)
                     }
                 }
                 return true
@@ -101,7 +100,7 @@ extension Session {
         }
 
         /// The outcome: to the taker if there is one, else kept (closed if given up).
-        private func finish(_ outcome: Outcome) {
+        private static func finish(_ outcome: Outcome, in state: Lock<State>) {
             let (taker, unwanted): ((@Sendable (Outcome) -> Void)?, Session?) = state.withLock { state in
                 state.session = nil
                 if let taker = state.taker {

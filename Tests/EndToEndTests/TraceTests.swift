@@ -6,6 +6,9 @@
 import Foundation
 import SimulatorHarness
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("the D-Bus trace (-v, -vv)")
 struct TraceTests {
@@ -50,7 +53,9 @@ struct TraceTests {
             let lines = Self.lines(run)
             // Monotonic: never going back.
             #expect(zip(lines, lines.dropFirst()).allSatisfy { $0.time <= $1.time })
-            #expect(lines.first?.text.hasPrefix("· connected to unix:") == true, "\(lines.first?.description ?? "")")
+            // The bus is named before anything is on the wire, then the unique name it gave.
+            #expect(lines.first?.text == "· connecting to \(sim.simulator.address)", "\(lines.first?.description ?? "")")
+            #expect(lines.dropFirst().first?.text.hasPrefix("· connected to \(sim.simulator.address) as :") == true, "\(run)")
 
             let device = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01"
             let connect = try #require(Self.callAndReply(lines, "org.bluez \(device) org.bluez.Device1.Connect()"), "\(run)")
@@ -73,6 +78,39 @@ struct TraceTests {
             #expect(connected < replyIndex)
             #expect(!run.stderr.contains("(dropped"))
             try await sim.expectClean()
+        }
+    }
+
+    @Test("-v names the bus it connects to before the error, when the bus cannot be reached or never answers", arguments: [false, true])
+    func busNamedBeforeItsError(answers: Bool) async throws {
+        try await Sim.with { sim in
+            // A socket nobody listens on (refused at once), or one that accepts and never
+            // answers `Hello` (the command's timeout ends it).
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blectl-trace-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = directory.appendingPathComponent("bus").path
+            var silent: Int32 = -1
+            if answers {
+                silent = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                var address = sockaddr_un()
+                address.sun_family = sa_family_t(AF_UNIX)
+                withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                    _ = path.utf8CString.withUnsafeBytes { raw.copyMemory(from: $0) }
+                }
+                let bound = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+                try #require(bound == 0 && listen(silent, 4) == 0)
+            }
+            defer { if silent >= 0 { close(silent) } }
+            let run = await sim.blectl(["-v", "get-battery", World.probe, "--timeout", "2"],
+                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(path)"])
+            #expect(run.status == (answers ? 124 : 69), "\(run)")
+            let lines = Self.lines(run, exceptLast: 1)
+            #expect(lines.map(\.text) == ["· connecting to unix:path=\(path)"], "\(run)")
+            let last = try #require(run.stderr.split(separator: "\n").last)
+            #expect(J.parse(String(last))?["error"]?["operation"] == "bus", "\(run)")
         }
     }
 

@@ -4,6 +4,8 @@ import DBusKit
 /// `-v`/`--verbose`: the D-Bus trace on stderr, one line per message, as the session's
 /// connection sends and receives them (``SessionObserver``).
 ///
+///     +0.000412 · connecting to unix:path=/var/run/dbus/system_bus_socket
+///     +0.001105 · connected to unix:path=/var/run/dbus/system_bus_socket as :1.42
 ///     +0.004127 → call #5 org.bluez /org/bluez/hci0 org.bluez.Adapter1.StartDiscovery()
 ///     +0.004912 ← return #5 (0.8 ms)
 ///     +0.005120 ← signal :1.3 /org/bluez/hci0 org.freedesktop.DBus.Properties.PropertiesChanged("org.bluez.Adapter1", {Discovering: true}, [])
@@ -28,6 +30,12 @@ final class BusTrace: SessionObserver {
     init(level: Int, start: ContinuousClock.Instant) {
         self.level = level
         self.start = start
+    }
+
+    /// The first line, before anything is on the wire: the bus address being connected to,
+    /// so that a bus that refuses or never answers is named before the error.
+    func connecting(to address: String) {
+        emit(.now, "· connecting to \(address)")
     }
 
     func observe(_ event: BusEvent, at time: ContinuousClock.Instant) {
