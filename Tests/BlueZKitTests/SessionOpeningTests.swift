@@ -25,6 +25,15 @@ import SimulatorHarness
         }
     }
 
+    /// The connection is closed: the observer says so and the bus no longer knows its name.
+    static func expectClosed(_ recorder: Recorder, on sim: Simulator, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        #expect(await eventually { recorder.closed }, sourceLocation: sourceLocation)
+        let name = try #require(recorder.uniqueName, sourceLocation: sourceLocation)
+        let watcher = try await BusConnection.connect(to: sim.address)
+        defer { watcher.close() }
+        #expect(try await eventually { try await watcher.nameOwner(of: name) == nil }, sourceLocation: sourceLocation)
+    }
+
     @Test func theSessionIsLoadedBeforeItIsAskedFor() async throws {
         try await Simulator.with { sim in
             let recorder = Recorder()
@@ -68,12 +77,7 @@ import SimulatorHarness
                 guard case .timedOut(let operation)? = error as? BLEError else { return false }
                 return operation.kind == .bus
             }
-            // The connection is closed: the observer says so and the bus no longer knows its name.
-            #expect(await eventually { recorder.closed })
-            let name = try #require(recorder.uniqueName)
-            let watcher = try await BusConnection.connect(to: sim.address)
-            defer { watcher.close() }
-            #expect(try await eventually { try await watcher.nameOwner(of: name) == nil })
+            try await Self.expectClosed(recorder, on: sim)
         }
     }
 
@@ -97,11 +101,7 @@ import SimulatorHarness
             #expect(await eventually { recorder.calls == 6 && recorder.replyTimes.count == 5 })
             #expect(opening?.isSettled == false)
             opening = nil
-            #expect(await eventually { recorder.closed })
-            let name = try #require(recorder.uniqueName)
-            let watcher = try await BusConnection.connect(to: sim.address)
-            defer { watcher.close() }
-            #expect(try await eventually { try await watcher.nameOwner(of: name) == nil })
+            try await Self.expectClosed(recorder, on: sim)
         }
     }
 

@@ -85,12 +85,9 @@ import SimulatorHarness
     }
 
     @Test func answersWithValuesAndSeesTheCaller() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.kill() }
-        let server = try await BusConnection.connect(to: bus.address)
-        defer { server.close() }
-        let client = try await BusConnection.connect(to: bus.address)
-        defer { client.close() }
+        let pair = try await ServerAndClient.start()
+        defer { pair.close() }
+        let (server, client) = (pair.server, pair.client)
         let seen = Lock<[Message]>([])
         server.export(Self.path) { call in
             seen.withLock { $0.append(call) }
@@ -110,12 +107,9 @@ import SimulatorHarness
     }
 
     @Test func errorRepliesKeepNameAndMessage() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.kill() }
-        let server = try await BusConnection.connect(to: bus.address)
-        defer { server.close() }
-        let client = try await BusConnection.connect(to: bus.address)
-        defer { client.close() }
+        let pair = try await ServerAndClient.start()
+        defer { pair.close() }
+        let (server, client) = (pair.server, pair.client)
         server.export(Self.path) { _ in .error(name: "org.bluez.Error.Rejected", message: "not you") }
         do {
             _ = try await client.call(Self.call("RequestPasskey", to: server), timeout: .seconds(10))
@@ -131,12 +125,9 @@ import SimulatorHarness
 
     @Test("noReply, then reply(to:) answers later; the caller waits meanwhile")
     func deferredReply() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.kill() }
-        let server = try await BusConnection.connect(to: bus.address)
-        defer { server.close() }
-        let client = try await BusConnection.connect(to: bus.address)
-        defer { client.close() }
+        let pair = try await ServerAndClient.start()
+        defer { pair.close() }
+        let (server, client) = (pair.server, pair.client)
         let held = Lock<Message?>(nil)
         server.export(Self.path) { call in
             held.withLock { $0 = call }
@@ -163,12 +154,9 @@ import SimulatorHarness
 
     @Test("unknown paths and unexported objects answer UnknownObject; a later export replaces an earlier one")
     func unknownAndUnexported() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.kill() }
-        let server = try await BusConnection.connect(to: bus.address)
-        defer { server.close() }
-        let client = try await BusConnection.connect(to: bus.address)
-        defer { client.close() }
+        let pair = try await ServerAndClient.start()
+        defer { pair.close() }
+        let (server, client) = (pair.server, pair.client)
         #expect(await Self.errorName { try await client.call(Self.call("X", to: server), timeout: .seconds(10)) }
                 == DBusErrorName.unknownObject)
         server.export(Self.path) { _ in .values([.string("first")]) }
@@ -183,12 +171,9 @@ import SimulatorHarness
 
     @Test("a call flagged no-reply-expected (how bluetoothd sends Agent1.Cancel) reaches the handler and gets no reply")
     func noReplyExpected() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.kill() }
-        let server = try await BusConnection.connect(to: bus.address)
-        defer { server.close() }
-        let client = try await BusConnection.connect(to: bus.address)
-        defer { client.close() }
+        let pair = try await ServerAndClient.start()
+        defer { pair.close() }
+        let (server, client) = (pair.server, pair.client)
         let members = Lock<[String]>([])
         server.export(Self.path) { call in
             members.withLock { $0.append(call.member ?? "") }

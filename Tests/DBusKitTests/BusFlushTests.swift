@@ -51,12 +51,9 @@ import Testing
     /// libdbus answers Peer.Ping itself while dispatching; its reply is counted when it could
     /// not be written at once, and once written nothing is left unsent.
     @Test func aPingLibdbusAnswersLeavesNothingUnsent() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.kill() }
-        let server = try await BusConnection.connect(to: bus.address)
-        defer { server.close() }
-        let client = try await BusConnection.connect(to: bus.address)
-        defer { client.close() }
+        let pair = try await ServerAndClient.start()
+        defer { pair.close() }
+        let (server, client) = (pair.server, pair.client)
         let reply = try await client.call(MethodCall(destination: server.uniqueName, path: "/", interface: "org.freedesktop.DBus.Peer",
                                                      member: "Ping"), timeout: .seconds(10))
         #expect(reply.kind == .methodReturn)
@@ -65,12 +62,9 @@ import Testing
     }
 
     @Test func everyKindOfSendIsUnsentUntilWritten() async throws {
-        let bus = try PrivateBus.start()
-        defer { bus.kill() }
-        let server = try await BusConnection.connect(to: bus.address)
-        defer { server.close() }
-        let client = try await BusConnection.connect(to: bus.address)
-        defer { client.close() }
+        let pair = try await ServerAndClient.start()
+        defer { pair.close() }
+        let (server, client) = (pair.server, pair.client)
         let path: ObjectPath = "/org/blectl/test"
         let incoming = Lock<Message?>(nil)
         server.export(path) { call in
