@@ -69,13 +69,17 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
     /// The sentence for running out of time in this operation: "timed out during connect
     /// on …", and for the stages that are waits, "timed out waiting for the response
     /// notification …" / "timed out waiting for notifications …" / "timed out waiting for
-    /// the adapter to power on".
+    /// the adapter to power on" / "timed out waiting for the link to go down …".
     var timedOutSentence: String {
         switch kind {
         case .response: "timed out waiting for the response notification" + place
         case .notifications: "timed out waiting for notifications" + place
         // The one wait of the adapter stage: PowerState "off-enabling" until the deadline.
         case .adapter: "timed out waiting for the adapter to power on" + place
+        // Disconnect is answered once the link is down, after BlueZ's disconnect timer; the
+        // same wait comes before connecting anew to a link found on its way down (the
+        // command before's), and the sentence must not suggest a Disconnect of this one.
+        case .disconnect: "timed out waiting for the link to go down" + place
         default: "timed out during \(self)"
         }
     }

@@ -43,7 +43,7 @@ struct MessageFormTests {
         (.notificationSetup, "timed out during notification setup", "notification setup failed"),
         (.response, "timed out waiting for the response notification", "the wait for the response notification failed"),
         (.battery, "timed out during battery lookup", "battery lookup failed"),
-        (.disconnect, "timed out during disconnect", "disconnect failed"),
+        (.disconnect, "timed out waiting for the link to go down", "disconnect failed"),
         (.agent, "timed out during pairing agent registration", "pairing agent registration failed"),
         (.pair, "timed out during pairing", "pairing failed"),
         (.trust, "timed out during the write of Trusted", "the write of Trusted failed"),

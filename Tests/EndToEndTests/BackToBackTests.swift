@@ -140,7 +140,7 @@ import Testing
         }
     }
 
-    @Test("notify right after a failed command, the link still going down at --timeout: 124 during disconnect, the wait named")
+    @Test("notify right after a failed command, the link still going down at --timeout: 124 waiting for the link to go down, the wait named")
     func notifyTimesOutWaitingForTheDisconnect() async throws {
         // Held for good: the old link never goes down within the second command's --timeout.
         try await Sim.with(faults: ["disconnect_held": "1"], fastDisconnect: false) { sim in
@@ -153,7 +153,7 @@ import Testing
             let error = run.jsonError()
             #expect(run.stdout == "")
             #expect(error?["operation"] == "disconnect", "\(run.stderr)")
-            #expect(error?["message"] == .string("timed out during disconnect on \(World.gattBattery)"), "\(run.stderr)")
+            #expect(error?["message"] == .string("timed out waiting for the link to go down on \(World.gattBattery)"), "\(run.stderr)")
             let calls = try await sim.calls()
             #expect(calls.filter { $0.member == "Connect" }.count == 1, "only the first command connected")
             try await sim.setFault("disconnect_held", "0")

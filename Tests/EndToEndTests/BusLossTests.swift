@@ -60,7 +60,7 @@ struct BusLossTests {
     /// by the case that uses it).
     static let bigFile: String = {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("blectl-busloss-\(getpid()).bin").path
-        FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x5a, count: 256 * 1024))
+        precondition(FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x5a, count: 256 * 1024)), "cannot write \(path)")
         return path
     }()
 

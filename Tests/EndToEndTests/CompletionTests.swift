@@ -185,7 +185,7 @@ struct CompletionTests {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blectl comp \(getpid())/dir with space")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
-            FileManager.default.createFile(atPath: directory.appendingPathComponent("file one.bin").path, contents: Data())
+            #expect(FileManager.default.createFile(atPath: directory.appendingPathComponent("file one.bin").path, contents: Data()))
             let parent = directory.deletingLastPathComponent().path
             let escaped = (directory.path + "/f").replacingOccurrences(of: " ", with: "\\ ")
             let script = #"source <(blectl completions bash) || exit 3; for line in "$@"; do COMP_LINE="$line"; COMP_POINT=${#line}; COMPREPLY=(); _blectl; printf '[%s]' "${COMPREPLY[@]}"; echo; done"#

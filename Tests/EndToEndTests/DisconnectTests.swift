@@ -126,7 +126,7 @@ struct DisconnectTests {
             #expect(run.status == 124, "\(run)")
             #expect(run.stdout == "")
             scenarioExpectError(run, scenarioError("timed_out", 124, operation: "disconnect", address: World.probe),
-                                message: "timed out during disconnect on C0:FF:EE:00:00:01")
+                                message: "timed out waiting for the link to go down on C0:FF:EE:00:00:01")
             try #expect(await sim.calls().scenarioOutcomes("Disconnect") == ["pending"])
             try #expect(await sim.state().connections.first?.disconnecting == true)
             // The Disconnect is BlueZ's now: it completes on its own once BlueZ goes on.

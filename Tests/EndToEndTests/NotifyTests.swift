@@ -212,6 +212,22 @@ struct NotifyTests {
         }
     }
 
+    @Test("the simulator's counter notifications leave the level a read answers: 55 before and after, by read and get-battery",
+          arguments: [["notify_every_ms": "50"], ["notify_burst": "5"], ["notify_rate_hz": "200"]])
+    func countersLeaveTheReadValue(faults: [String: String]) async throws {
+        try await Sim.with(faults: faults.merging(["notify_every_char": "2a19", "notify_burst_char": "2a19"]) { $1 }) { sim in
+            let before = await sim.blectl(["read", World.gattBattery, "2a19", "--timeout", "20"])
+            #expect(before.jsonObject()?["value"] == "37", "\(before)")
+            let run = await sim.blectl(["notify", World.gattBattery, "2a19", "--count", "3", "--timeout", "20"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stdout.split(separator: "\n").compactMap { J.parse(String($0))?["value"]?.string } == (1...3).map(Self.hex))
+            let after = await sim.blectl(["read", World.gattBattery, "2a19", "--timeout", "20"])
+            #expect(after.jsonObject()?["value"] == "37", "\(after)")
+            let battery = await sim.blectl(["get-battery", World.gattBattery, "--timeout", "20"])
+            #expect(battery.jsonObject()?["percentage"] == 55, "\(battery)")
+        }
+    }
+
     @Test("--count not reached before the timeout: 124 naming the notifications, the values printed")
     func countNotReached() async throws {
         try await Sim.with(faults: ["notify_burst": "5", "notify_burst_char": "2a19"]) { sim in

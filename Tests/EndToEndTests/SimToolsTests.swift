@@ -99,10 +99,11 @@ struct SimToolsTests {
         }
     }
 
-    /// stdout a pipe whose reader is gone before simctl writes (the read end closed before
+    /// stdout a pipe whose reader is gone before the tool writes (the read end closed before
     /// it starts): it ends by SIGPIPE (141), no traceback.
-    @Test("sim/simctl into a closed pipe: ends by SIGPIPE, nothing on stderr")
-    func simctlClosedPipe() async throws {
+    @Test("sim/simctl and sim/blectl-sim into a closed pipe: end by SIGPIPE, nothing on stderr",
+          arguments: ["sim/simctl state", "sim/blectl-sim faults", "sim/blectl-sim --help"])
+    func simToolClosedPipe(command: String) async throws {
         try await Self.withScratch { runtime in
             try await Sim.with { sim in
                 let script = """
@@ -112,7 +113,7 @@ struct SimToolsTests {
                     os.close(r)
                     status = subprocess.run(sys.argv[1:], stdout=w).returncode
                     sys.exit(status if status >= 0 else 128 - status)
-                    ' sim/simctl state
+                    ' \(command)
                     """
                 let run = await Self.bash(sim, script, runtime: runtime)
                 #expect(run.status == 141, "\(run)")

@@ -96,7 +96,7 @@ struct TraceTests {
                 var address = sockaddr_un()
                 address.sun_family = sa_family_t(AF_UNIX)
                 withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                    _ = path.utf8CString.withUnsafeBytes { raw.copyMemory(from: $0) }
+                    path.utf8CString.withUnsafeBytes { raw.copyMemory(from: $0) }
                 }
                 let bound = withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
@@ -111,6 +111,18 @@ struct TraceTests {
             #expect(lines.map(\.text) == ["· connecting to unix:path=\(path)"], "\(run)")
             let last = try #require(run.stderr.split(separator: "\n").last)
             #expect(J.parse(String(last))?["error"]?["operation"] == "bus", "\(run)")
+        }
+    }
+
+    @Test("-v: a bus address with control characters stays on one trace line, shown with ?")
+    func busAddressControlCharacters() async throws {
+        try await Sim.with { sim in
+            let forged = "unix:path=/nonexistent/blectl\n+0.000001 · connected to fake as :1.1\u{1B}[31m"
+            let run = await sim.blectl(["-v", "devices", "--timeout", "5"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": forged])
+            #expect(run.status == 69, "\(run)")
+            #expect(Self.lines(run, exceptLast: 1).map(\.text) == ["· connecting to unix:path=/nonexistent/blectl?+0.000001 · connected to fake as :1.1?[31m"],
+                    "\(run)")
+            #expect(!run.stderr.contains("\u{1B}"))
         }
     }
 

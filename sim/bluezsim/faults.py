@@ -28,7 +28,7 @@ FAULTS = {
     "start_notify_never_answers": (bool, False, "StartNotify is registered but never answered (the CCC write got no response); StopNotify answers InProgress; the client leaving drops it"),
     "notify_burst": (int, 0, "right after a StartNotify reply (on notify_burst_char), N distinct notifications back to back: value i = i as 4 bytes big-endian, i = 1..N (0 = off)"),
     "notify_burst_char": (str, "", "the characteristic UUID notify_burst applies to (short or full form; empty = any)"),
-    "notify_every_ms": (int, 0, "while a characteristic (notify_every_char) has notify sessions and its link is up, a notification every N ms: value k = k as 4 bytes big-endian, k counting on from 1 per characteristic, over link losses too (0 = off; set at run time, it applies at once)"),
+    "notify_every_ms": (int, 0, "while a characteristic (notify_every_char) has notify sessions and its link is up, a notification every N ms: value k = k as 4 bytes big-endian, k counting on from 1 per characteristic, over link losses too; BlueZ's cached Value changes, what ReadValue answers does not (0 = off; set at run time, it applies at once)"),
     "notify_every_char": (str, "", "the characteristic UUID notify_every_ms applies to (short or full form; empty = any)"),
     "notify_rate_hz": (int, 0, "like notify_every_ms (same characteristic, same values k counting on), at N notifications per second: every 5 ms the notifications due by then are sent back to back; the state's notify_rate says how many were sent and over how long (0 = off; set at run time, it applies at once)"),
     "notify_rate_total": (int, 0, "notify_rate_hz stops after this many notifications in all, counted in the state's notify_rate.sent (0 = no limit; reset clears the count)"),

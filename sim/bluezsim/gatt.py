@@ -384,7 +384,7 @@ class Char:
             return True
         if not self.active():
             return False
-        self.notify_many([i.to_bytes(4, "big") for i in range(1, count + 1)])
+        self.notify_many([i.to_bytes(4, "big") for i in range(1, count + 1)], counter=True)
         return True
 
     def m_StopNotify(self, call):
@@ -443,7 +443,7 @@ class Char:
             for _ in range(due):
                 self.ticks += 1
                 values.append(self.ticks.to_bytes(4, "big"))
-            self.notify_many(values)
+            self.notify_many(values, counter=True)
             self.rate_sent += due
             st = self.sim.rate_stats
             if st["first"] is None:
@@ -465,7 +465,7 @@ class Char:
             self.ticker = None
             return False
         self.ticks += 1
-        self.notify(self.ticks.to_bytes(4, "big"))
+        self.notify(self.ticks.to_bytes(4, "big"), counter=True)
         return True
 
     def _status(self):
@@ -475,29 +475,36 @@ class Char:
         self.notify(b"\x90\x00")
         return True
 
-    def notify(self, data):
+    def notify(self, data, counter=False):
+        """A notification of data: BlueZ's cached Value changes. The attribute's own value
+        (what ReadValue answers) changes too, but not for counter values (the tickers and
+        bursts, test traffic): a battery level still reads as the documented level after
+        notify_every_ms was used."""
         if self.notify_io is not None:
             # Acquired: the notification goes to the socket; Value is not updated (BlueZ doc).
             if self.device.connected and not self.device.removed:
                 self.notify_io.send(data)
             return
         if self.active():
-            self.value = bytes(data)
-            self.set(Value=self.value)
+            if not counter:
+                self.value = bytes(data)
+            self.set(Value=bytes(data))
 
-    def notify_many(self, values):
-        """Notifications of each value, in order, sent back to back (messages built first)."""
+    def notify_many(self, values, counter=False):
+        """Notifications of each value, in order, sent back to back (messages built first);
+        counter as for notify."""
         if self.notify_io is not None:
             for v in values:
-                self.notify(v)
+                self.notify(v, counter)
             return
         if not self.active():
             return
         bus = self.sim.bus
         msgs = []
         for v in values:
-            self.value = bytes(v)
-            msgs.append(bus.prepare_props(self.obj, "org.bluez.GattCharacteristic1", {"Value": self.value}, force=True))
+            if not counter:
+                self.value = bytes(v)
+            msgs.append(bus.prepare_props(self.obj, "org.bluez.GattCharacteristic1", {"Value": bytes(v)}, force=True))
         bus.send_back_to_back(msgs)
 
     # ------------------------------------------------------------ link / clients

@@ -61,6 +61,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     if args.list_faults:
+        # A closed stdout (`blectl-sim faults | head -1`): SIGPIPE, as Unix filters end.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         for k, (t, d, h) in FAULTS.items():
             print(f"{k} ({t.__name__}, default {d!r}): {h}")
         return 0

@@ -33,15 +33,17 @@ final class BusTrace: SessionObserver {
     }
 
     /// The first line, before anything is on the wire: the bus address being connected to,
-    /// so that a bus that refuses or never answers is named before the error.
+    /// so that a bus that refuses or never answers is named before the error. The address is
+    /// as the environment gave it, unchecked: control characters are shown as `?`, so that
+    /// it stays one line.
     func connecting(to address: String) {
-        emit(.now, "· connecting to \(address)")
+        emit(.now, "· connecting to \(Records.printable(address))")
     }
 
     func observe(_ event: BusEvent, at time: ContinuousClock.Instant) {
         switch event {
         case .connected(let address, let uniqueName):
-            emit(time, "· connected to \(address) as \(uniqueName)")
+            emit(time, "· connected to \(Records.printable(address)) as \(Records.printable(uniqueName))")
         case .call(let call, let serial, let expectsReply):
             emit(time, "→ call #\(serial) \(call.destination) \(call.path) \(call.interface).\(call.member)(\(values(call.arguments)))"
                  + (expectsReply ? "" : " (no reply wanted)"))
