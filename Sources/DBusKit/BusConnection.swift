@@ -939,8 +939,13 @@ public final class BusConnection: @unchecked Sendable {
         error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
     }
 
+    /// libdbus's message, without the line ends and spaces some of its messages end with
+    /// ("... should have been escaped\n").
     private static func message(of error: DBusError) -> String {
-        error.message.map { String(cString: $0) } ?? "unknown error"
+        guard let text = error.message.map({ String(cString: $0) }) else { return "unknown error" }
+        var end = text.endIndex
+        while end > text.startIndex, let last = text[..<end].last, last.isWhitespace { end = text.index(before: end) }
+        return String(text[..<end])
     }
 }
 

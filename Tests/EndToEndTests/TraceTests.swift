@@ -123,6 +123,16 @@ struct TraceTests {
             #expect(Self.lines(run, exceptLast: 1).map(\.text) == ["· connecting to unix:path=/nonexistent/blectl?+0.000001 · connected to fake as :1.1?[31m"],
                     "\(run)")
             #expect(!run.stderr.contains("\u{1B}"))
+            // libdbus's message about it ends with a line end: not kept.
+            let message = try #require(J.parse(String(run.stderr.split(separator: "\n").last ?? ""))?["error"]?["message"]?.string, "\(run)")
+            #expect(message.hasPrefix("cannot connect to the system bus: "), "\(message)")
+            #expect(message.last?.isWhitespace == false, "\(message.debugDescription)")
+            // The text form's error is one line too.
+            let text = await sim.blectl(["-f", "text", "devices", "--timeout", "5"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": forged])
+            #expect(text.status == 69, "\(text)")
+            #expect(text.stderr.hasPrefix("blectl: error: cannot connect to the system bus: "), "\(text)")
+            #expect(text.stderr.filter { $0 == "\n" }.count == 1 && text.stderr.hasSuffix("\n"), "\(text.stderr.debugDescription)")
+            #expect(!text.stderr.contains("\u{1B}"))
         }
     }
 

@@ -104,7 +104,9 @@ public struct Printer: Sendable {
         let message = String(describing: error)
         switch format {
         case .text:
-            Self.write("blectl: error: \(message)\n", to: .stderr)
+            // One line, whatever the message carries (a bus address from the environment,
+            // a name from the radio): control characters shown as `?`.
+            Self.write("blectl: error: \(Records.printable(message))\n", to: .stderr)
         case .json:
             let operation = (error as? BLEError)?.operationInfo ?? (error as? any CommandError)?.operation?.info
             let object: JSONValue = .object([("error", .object([
