@@ -942,10 +942,9 @@ public final class BusConnection: @unchecked Sendable {
     /// libdbus's message, without the line ends and spaces some of its messages end with
     /// ("... should have been escaped\n").
     private static func message(of error: DBusError) -> String {
-        guard let text = error.message.map({ String(cString: $0) }) else { return "unknown error" }
-        var end = text.endIndex
-        while end > text.startIndex, let last = text[..<end].last, last.isWhitespace { end = text.index(before: end) }
-        return String(text[..<end])
+        guard let message = error.message else { return "unknown error" }
+        let text = String(cString: message)
+        return String(text[..<(text.lastIndex { !$0.isWhitespace }.map(text.index(after:)) ?? text.startIndex)])
     }
 }
 
