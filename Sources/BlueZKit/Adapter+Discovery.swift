@@ -14,8 +14,8 @@ extension Adapter {
 
     /// Runs `body` while this adapter discovers LE devices, then stops discovery.
     ///
-    /// Sets the discovery filter (Transport "le", DuplicateData explicit, UUIDs and RSSI when
-    /// asked), then StartDiscovery (an `org.bluez.Error.InProgress` answer is retried once after
+    /// Sets the discovery filter (Transport "le", DuplicateData explicit, an RSSI floor: see
+    /// ``DiscoveryFilter``), then StartDiscovery (an `org.bluez.Error.InProgress` answer is retried once after
     /// 200 ms; a StartDiscovery still unanswered ``CleanupPolicy/unansweredStartGrace`` after
     /// the adapter started discovering is taken as started, see there). `body` gets a stream
     /// of batches of devices *seen during this scan* (added, or a change of RSSI, ManufacturerData, ServiceData or TxPower; then also a change of UUIDs or

@@ -1,12 +1,24 @@
 import DBusKit
 
 /// A discovery filter: what BlueZ is asked for (Adapter1.SetDiscoveryFilter,
-/// bluez/doc/org.bluez.Adapter.rst) and what blectl checks again on each device, because
+/// bluez/doc/org.bluez.Adapter.rst) and what is checked on each device reported, because
 /// BlueZ merges the filters of all its clients.
+///
+/// Every discovery asks for a *filtered* discovery in BlueZ's sense, with an RSSI floor
+/// (``rssiMin``, or ``lowestRSSIFloor`` when none is given): bluetoothd reports a device
+/// that does not advertise as discoverable (no LE General or Limited Discoverable flag, as
+/// most beacons and many sensors) only to a filtered discovery, and from BlueZ 5.83 on
+/// (main.conf `FilterDiscoverable`, on by default) an LE discovery with only Transport and
+/// DuplicateData false counts as unfiltered (src/adapter.c, device_is_discoverable and
+/// merge_discovery_filters).
 public struct DiscoveryFilter: Sendable, Equatable {
     /// Service UUIDs; a device matches when it advertises any of them. Empty: any device.
+    /// Client-side only: bluetoothd 5.87 crashes (SIGSEGV) when a discovery filter with
+    /// `UUIDs` meets an advertisement that lists service UUIDs (src/adapter.c,
+    /// is_filter_match; fixed after 5.87), and it does not publish its version on the bus, so
+    /// `UUIDs` is never sent.
     public var uuids: [BluetoothUUID]
-    /// Minimum RSSI in dBm; nil: no floor.
+    /// Minimum RSSI in dBm; nil: no floor (``lowestRSSIFloor`` is sent to BlueZ then).
     public var rssiMin: Int16?
     /// Case-insensitive substrings of the name; a device matches any. Client-side only.
     public var names: [String]
@@ -27,13 +39,21 @@ public struct DiscoveryFilter: Sendable, Equatable {
         self.duplicateData = duplicateData
     }
 
+    /// The RSSI floor sent when none is asked for: -127 dBm, the lowest SetDiscoveryFilter
+    /// takes (Core specification 4.2, Vol 2 Part E 7.7.65.2). It lets every advertisement through
+    /// and makes the discovery a filtered one, and bluetoothd merges the clients' floors by
+    /// taking the lowest, so it never narrows another client's discovery.
+    public static let lowestRSSIFloor: Int16 = -127
+
     /// The SetDiscoveryFilter argument (`a{sv}`): Transport "le", DuplicateData explicit,
-    /// UUIDs and RSSI when asked.
+    /// RSSI (``rssiMin`` or ``lowestRSSIFloor``). Never `UUIDs` (see ``uuids``) nor `Pattern`
+    /// (see ``addresses``).
     var dbusValue: DBusValue {
-        var entries: [String: DBusValue] = ["Transport": .string("le"), "DuplicateData": .boolean(duplicateData)]
-        if !uuids.isEmpty { entries["UUIDs"] = .stringArray(uuids.map(\.description)) }
-        if let rssiMin { entries["RSSI"] = .int16(rssiMin) }
-        return .stringVariantDictionary(entries)
+        .stringVariantDictionary([
+            "Transport": .string("le"),
+            "DuplicateData": .boolean(duplicateData),
+            "RSSI": .int16(rssiMin ?? Self.lowestRSSIFloor),
+        ])
     }
 
     /// Whether a device passes every kind of filter given.

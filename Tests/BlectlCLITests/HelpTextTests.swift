@@ -152,8 +152,9 @@ struct HelpTextTests {
             timeout; reaching the timeout is success, even with no device found. With
             --count, the scan ends with success once that many devices are printed, and
             reaching the timeout first exits 124. Devices BlueZ only remembers from earlier
-            are not printed. A device must pass every kind of filter given (checked by
-            BlueZ and again by blectl; --name and --address by blectl only). --timeout 0
+            are not printed. A device must pass every kind of filter given (--rssi-min
+            checked by BlueZ and again by blectl; --name, --service and --address by blectl
+            only). Devices that do not advertise as discoverable are found too. --timeout 0
             connects, checks the adapter and prints nothing.
 
             USAGE: blectl scan [--timeout <seconds>] [--name <substring> ...]

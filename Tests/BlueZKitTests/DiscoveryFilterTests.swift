@@ -11,16 +11,12 @@ import DBusKit
         return Advertisement(path: ObjectPath(path), properties: ObjectCache.Properties(p))!
     }
 
-    @Test func setDiscoveryFilterArgumentIsLEWithExplicitDuplicateData() {
+    @Test("SetDiscoveryFilter: LE, DuplicateData explicit, always an RSSI floor (a filtered discovery), never UUIDs")
+    func setDiscoveryFilterArgument() {
         let plain = DiscoveryFilter().dbusValue.stringKeyedDictionary
-        #expect(plain?["Transport"] == .string("le"))
-        #expect(plain?["DuplicateData"] == .boolean(false))
-        #expect(plain?["UUIDs"] == nil)
-        #expect(plain?["RSSI"] == nil)
-        let full = DiscoveryFilter(uuids: [.batteryService], rssiMin: -70, duplicateData: true).dbusValue.stringKeyedDictionary
-        #expect(full?["UUIDs"]?.stringArray == ["0000180f-0000-1000-8000-00805f9b34fb"])
-        #expect(full?["RSSI"] == .int16(-70))
-        #expect(full?["DuplicateData"] == .boolean(true))
+        #expect(plain == ["Transport": .string("le"), "DuplicateData": .boolean(false), "RSSI": .int16(-127)])
+        let full = DiscoveryFilter(uuids: [.batteryService], rssiMin: -70, names: ["probe"], duplicateData: true).dbusValue.stringKeyedDictionary
+        #expect(full == ["Transport": .string("le"), "DuplicateData": .boolean(true), "RSSI": .int16(-70)])
     }
 
     @Test func clientSideChecksEveryKindOfFilter() {
@@ -39,7 +35,7 @@ import DBusKit
         let other = try #require(BluetoothAddress("C0:FF:EE:00:00:02"))
         let filter = DiscoveryFilter(addresses: [probe, other])
         #expect(filter.dbusValue.stringKeyedDictionary?["Pattern"] == nil)
-        #expect(filter.dbusValue.stringKeyedDictionary?.keys.sorted() == ["DuplicateData", "Transport"])
+        #expect(filter.dbusValue.stringKeyedDictionary?.keys.sorted() == ["DuplicateData", "RSSI", "Transport"])
         #expect(filter.matches(Self.advertisement(name: "blesim Probe", rssi: -55, uuids: [])))
         #expect(!filter.matches(Self.advertisement(name: "blesim Probe", rssi: -55, uuids: [], address: "C0:FF:EE:00:00:03")))
         // With another kind of filter, both must pass.

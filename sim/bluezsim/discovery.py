@@ -42,10 +42,29 @@ class Discovery:
     def no_threshold(self):
         return any("RSSI" in f or "Pathloss" in f for f in self.sessions.values())
 
+    def filtered(self):
+        """Whether bluetoothd runs a filtered discovery: some session's filter asks for more
+        than Transport (le or auto) and DuplicateData false (src/adapter.c
+        merge_discovery_filters: such a filter counts as a regular discovery)."""
+        scan_type = ("le", "auto") if self.sim.faults.get("le_only_adapter") else ("auto",)
+        return any(is_filtered(f, scan_type) for f in self.sessions.values())
+
     def passes(self, spec):
         if spec.group == "foreign":
             return True
+        if self.sim.faults.get("filter_discoverable") and not self.filtered() and not discoverable(spec):
+            return False
         return any(match(f, spec) for f in self.sessions.values())
+
+    def crashes_on(self, spec):
+        """uuid_filter_crash: bluetoothd 5.87 looks the filter's UUIDs up in the
+        advertisement's service UUIDs with queue_find's arguments swapped, and crashes as soon
+        as that list is not empty. Crashes here when it would; returns whether it did."""
+        if not (self.sim.faults.get("uuid_filter_crash") and spec.uuids
+                and any(f.get("UUIDs") for f in self.sessions.values())):
+            return False
+        self.sim.exit_bluez()
+        return True
 
     def _cancel_timers(self):
         for t in (self.report_timer, self.tick_timer, self.churn_timer, self.power_timer, self.bench_timer,
@@ -166,6 +185,8 @@ class Discovery:
             return
         self.inquiry()
         for spec in self.sim.advertisers():
+            if self.crashes_on(spec):
+                return
             if self.passes(spec):
                 self.seen(spec, spec.rssi + self.rng.randint(-2, 2))
         if self.sim.faults.get("rssi_back_to_back") and not self.pair_sent and self.pair_timer is None:
@@ -217,6 +238,8 @@ class Discovery:
     def inquiring(self):
         """Whether some session runs a BR/EDR inquiry (Transport "auto", the default, or
         "bredr"): dual-mode devices are then seen over BR/EDR too."""
+        if self.sim.faults.get("le_only_adapter"):
+            return False
         return any(f.get("Transport", "auto") in ("auto", "bredr") for f in self.sessions.values())
 
     def inquiry(self):
@@ -232,6 +255,9 @@ class Discovery:
             return False
         self.inquiry()
         for spec in self.sim.advertisers():
+            if self.crashes_on(spec):
+                self.tick_timer = None
+                return False
             dev = self.sim.devices.get(spec.address)
             if dev is None or not self.passes(spec):
                 continue
@@ -264,6 +290,18 @@ class Discovery:
             self.adapter.set(Discovering=False)
 
 
+def is_filtered(flt, scan_type):
+    """A filter that makes a filtered discovery: anything beyond DuplicateData false and a
+    Transport that is the adapter's scan type (`scan_type`, the Transport values that mean it)."""
+    return (bool(flt.get("UUIDs")) or "RSSI" in flt or "Pathloss" in flt or bool(flt.get("DuplicateData"))
+            or flt.get("Pattern") is not None or flt.get("Transport", "auto") not in scan_type)
+
+
+def discoverable(spec):
+    """Whether the advertising flags have LE Limited (0x01) or LE General (0x02) Discoverable."""
+    return bool(spec.adv_flags and spec.adv_flags[0] & 0x03)
+
+
 def match(flt, spec):
     if flt.get("Transport") == "bredr":
         return False
@@ -281,6 +319,6 @@ def match(flt, spec):
     if pat:
         if not (spec.address.startswith(pat) or (spec.name or "").startswith(pat)):
             return False
-    if flt.get("Discoverable") and not (spec.adv_flags and spec.adv_flags[0] & 0x03):
+    if flt.get("Discoverable") and not discoverable(spec):
         return False
     return True

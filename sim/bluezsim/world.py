@@ -138,6 +138,13 @@ def toolbox_svc():
     ])
 
 
+def hidden_devices():
+    """Advertising only with the hidden_device switch: a connectable sensor whose advertising
+    flags say neither LE Limited nor LE General Discoverable (0x04: BR/EDR Not Supported)."""
+    return [DeviceSpec("C0:FF:EE:00:00:0A", "blesim Hidden", rssi=-61, uuids=[u16(0x180F)], group="hidden",
+                       adv_flags=b"\x04", services=[gatt_svc(), battery_svc(66)])]
+
+
 def toolbox_devices():
     return [DeviceSpec("C0:FF:EE:00:00:06", "blesim Toolbox", rssi=-58, uuids=[TOOLBOX_SVC], group="toolbox",
                        services=[gatt_svc(), battery_svc(33), toolbox_svc()])]

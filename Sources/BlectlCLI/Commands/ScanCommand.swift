@@ -42,7 +42,7 @@ struct ScanCommand: BlectlSubcommand {
         name: commandName,
         abstract: "Scan for Bluetooth LE devices and print each one found.",
         discussion: [
-            "Prints one JSON line per device as it is first seen during this scan, until the timeout; reaching the timeout is success, even with no device found. With --count, the scan ends with success once that many devices are printed, and reaching the timeout first exits 124. Devices BlueZ only remembers from earlier are not printed. A device must pass every kind of filter given (checked by BlueZ and again by blectl; --name and --address by blectl only). --timeout 0 connects, checks the adapter and prints nothing.",
+            "Prints one JSON line per device as it is first seen during this scan, until the timeout; reaching the timeout is success, even with no device found. With --count, the scan ends with success once that many devices are printed, and reaching the timeout first exits 124. Devices BlueZ only remembers from earlier are not printed. A device must pass every kind of filter given (--rssi-min checked by BlueZ and again by blectl; --name, --service and --address by blectl only). Devices that do not advertise as discoverable are found too. --timeout 0 connects, checks the adapter and prints nothing.",
         ],
         options: [timeoutOption.spec, name.spec, service.spec, address.spec, rssiMin.spec, count.spec, updates.spec]
     )
