@@ -169,8 +169,9 @@ struct HelpTextTests {
                                       allowed, inf to scan until interrupted. (default: 10)
               -n, --name <substring>  Only report devices whose name contains this text,
                                       ignoring case. Repeat to accept any of several.
-              -s, --service <uuid>    Only report devices advertising this service UUID,
-                                      such as 180f. Repeat to accept any of several.
+              -s, --service <uuid>    Only report devices that list this service UUID, such
+                                      as 180f: advertised, or found by an earlier
+                                      connection. Repeat to accept any of several.
               --address <address>     Only report the device with this address. Repeat to
                                       accept any of several.
               --rssi-min <dbm>        Only report devices heard at this signal strength or

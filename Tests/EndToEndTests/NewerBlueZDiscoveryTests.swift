@@ -52,3 +52,20 @@ struct NewerBlueZDiscoveryTests {
         }
     }
 }
+
+extension NewerBlueZDiscoveryTests {
+    @Test("--service matches Device1.UUIDs: after a connection, the services found by connecting too")
+    func serviceMatchesResolvedServices() async throws {
+        try await Sim.with { sim in
+            // blesim Plain advertises no service UUID; connecting resolves 0x1800 and 0x1801.
+            let before = await sim.blectl(["scan", "--service", "1801", "--timeout", "2"])
+            #expect(before.status == 0 && before.stdout == "", "\(before)")
+            let connect = await sim.blectl(["connect", World.plain])
+            #expect(connect.status == 0, "\(connect)")
+            let after = await sim.blectl(["scan", "--service", "1801", "--timeout", "2"])
+            #expect(after.status == 0, "\(after)")
+            #expect(after.jsonLines().compactMap { $0["address"]?.string } == [World.plain], "\(after)")
+            try await sim.expectClean()
+        }
+    }
+}

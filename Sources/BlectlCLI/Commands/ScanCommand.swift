@@ -14,7 +14,7 @@ struct ScanCommand: BlectlSubcommand {
     )
     static let service = Option<BluetoothUUID>(
         "service", short: "s", valueName: "uuid",
-        help: "Only report devices advertising this service UUID, such as 180f. Repeat to accept any of several.",
+        help: "Only report devices that list this service UUID, such as 180f: advertised, or found by an earlier connection. Repeat to accept any of several.",
         parser: .uuid, repeatable: true
     )
     static let rssiMin = Option<Int16>(
@@ -283,36 +283,36 @@ struct ScanCommand: BlectlSubcommand {
 }
 
 /// Options of `blectl scan`.
-public struct ScanOptions: Sendable, Equatable {
+struct ScanOptions: Sendable, Equatable {
     /// How long a scan lasts when `--timeout` is not given: 10 s.
-    public static let defaultTimeout = Duration.seconds(10)
+    static let defaultTimeout = Duration.seconds(10)
     /// The accepted `--rssi-min` range in dBm (BlueZ doc/org.bluez.Adapter.rst,
     /// SetDiscoveryFilter `RSSI`).
-    public static let rssiRange: ClosedRange<Int16> = -127...20
+    static let rssiRange: ClosedRange<Int16> = -127...20
 
     /// `--timeout`: how long to scan, 0 to 86400 s, or ``ListeningTimeout/infinite`` (`inf`).
-    public var timeout: Duration
+    var timeout: Duration
     /// `--name`, repeatable: report only devices whose name contains one of these
     /// (case-insensitive substring match); empty means no name filter. Never contains
     /// an empty string.
-    public var names: [String]
+    var names: [String]
     /// `--service`, repeatable: report only devices advertising one of these service
     /// UUIDs; empty means no service filter.
-    public var services: [BluetoothUUID]
+    var services: [BluetoothUUID]
     /// `--rssi-min`: report only devices heard at this RSSI (dBm) or stronger, within
     /// `rssiRange`; `nil` means no threshold.
-    public var rssiMin: Int16?
+    var rssiMin: Int16?
     /// `--address`, repeatable: report only devices with one of these addresses; empty
     /// means no address filter (checked by blectl only, see ``DiscoveryFilter/addresses``).
-    public var addresses: [BluetoothAddress]
+    var addresses: [BluetoothAddress]
     /// `--count`: end the scan with success once this many devices (1 or more) are
     /// printed; reaching the timeout first is then a timeout (124). nil: no limit.
-    public var count: Int?
+    var count: Int?
     /// `--updates`: print a line for every advertisement update, not just the first
     /// sighting of each device.
-    public var updates: Bool
+    var updates: Bool
 
-    public init(
+    init(
         timeout: Duration = ScanOptions.defaultTimeout, names: [String] = [],
         services: [BluetoothUUID] = [], rssiMin: Int16? = nil, addresses: [BluetoothAddress] = [],
         count: Int? = nil, updates: Bool = false
