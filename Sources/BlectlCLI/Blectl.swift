@@ -8,23 +8,12 @@ import Musl
 #endif
 
 /// The blectl program: parse, run one subcommand, report, exit with a documented status.
+/// Its one public entry point is ``start()``, for the executable's `main.swift`.
 public enum Blectl {
-    public static let version = "0.1.0"
+    static let version = "0.1.0"
 
-    /// Runs blectl with the process's arguments, taken as bytes: one that is not valid UTF-8
-    /// is a usage error (64) rather than repaired to U+FFFD. Exits.
-    public static func main() async -> Never {
-        StandardStreams.reserve()
-        switch RawArguments.decode(RawArguments.fromProcess()) {
-        case .failure(let error):
-            Printer.write(renderUsageError(error), to: .stderr)
-            exit(ExitStatus.usage.rawValue)
-        case .success(let arguments):
-            await main(arguments)
-        }
-    }
-
-    /// Runs blectl with the process's arguments, as ``main()``, from synchronous code (the
+    /// Runs blectl with the process's arguments, taken as bytes (one that is not valid UTF-8
+    /// is a usage error, 64, rather than repaired to U+FFFD), from synchronous code (the
     /// program's `main.swift`): what needs no bus (a usage error, `--help`, `--version`, a
     /// completion script) is answered here without starting Swift concurrency or Dispatch's
     /// threads; everything else runs in a task, with Dispatch's main queue serving the main
@@ -43,14 +32,6 @@ public enum Blectl {
             Task { await run(invocation, launch) }
             dispatchMain()
         }
-    }
-
-    /// Runs blectl with `arguments` (without argv[0]) and exits.
-    public static func main(_ arguments: [String]) async -> Never {
-        let started = ContinuousClock.now
-        let invocation = parseOrExit(arguments)
-        answerWithoutBus(invocation)
-        await run(invocation, Launch(invocation, started: started))
     }
 
     /// What a subcommand's run starts with, made before its task: SIGPIPE ignored (a closed

@@ -111,25 +111,3 @@ final class FakeBlueZ: Sendable {
         bus.kill()
     }
 }
-
-/// Waits (polling the condition, up to `limit`) until `condition` holds; for states that
-/// have no event of their own (a counter in the library).
-func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}
-
-/// As ``eventually(within:_:)``, for a condition that has to ask (a bus call); what the
-/// condition throws is thrown.
-func eventually(within limit: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}

@@ -43,18 +43,8 @@ import SimulatorHarness
             #expect(outcomes == ["disconnected:read:2a19", "disconnected:read:2a26"])
             #expect(session.watcherCount == 0)
             // Reply handlers are removed on the connection's queue, just after the outcomes.
-            try #expect(await Self.eventually { session.connection.registeredReplyHandlerCount == 0 })
+            #expect(await eventually { session.connection.registeredReplyHandlerCount == 0 })
         }
-    }
-
-    /// Polls `condition` (every 10 ms, 10 s at most); whether it held.
-    static func eventually(_ condition: @Sendable () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            if ContinuousClock.now >= deadline { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
     }
 
     @Test func scanReportsOnlyDevicesSeenAndLeavesNothingBehind() async throws {
@@ -77,7 +67,7 @@ import SimulatorHarness
             #expect(session.watcherCount == 0)
             let state = try await offThread { try sim.state() }
             #expect(state.discoverySessions.isEmpty)
-            try #expect(await Self.eventually { session.connection.registeredReplyHandlerCount == 0 })
+            #expect(await eventually { session.connection.registeredReplyHandlerCount == 0 })
         }
     }
 }

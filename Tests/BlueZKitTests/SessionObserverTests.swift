@@ -41,7 +41,7 @@ import SimulatorHarness
             defer { session.close() }
             let owner = try #require(try await session.connection.nameOwner(of: "org.bluez"))
             let impostor = try await offThread { try sim.startImpostor(intervalMilliseconds: 5) }
-            #expect(try await SessionIntegrationTests.eventually { session.foreignSignalCount >= 3 })
+            #expect(await eventually { session.foreignSignalCount >= 3 })
             _ = try await offThread { try impostor.stop() }
             // A barrier, not a pause: dbus-daemon routes everything the impostor sent before it
             // drops its unique name, and our connection hands signals to the session (and its

@@ -119,13 +119,3 @@ import Testing
 extension Result {
     var isSuccess: Bool { if case .success = self { true } else { false } }
 }
-
-/// Polls `condition` (every 5 ms, up to `limit`) for states that have no event of their own.
-func eventually(within limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}

@@ -45,7 +45,7 @@ import SimulatorHarness
             // Our own round trip after both: its reply comes after the two signals.
             _ = try await connection.call(BusConnection.busCall("ListNames", []))
             connection.close()
-            _ = try await SessionTestSupport.eventually { recorder.all.contains { if case .closed = $0 { true } else { false } } }
+            _ = await eventually { recorder.all.contains { if case .closed = $0 { true } else { false } } }
 
             let summary = recorder.all.map(Self.summary)
             // NameAcquired (unicast from the daemon) may come first; it is unrouted too.
@@ -98,14 +98,3 @@ import SimulatorHarness
     }
 }
 
-enum SessionTestSupport {
-    /// Polls `condition` (every 10 ms, 10 s at most); whether it held.
-    static func eventually(_ condition: @Sendable () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            if ContinuousClock.now >= deadline { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
-    }
-}

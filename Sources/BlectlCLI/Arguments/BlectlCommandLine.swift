@@ -7,7 +7,7 @@
 ///   else `.run` with the typed options. On failure, a `UsageError` naming the
 ///   offending input and the subcommand concerned: print `renderUsageError(_:)` to
 ///   stderr and exit 64. Never traps, whatever the input.
-public func parseCommandLine(_ arguments: [String]) -> Result<Invocation, UsageError> {
+func parseCommandLine(_ arguments: [String]) -> Result<Invocation, UsageError> {
     do throws(UsageError) {
         return .success(try invocation(for: arguments))
     } catch {
@@ -20,7 +20,7 @@ public func parseCommandLine(_ arguments: [String]) -> Result<Invocation, UsageE
 ///     Error: Unknown option '--frobnicate'
 ///     Usage: blectl scan [--timeout <seconds>] …
 ///       See 'blectl scan --help' for more information.
-public func renderUsageError(_ error: UsageError) -> String {
+func renderUsageError(_ error: UsageError) -> String {
     let path = BlectlCommands.path(forSubcommand: error.subcommand)
     let helpCommand = path.map(\.name).joined(separator: " ")
     return """

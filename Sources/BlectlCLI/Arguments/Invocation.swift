@@ -1,7 +1,7 @@
 import BlueZKit
 
 /// What a blectl command line asks for, as produced by `parseCommandLine(_:)`.
-public enum Invocation: Sendable, Equatable {
+enum Invocation: Sendable, Equatable {
     /// Print this help text to stdout as is (it ends with a newline) and exit 0.
     case help(String)
     /// Print the version to stdout and exit 0.
@@ -17,7 +17,7 @@ public enum Invocation: Sendable, Equatable {
 }
 
 /// What the completion scripts ask blectl for when the user presses Tab.
-public enum CompletionValueKind: String, Sendable, CaseIterable {
+enum CompletionValueKind: String, Sendable, CaseIterable {
     /// Device addresses BlueZ has (cached, paired or connected), with their names.
     case devices
     /// Adapter names (`hci0`), with their addresses.
@@ -25,22 +25,22 @@ public enum CompletionValueKind: String, Sendable, CaseIterable {
 }
 
 /// Options accepted before or after any subcommand.
-public struct GlobalOptions: Sendable, Equatable {
+struct GlobalOptions: Sendable, Equatable {
     /// The format used when `--format` is not given.
-    public static let defaultFormat = OutputFormat.json
+    static let defaultFormat = OutputFormat.json
 
     /// `--adapter`: the adapter's name, `hci` then digits (`"hci0"`); `nil` when not
     /// given, leaving the choice of adapter to the caller.
-    public var adapter: String?
+    var adapter: String?
     /// `--format`: how results are printed on stdout.
-    public var format: OutputFormat
+    var format: OutputFormat
     /// `-v`/`--verbose`, counted: 0 no trace; 1 the D-Bus trace on stderr (calls, replies,
     /// signals acted on); 2 or more, every signal received too.
-    public var verbosity: Int
+    var verbosity: Int
     /// `-q`/`--quiet`: no progress line on stderr, even on a terminal.
-    public var quiet: Bool
+    var quiet: Bool
 
-    public init(adapter: String? = nil, format: OutputFormat = GlobalOptions.defaultFormat, verbosity: Int = 0, quiet: Bool = false) {
+    init(adapter: String? = nil, format: OutputFormat = GlobalOptions.defaultFormat, verbosity: Int = 0, quiet: Bool = false) {
         self.adapter = adapter
         self.format = format
         self.verbosity = verbosity
@@ -49,7 +49,7 @@ public struct GlobalOptions: Sendable, Equatable {
 }
 
 /// How results are printed on stdout.
-public enum OutputFormat: String, Sendable, CaseIterable {
+enum OutputFormat: String, Sendable, CaseIterable {
     /// One JSON object per result; streams are JSON Lines, one object per line.
     case json
     /// Human-readable lines.

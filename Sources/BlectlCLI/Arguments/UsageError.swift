@@ -3,23 +3,23 @@
 ///
 /// A usage error is not a runtime error: the caller prints `renderUsageError(_:)` to
 /// stderr and exits with status 64 (EX_USAGE), like swift-argument-parser.
-public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// One sentence without a final period, quoting the offending input,
     /// e.g. `Unknown option '--frobnicate'`.
-    public var message: String
+    var message: String
 
     /// The canonical name of the subcommand the error concerns (`"scan"`,
     /// `"get-version"`, never an alias), or `nil` for the top level. Used for the
     /// `See 'blectl scan --help'` hint.
-    public var subcommand: String?
+    var subcommand: String?
 
     /// - Parameters:
     ///   - message: the sentence to show after `Error: `.
     ///   - subcommand: the canonical subcommand name, `nil` for the top level.
-    public init(_ message: String, subcommand: String? = nil) {
+    init(_ message: String, subcommand: String? = nil) {
         self.message = message
         self.subcommand = subcommand
     }
 
-    public var description: String { message }
+    var description: String { message }
 }

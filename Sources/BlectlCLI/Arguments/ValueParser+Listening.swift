@@ -3,8 +3,8 @@
 /// What `--timeout inf` stands for: listening until a signal ends blectl. A Duration the
 /// clocks can still add and sleep for (100 years), and which nothing else parses to (plain
 /// seconds stop at one day).
-public enum ListeningTimeout {
-    public static let infinite = Duration.seconds(100 * 365 * 86_400)
+enum ListeningTimeout {
+    static let infinite = Duration.seconds(100 * 365 * 86_400)
 }
 
 extension ValueParser where Value == Duration {

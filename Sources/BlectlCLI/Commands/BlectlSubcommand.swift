@@ -96,12 +96,12 @@ enum Subcommands {
 }
 
 /// The subcommand to run, with its parsed options.
-public struct Subcommand: Sendable, Equatable, CustomStringConvertible {
+struct Subcommand: Sendable, Equatable, CustomStringConvertible {
     let command: any BlectlSubcommand
 
     init(_ command: any BlectlSubcommand) { self.command = command }
 
-    public static func == (lhs: Subcommand, rhs: Subcommand) -> Bool { lhs.command.isEqual(to: rhs.command) }
+    static func == (lhs: Subcommand, rhs: Subcommand) -> Bool { lhs.command.isEqual(to: rhs.command) }
 
-    public var description: String { String(describing: command) }
+    var description: String { String(describing: command) }
 }

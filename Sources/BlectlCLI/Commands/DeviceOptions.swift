@@ -2,9 +2,9 @@ import BlueZKit
 
 /// The argument and option shared by every subcommand that talks to one device:
 /// `<address>` and `--timeout` (the limit for the whole command, connecting included).
-public struct DeviceOptions: Sendable, Equatable {
+struct DeviceOptions: Sendable, Equatable {
     /// How long the whole operation may take when `--timeout` is not given: 20 s.
-    public static let defaultTimeout = Duration.seconds(20)
+    static let defaultTimeout = Duration.seconds(20)
 
     static let addressArgument = Argument<BluetoothAddress>(
         "address", help: "The device's address, like C0:FF:EE:00:00:01.", parser: .address
@@ -16,12 +16,12 @@ public struct DeviceOptions: Sendable, Equatable {
     )
 
     /// `<address>`: the device.
-    public var address: BluetoothAddress
+    var address: BluetoothAddress
     /// `--timeout`: how long the whole operation may take, connecting included,
     /// more than 0, up to 86400 s (0 is a usage error: nothing could be done in it).
-    public var timeout: Duration
+    var timeout: Duration
 
-    public init(address: BluetoothAddress, timeout: Duration = DeviceOptions.defaultTimeout) {
+    init(address: BluetoothAddress, timeout: Duration = DeviceOptions.defaultTimeout) {
         self.address = address
         self.timeout = timeout
     }
@@ -33,7 +33,7 @@ public struct DeviceOptions: Sendable, Equatable {
 
 /// `--vendor-service`, `--vendor-write` and `--vendor-notify` (all three or none): the
 /// library's description of a vendor request/response protocol.
-public typealias VendorProtocolOptions = VendorProtocol
+typealias VendorProtocolOptions = VendorProtocol
 
 /// The declarations of the vendor protocol's three options.
 enum VendorOptions {

@@ -268,25 +268,25 @@ struct NotifyCommand: BlectlSubcommand {
 }
 
 /// Options of `blectl notify`.
-public struct NotifyOptions: Sendable, Equatable {
+struct NotifyOptions: Sendable, Equatable {
     /// How long `notify` listens when `--timeout` is not given: 10 s, as `scan`.
-    public static let defaultTimeout = Duration.seconds(10)
+    static let defaultTimeout = Duration.seconds(10)
 
     /// `<address>`: the device.
-    public var address: BluetoothAddress
+    var address: BluetoothAddress
     /// `<characteristic>`: its UUID.
-    public var characteristic: BluetoothUUID
+    var characteristic: BluetoothUUID
     /// `--service`: the service it is in, when its UUID occurs in several; nil: any.
-    public var service: BluetoothUUID?
+    var service: BluetoothUUID?
     /// `--timeout`: how long to listen, connecting included, 0 to 86400 s, or
     /// ``ListeningTimeout/infinite`` (`inf`).
-    public var timeout: Duration
+    var timeout: Duration
     /// `--count`: stop after this many values (1 or more); nil: no limit.
-    public var count: Int?
+    var count: Int?
     /// `--reconnect`: reconnect after a link loss and go on.
-    public var reconnect: Bool
+    var reconnect: Bool
 
-    public init(address: BluetoothAddress, characteristic: BluetoothUUID, service: BluetoothUUID? = nil,
+    init(address: BluetoothAddress, characteristic: BluetoothUUID, service: BluetoothUUID? = nil,
                 timeout: Duration = NotifyOptions.defaultTimeout, count: Int? = nil, reconnect: Bool = false) {
         self.address = address
         self.characteristic = characteristic

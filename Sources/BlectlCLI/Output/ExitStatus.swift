@@ -3,7 +3,7 @@ import DBusKit
 
 /// blectl's exit statuses: distinct per kind of outcome, documented in man/blectl.1 and
 /// `blectl --help` (sysexits.h values where one fits).
-public enum ExitStatus: Int32, Sendable, CaseIterable {
+enum ExitStatus: Int32, Sendable, CaseIterable {
     case ok = 0
     /// BlueZ reported a failure (`org.bluez.Error.Failed` and others).
     case bluezFailed = 1
@@ -30,7 +30,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case timedOut = 124
 
     /// The `code` of the JSON error object.
-    public var code: String {
+    var code: String {
         switch self {
         case .ok: "ok"
         case .bluezFailed: "bluez_failed"
@@ -48,7 +48,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     }
 
     /// One line for help and docs.
-    public var summary: String {
+    var summary: String {
         switch self {
         case .ok: "Success."
         case .bluezFailed: "BlueZ reported a failure."
@@ -66,7 +66,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     }
 
     /// The status for an error thrown by the BlueZ layer.
-    public init(for error: any Error) {
+    init(for error: any Error) {
         if let error = error as? any CommandError {
             self = error.status
             return
@@ -93,7 +93,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     /// The `code` of the JSON error object for `error`: the status's code, or a finer one
     /// where one status covers several kinds (77: `permission_denied`, `not_permitted`,
     /// `authentication_failed`; 1: `bluez_failed`, `device_protocol_error`, `outcome_unknown`).
-    public static func code(for error: any Error) -> String {
+    static func code(for error: any Error) -> String {
         switch error as? BLEError {
         case .notPermitted?: "not_permitted"
         case .authenticationFailed?: "authentication_failed"

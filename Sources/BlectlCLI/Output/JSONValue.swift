@@ -4,7 +4,7 @@
 ///
 /// Not `indirect`: arrays and objects hold their values in their own buffers already, and a
 /// boxed case cost an allocation per value (a scan line has fourteen; issue 12).
-public enum JSONValue: Sendable, Equatable {
+enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int)
@@ -14,21 +14,21 @@ public enum JSONValue: Sendable, Equatable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         lhs.serialized() == rhs.serialized()
     }
 
-    public static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
-    public static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
-    public static func optional(_ value: Bool?) -> JSONValue { value.map { .bool($0) } ?? .null }
+    static func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+    static func optional(_ value: Int?) -> JSONValue { value.map { .int($0) } ?? .null }
+    static func optional(_ value: Bool?) -> JSONValue { value.map { .bool($0) } ?? .null }
 
     /// Compact JSON, one line.
-    public func serialized() -> String {
+    func serialized() -> String {
         String(decoding: serializedUTF8(), as: UTF8.self)
     }
 
     /// Compact JSON, one line, as UTF-8 (what stdout gets; no String built on the way).
-    public func serializedUTF8() -> [UInt8] {
+    func serializedUTF8() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(256)
         write(into: &out)

@@ -7,16 +7,16 @@ import Musl
 
 /// Writes results to stdout (flushed per call, so JSON Lines reach a pipe at once) and
 /// diagnostics to stderr.
-public struct Printer: Sendable {
-    public var format: OutputFormat
+struct Printer: Sendable {
+    var format: OutputFormat
 
-    public init(format: OutputFormat) { self.format = format }
+    init(format: OutputFormat) { self.format = format }
 
     /// Queues each line, followed by a newline, for stdout (``StdoutWriter``: written in
     /// order on a thread of its own; waits only while a stalled reader leaves too much queued).
     /// - Throws: ``OutputClosed`` when stdout is a pipe whose reader has gone (`blectl scan | head -1`),
     ///   `CancellationError` when cancelled while waiting for the reader.
-    public func results(_ lines: [String]) async throws {
+    func results(_ lines: [String]) async throws {
         guard !lines.isEmpty else { return }
         var text = lines.joined(separator: "\n")
         text += "\n"
@@ -26,7 +26,7 @@ public struct Printer: Sendable {
     /// As ``results(_:)``, for lines already in UTF-8, each ending in a newline (a stream's
     /// batch: no String is built on the way to stdout).
     /// - Throws: as ``results(_:)``.
-    public func results(utf8 lines: [UInt8]) async throws {
+    func results(utf8 lines: [UInt8]) async throws {
         guard !lines.isEmpty else { return }
         try await StdoutWriter.shared.enqueue(utf8: lines)
     }
@@ -39,14 +39,14 @@ public struct Printer: Sendable {
     /// ``resultWriteLimit``) until they are written, so that the result is on stdout before
     /// the clean-up that follows (the Disconnect, which BlueZ answers after its 2 s timer).
     /// - Throws: as ``results(_:)``.
-    public func result(_ lines: [String]) async throws {
+    func result(_ lines: [String]) async throws {
         try await results(lines)
         await StdoutWriter.shared.drain(within: Self.resultWriteLimit)
     }
 
     /// A standard stream, written with write(2): unbuffered, so nothing waits in a buffer
     /// when the process ends by a signal.
-    public enum Stream: Int32, Sendable {
+    enum Stream: Int32, Sendable {
         case stdout = 1
         case stderr = 2
     }
@@ -55,7 +55,7 @@ public struct Printer: Sendable {
     /// the progress line erased first when it is on that terminal (``StatusLine``).
     /// - Returns: false when the stream is closed (EPIPE: libdbus ignores SIGPIPE) or failing.
     @discardableResult
-    public static func write(_ text: String, to stream: Stream) -> Bool {
+    static func write(_ text: String, to stream: Stream) -> Bool {
         StatusLine.shared.withLineErased(toStdout: stream == .stdout) { writeAll(Array(text.utf8), to: stream.rawValue) == nil }
     }
 
@@ -100,7 +100,7 @@ public struct Printer: Sendable {
     }
 
     /// Reports an error on stderr: a JSON object in json format, a plain line in text format.
-    public func error(_ error: any Error, status: ExitStatus, address: String? = nil) {
+    func error(_ error: any Error, status: ExitStatus, address: String? = nil) {
         let message = String(describing: error)
         switch format {
         case .text:
@@ -126,18 +126,18 @@ public struct Printer: Sendable {
 
 /// stdout's reader has gone: the command stops, cleans up, and blectl ends by SIGPIPE as
 /// Unix filters do.
-public struct OutputClosed: Error, Sendable {}
+struct OutputClosed: Error, Sendable {}
 
 /// A write to stdout failed for a reason other than a reader that has gone (EPIPE): a full
 /// disk (ENOSPC), an I/O error (EIO), ... The command stops, cleans up, and blectl exits 74
 /// (EX_IOERR) naming the errno.
-public struct OutputFailed: CommandError, Sendable, Equatable {
+struct OutputFailed: CommandError, Sendable, Equatable {
     /// The errno write(2) failed with.
-    public var errno: Int32
+    var errno: Int32
 
     var status: ExitStatus { .ioError }
 
-    public var description: String {
+    var description: String {
         "cannot write to standard output: \(String(cString: strerror(errno))) (\(Self.name(of: errno)))"
     }
 
