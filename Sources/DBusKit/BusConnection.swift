@@ -32,68 +32,51 @@ public final class BusConnection: @unchecked Sendable {
     /// signal, with no hand-off to the cooperative pool. Its work must not block (it holds up
     /// every message behind it); an `await` frees the queue.
     public var taskExecutor: any TaskExecutor { executor }
-    private let executor: QueueTaskExecutor
+    let executor: QueueTaskExecutor
     /// The unique bus name the daemon gave this connection (`:1.42`).
     public let uniqueName: String
     /// Told of every message sent and received; nil (the usual case) costs one check per message.
-    private let observer: (any BusObserver)?
+    let observer: (any BusObserver)?
 
-    // All of the following are confined to `queue`.
-    private let raw: OpaquePointer
+    // All of the following are confined to `queue`, unless they say otherwise. The parts of
+    // the connection, each a type of its own: the signal routes (SignalRouter), the send
+    // counts flush(within:) reads (SendTracker), libdbus's watches and timeouts
+    // (MainLoopSources), the exported objects (ExportedObjects). The calls are in
+    // BusConnection+Calls.swift, the dispatch of what is received in BusConnection+Dispatch.swift.
+    let raw: OpaquePointer
     /// False once the connection is closed by us or lost: every new call then fails at once.
-    private var isOpen = true
+    var isOpen = true
     /// Whether libdbus's side has been torn down (after ``isOpen`` went false).
-    private var tornDown = false
-    private var replyHandlers = ReplyTable()
+    var tornDown = false
+    var replyHandlers = ReplyTable()
     /// The calls awaiting replies, counted from any thread for the read thread (``ReplyWatch``).
-    private let replies = ReplyWatch()
+    let replies = ReplyWatch()
     /// When each call awaiting its reply was sent; kept only for an ``observer``.
-    private var callTimes: [UInt32: ContinuousClock.Instant] = [:]
-    // The three properties routeSignal touches for every signal are `@exclusivity(unchecked)`:
-    // confined to `queue`, they cannot be accessed twice at once, and Swift's check at run time
-    // of each access to a class's stored property cost some 90 instructions each.
-    /// Signal routes in registration order: handlers of one batch run in that order.
-    @exclusivity(unchecked) private var routes: [(id: UInt64, route: SignalRoute)] = []
-    /// The senders and paths of the latest signals (header strings reused; queue only).
-    @exclusivity(unchecked) private var recentStrings = StringInterner()
+    var callTimes: [UInt32: ContinuousClock.Instant] = [:]
+    let router = SignalRouter()
     /// Connection-lost handlers in registration order.
     private var lostHandlers: [(id: UInt64, handler: @Sendable () -> Void)] = []
-    /// Continuations of ``flush(within:)`` waiting for the outgoing queue to empty.
-    private var flushWaiters: [FlushWaiter] = []
-    /// Sends asked for, from any thread, counted before they are enqueued (a call, an emit of
-    /// signals, a reply to an incoming call: one each).
-    private let sendsRequested = Atomic<UInt64>(0)
-    /// Sends the queue has handed to libdbus (or dropped: the connection closed).
-    private var sendsHanded: UInt64 = 0
-    /// ``sendsHanded`` as it was when libdbus last had nothing left to write: equal to
-    /// ``sendsRequested``, nothing asked for is unsent, and ``flush(within:)`` answers at once.
-    private let sendsWritten = Atomic<UInt64>(0)
-    /// Objects this connection exports. Behind a lock of its own, not confined to the queue,
-    /// so that ``export(_:_:)`` takes effect when it returns: the queue may read a call in one
-    /// turn and dispatch it in a later one enqueued before the export, and a call sent after
-    /// the export must still find it.
-    private let exported = Lock(Exports())
-    private var watches = HandleTable<WatchSources>()
-    /// Read watches served by a thread of their own (``ReadPoller``) instead of a Dispatch source.
-    private var pollers = HandleTable<ReadPoller>()
+    /// Counted from any thread (see there).
+    let sends = SendTracker()
+    /// Takes effect from any thread (see there).
+    let exported = ExportedObjects()
+    let mainLoop: MainLoopSources
     /// True during a ``ReadPoller`` turn: a drain then runs within the turn, on its thread.
-    private var inPollTurn = false
-    private var drainWanted = false
-    /// What the current (between turns: the last) ``ReadPoller`` turn dispatched.
-    @exclusivity(unchecked) private var thisTurn = ReadPoller.Turn(signals: 0, callsReceived: 0)
+    var inPollTurn = false
+    var drainWanted = false
+    var drainScheduled = false
+    /// What the current (between turns: the last) ``ReadPoller`` turn dispatched; touched for
+    /// every signal, and confined to the queue, so Swift's run-time exclusivity check is left out.
+    @exclusivity(unchecked) var thisTurn = ReadPoller.Turn(signals: 0, callsReceived: 0)
     /// Whether a ``ReadPoller`` turn has run (tests read ``lastPollTurn``).
-    private var turnsRun = false
-    private var timeouts = HandleTable<any DispatchSourceTimer>()
-    private var drainScheduled = false
+    var turnsRun = false
     /// Handler tokens, handed out from any thread without touching the queue.
-    private let nextToken = Atomic<UInt64>(0)
+    let nextToken = Atomic<UInt64>(0)
     /// Marks ``queue`` so that calls made on it (from a handler) are recognised.
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// How long the reading thread waits before reading again in a dense signal stream (see
-    /// the type's comment): a live discovery of 2,000 devices woke it once per one or two
-    /// signals, and each turn's fixed cost (a wake-up, the queue, the handlers and the tasks
-    /// they resume, five system calls) was most of the CPU it took (issue 12).
+    /// the type's comment and BENCHMARKS.md).
     static let coalescingWindow: Duration = .microseconds(500)
 
     /// The default system bus address when `DBUS_SYSTEM_BUS_ADDRESS` is not set (D-Bus specification).
@@ -210,6 +193,7 @@ public final class BusConnection: @unchecked Sendable {
         self.raw = raw
         self.queue = queue
         self.executor = QueueTaskExecutor(queue: queue)
+        self.mainLoop = MainLoopSources(queue: queue)
         self.uniqueName = uniqueName
         self.observer = observer
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
@@ -272,13 +256,13 @@ public final class BusConnection: @unchecked Sendable {
 
     /// Marks the connection closed, fails what waits on it, and tears libdbus's side down on a
     /// later turn of the queue (this may run inside `dbus_connection_dispatch`). Queue only.
-    private func shutDown(failingWith error: BusError) {
+    func shutDown(failingWith error: BusError) {
         guard isOpen else { return }
         isOpen = false
         let handlers = lostHandlers.map(\.handler)
-        routes.removeAll()
+        router.removeAll()
         lostHandlers.removeAll()
-        exported.withLock { $0 = Exports(closed: true) }
+        exported.close()
         observer?.observe(.closed, at: .now)
         failPending(with: error)
         resumeFlushWaiters()
@@ -289,206 +273,14 @@ public final class BusConnection: @unchecked Sendable {
     private func teardown() {
         isOpen = false
         tornDown = true
-        routes.removeAll()
+        router.removeAll()
         lostHandlers.removeAll()
         dbus_connection_set_dispatch_status_function(raw, nil, nil, nil)
         dbus_connection_close(raw)
         dbus_connection_set_watch_functions(raw, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
-        for sources in watches.values { sources.cancel() }
-        watches.removeAll()
-        for poller in pollers.values { poller.stop() }
-        pollers.removeAll()
-        for timer in timeouts.values { timer.cancel() }
-        timeouts.removeAll()
+        mainLoop.cancelAll()
         dbus_connection_unref(raw)
-    }
-
-    // MARK: - Method calls
-
-    /// Sends a method call; `replyHandler` runs once on ``queue`` with the reply, the error
-    /// reply as ``BusError/errorReply(name:message:)``, or ``BusError/disconnected`` — unless
-    /// the returned ``PendingReply`` is cancelled first.
-    @discardableResult
-    public func send(_ call: MethodCall, replyHandler: @escaping @Sendable (Result<Message, BusError>) -> Void) -> PendingReply {
-        let pending = PendingReply(connection: self)
-        replies.callSent()
-        sendsRequested.add(1, ordering: .sequentiallyConsistent)
-        queue.async { [self] in
-            defer { sendHanded() }
-            guard isOpen else {
-                replies.settled()
-                observer?.observe(.callNotSent(call, .disconnected), at: .now)
-                replyHandler(.failure(.disconnected))
-                return
-            }
-            let message: OpaquePointer
-            do throws(BusError) {
-                try checkDescriptorPassing(call.arguments)
-                message = try MessageEncoder.methodCall(call)
-            } catch {
-                replies.settled()
-                observer?.observe(.callNotSent(call, error), at: .now)
-                replyHandler(.failure(error))
-                return
-            }
-            defer { dbus_message_unref(message) }
-            var serial: UInt32 = 0
-            guard dbus_connection_send(raw, message, &serial) != 0 else {
-                replies.settled()
-                observer?.observe(.callNotSent(call, .outOfMemory), at: .now)
-                replyHandler(.failure(.outOfMemory))
-                return
-            }
-            pending.serial = serial
-            replyHandlers.insert(replyHandler, for: serial)
-            // The read thread fell asleep after the turn it last ran (a signal stream) without
-            // this call: woken, it reads the reply as soon as it comes (ReplyWatch).
-            if replies.isSleeping { for poller in pollers.values { poller.interruptSleep() } }
-            if let observer {
-                let now = ContinuousClock.now
-                callTimes[serial] = now
-                observer.observe(.call(call, serial: serial, expectsReply: true), at: now)
-            }
-        }
-        return pending
-    }
-
-    /// Emits the signals, in order, back to back (a receiver reading them together gets them
-    /// in one batch).
-    /// - Throws: ``BusError/invalidArgument(_:)`` (checked before anything is sent),
-    ///   ``BusError/disconnected``, ``BusError/outOfMemory``.
-    public func emit(_ signals: [Signal]) async throws {
-        var encoded = [UncheckedBox<OpaquePointer>]()
-        for signal in signals {
-            do throws(BusError) { encoded.append(UncheckedBox(try MessageEncoder.signal(signal))) } catch {
-                for message in encoded { dbus_message_unref(message.value) }
-                throw error
-            }
-        }
-        let sent = encoded
-        let arguments = signals.flatMap(\.arguments)
-        let result: Result<Void, BusError> = await withCheckedContinuation { continuation in
-            sendsRequested.add(1, ordering: .sequentiallyConsistent)
-            queue.async { [self] in
-                defer {
-                    for message in sent { dbus_message_unref(message.value) }
-                    sendHanded()
-                }
-                guard isOpen else { continuation.resume(returning: .failure(.disconnected)); return }
-                do throws(BusError) { try checkDescriptorPassing(arguments) } catch {
-                    continuation.resume(returning: .failure(error))
-                    return
-                }
-                for (index, message) in sent.enumerated() {
-                    guard dbus_connection_send(raw, message.value, nil) != 0 else {
-                        continuation.resume(returning: .failure(.outOfMemory))
-                        return
-                    }
-                    observer?.observe(.emitted(signals[index]), at: .now)
-                }
-                continuation.resume(returning: .success(()))
-            }
-        }
-        try result.get()
-    }
-
-    /// Sends a method call flagged no-reply-expected (fire and forget).
-    public func sendNoReply(_ call: MethodCall) {
-        sendsRequested.add(1, ordering: .sequentiallyConsistent)
-        queue.async { [self] in
-            defer { sendHanded() }
-            guard isOpen, (try? checkDescriptorPassing(call.arguments)) != nil,
-                  let message = try? MessageEncoder.methodCall(call) else {
-                observer?.observe(.callNotSent(call, isOpen ? .invalidArgument("not encodable") : .disconnected), at: .now)
-                return
-            }
-            defer { dbus_message_unref(message) }
-            dbus_message_set_no_reply(message, 1)
-            var serial: UInt32 = 0
-            if dbus_connection_send(raw, message, &serial) != 0 {
-                observer?.observe(.call(call, serial: serial, expectsReply: false), at: .now)
-            }
-        }
-    }
-
-    /// Calls a method and waits for its reply.
-    /// - Parameter timeout: how long to wait for the reply; nil waits until the reply, the
-    ///   cancellation of the task or the loss of the connection.
-    /// - Returns: the method return message.
-    /// - Throws: ``BusError`` (`errorReply`, `timedOut`, `disconnected`, `invalidArgument`), or
-    ///   `CancellationError`. A late reply after a timeout or cancellation is dropped.
-    public func call(_ call: MethodCall, timeout: Duration? = nil) async throws -> Message {
-        try await withOneShot(timeout: timeout) { (shot: OneShot<Message>) in
-            let pending = send(call) { result in shot.resolve(result.mapError { $0 }) }
-            shot.onFinish { pending.cancel() }
-        }
-    }
-
-    /// Waits until everything sent before it has been handed to libdbus (the connection's
-    /// queue has reached it) and written to the socket, the connection is closed or lost, or
-    /// `limit` passes while the socket takes nothing (a stalled daemon that reads nothing).
-    /// The limit counts from the moment the queue reaches the flush, not from the call: a
-    /// queue busy with a flood of incoming signals delays it, but a call sent before it is
-    /// never left unsent (a process that exits after clean-up used to leave its Disconnect
-    /// unsent when its queue was busy past the limit). Never blocks a thread: the writing is
-    /// done by the connection's write watch.
-    /// - Returns: whether the outgoing queue was empty.
-    /// Not cancellable: it is clean-up's last step.
-    @discardableResult
-    public func flush(within limit: Duration) async -> Bool {
-        // Everything asked for was handed to libdbus, and libdbus then had nothing left to
-        // write: nothing to wait for, and no turn of the queue to wait for it.
-        if nothingUnsent { return true }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let waiter = FlushWaiter(continuation)
-            queue.async { [self] in
-                if !isOpen || dbus_connection_has_messages_to_send(raw) == 0 {
-                    waiter.resume(flushed: true)
-                } else {
-                    let timer = OneShotTimer.schedule(after: limit) { waiter.resume(flushed: false) }
-                    waiter.onResume { timer.cancel() }
-                    flushWaiters.append(waiter)
-                }
-            }
-        }
-    }
-
-    /// Whether every send asked for has been handed to libdbus and written (from any thread).
-    package var nothingUnsent: Bool {
-        sendsWritten.load(ordering: .sequentiallyConsistent) == sendsRequested.load(ordering: .sequentiallyConsistent)
-    }
-
-    /// A send asked for has been handed to libdbus, or dropped (queue only).
-    private func sendHanded() {
-        sendsHanded += 1
-        noteWritten()
-    }
-
-    /// Records that what was handed to libdbus has been written, if libdbus has nothing left
-    /// to write (queue only; nothing once libdbus's side is torn down).
-    private func noteWritten() {
-        guard !tornDown, dbus_connection_has_messages_to_send(raw) == 0 else { return }
-        sendsWritten.store(sendsHanded, ordering: .sequentiallyConsistent)
-    }
-
-    /// Resumes ``flush(within:)`` callers once nothing waits to be written (queue only).
-    private func resumeFlushWaiters() {
-        guard !flushWaiters.isEmpty, !isOpen || dbus_connection_has_messages_to_send(raw) == 0 else { return }
-        let waiters = flushWaiters
-        flushWaiters.removeAll()
-        for waiter in waiters { waiter.resume(flushed: true) }
-    }
-
-    /// Throws when `values` hold a Unix file descriptor and this connection cannot pass one
-    /// (libdbus would drop such a message silently: `dbus_connection_send` refuses it). Queue only.
-    private func checkDescriptorPassing(_ values: [DBusValue]) throws(BusError) {
-        guard values.contains(where: \.containsUnixFD), dbus_connection_can_send_type(raw, CDBUS_TYPE_UNIX_FD) == 0 else { return }
-        throw .invalidArgument("this connection cannot pass Unix file descriptors (only a bus on a Unix socket can)")
-    }
-
-    fileprivate func cancelReply(serial: UInt32) {
-        if replyHandlers.remove(serial) != nil { replies.settled() }
     }
 
     // MARK: - Signals
@@ -496,7 +288,6 @@ public final class BusConnection: @unchecked Sendable {
     /// Routes received signals matching any of `rules` to `handler`, on ``queue``, in arrival
     /// order, in batches (one call per dispatch pass, and always before a later reply is
     /// delivered). Local routing only: ask the bus for the signals with ``addMatch(_:)``.
-    /// - Returns: a token for ``removeSignalHandler(_:)``.
     /// Handlers of one batch run in the order they were registered. Registration never
     /// blocks (it takes effect on ``queue`` before anything enqueued after it, such as a call
     /// sent next); it may be made from inside a handler.
@@ -504,12 +295,12 @@ public final class BusConnection: @unchecked Sendable {
     @discardableResult
     public func addSignalHandler(matching rules: [MatchRule], _ handler: @escaping @Sendable ([Message]) -> Void) -> HandlerToken {
         let id = nextToken.add(1, ordering: .relaxed).newValue
-        onQueueOrLater { [self] in if isOpen { routes.append((id, SignalRoute(rules: rules, handler: handler))) } }
+        onQueueOrLater { [self] in if isOpen { router.add(id: id, rules: rules, handler: handler) } }
         return HandlerToken(id: id)
     }
 
     public func removeSignalHandler(_ token: HandlerToken) {
-        onQueueOrLater { [self] in routes.removeAll { $0.id == token.id } }
+        onQueueOrLater { [self] in router.remove(id: token.id) }
     }
 
     /// Runs `handler` on ``queue`` once when the connection ends: lost (the daemon hung up),
@@ -525,7 +316,7 @@ public final class BusConnection: @unchecked Sendable {
     }
 
     /// Runs `work` now when on ``queue``, else enqueues it.
-    private func onQueueOrLater(_ work: @escaping @Sendable () -> Void) {
+    func onQueueOrLater(_ work: @escaping @Sendable () -> Void) {
         if onQueue { work() } else { queue.async(execute: work) }
     }
 
@@ -555,104 +346,6 @@ public final class BusConnection: @unchecked Sendable {
                    interface: "org.freedesktop.DBus", member: member, arguments: arguments)
     }
 
-    // MARK: - Exported objects
-
-    /// Answers method calls to `path` with `handler` (on ``queue``, in arrival order, after
-    /// the signals received before each call). Calls to paths nobody exports are answered
-    /// `org.freedesktop.DBus.Error.UnknownObject`. A later export of the same path replaces
-    /// this one. It takes effect before it returns: every call dispatched afterwards finds it
-    /// (a closed connection ignores it).
-    /// - Returns: a token for ``unexport(_:)``.
-    @discardableResult
-    public func export(_ path: ObjectPath, _ handler: @escaping @Sendable (Message) -> MethodReply) -> HandlerToken {
-        let id = nextToken.add(1, ordering: .relaxed).newValue
-        exported.withLock { if !$0.closed { $0.handlers[path] = (id, handler) } }
-        return HandlerToken(id: id)
-    }
-
-    /// Stops answering for the object exported with `token`, before it returns.
-    public func unexport(_ token: HandlerToken) {
-        exported.withLock { exports in
-            if let path = exports.handlers.first(where: { $0.value.id == token.id })?.key { exports.handlers[path] = nil }
-        }
-    }
-
-    /// Answers a method call later: `call` is the message an exported object's handler got
-    /// (and answered ``MethodReply/noReply``). Does nothing when the caller asked for no reply
-    /// or the connection is closed.
-    public func reply(to call: Message, _ reply: MethodReply) {
-        sendsRequested.add(1, ordering: .sequentiallyConsistent)
-        onQueueOrLater { [self] in
-            send(reply, to: call)
-            sendHanded()
-        }
-    }
-
-    /// Sends `reply` to `call` (queue only): a method return with the values (an error
-    /// `org.freedesktop.DBus.Error.Failed` if they cannot be encoded, or carry a Unix fd the
-    /// connection cannot pass), or an error reply.
-    private func send(_ reply: MethodReply, to call: Message) {
-        guard isOpen, let caller = call.sender, call.kind == .methodCall else { return }
-        let message: OpaquePointer?
-        switch reply {
-        case .noReply:
-            return
-        case .values(let values):
-            do throws(BusError) { try checkDescriptorPassing(values) } catch {
-                send(.error(name: "org.freedesktop.DBus.Error.Failed", message: error.description), to: call)
-                return
-            }
-            message = dbus_message_new(CDBUS_MESSAGE_TYPE_METHOD_RETURN)
-            if let message, (try? MessageEncoder.append(values, to: message)) == nil {
-                dbus_message_unref(message)
-                send(.error(name: "org.freedesktop.DBus.Error.Failed", message: "reply values could not be encoded"), to: call)
-                return
-            }
-        case .error(let name, let text):
-            message = dbus_message_new(CDBUS_MESSAGE_TYPE_ERROR)
-            if let message {
-                let valid = dbus_validate_error_name(name, nil) != 0 ? name : "org.freedesktop.DBus.Error.Failed"
-                dbus_message_set_error_name(message, valid)
-                if !text.utf8.contains(0) { try? MessageEncoder.append([.string(text)], to: message) }
-            }
-        }
-        guard let message else { return }
-        dbus_message_set_reply_serial(message, call.serial)
-        dbus_message_set_destination(message, caller)
-        dbus_message_set_no_reply(message, 1)
-        dbus_connection_send(raw, message, nil)
-        dbus_message_unref(message)
-        observer?.observe(.answered(call, reply), at: .now)
-    }
-
-    /// Asks the bus for a well-known name (`RequestName`, flag DO_NOT_QUEUE).
-    /// - Returns: whether this connection is now its primary owner.
-    public func requestName(_ name: String, timeout: Duration? = nil) async throws -> Bool {
-        let reply = try await call(Self.busCall("RequestName", [.string(name), .uint32(4)]), timeout: timeout)
-        // 1: primary owner, 4: already the owner.
-        return [1, 4].contains(reply.body.first?.integer)
-    }
-
-    /// Gives up a well-known name (`ReleaseName`).
-    public func releaseName(_ name: String, timeout: Duration? = nil) async throws {
-        _ = try await call(Self.busCall("ReleaseName", [.string(name)]), timeout: timeout)
-    }
-
-    private func answer(_ incoming: OpaquePointer) {
-        let call = MessageDecoder.decode(incoming)
-        observer?.observe(.incomingCall(call), at: .now)
-        let reply: MethodReply
-        if let path = call.path, let entry = exported.withLock({ $0.handlers[path] }) {
-            reply = entry.handler(call)
-        } else {
-            reply = .error(name: DBusErrorName.unknownObject, message: "no object at \(call.path?.rawValue ?? "?")")
-        }
-        guard dbus_message_get_no_reply(incoming) == 0 else { return }
-        sendsRequested.add(1, ordering: .sequentiallyConsistent)
-        send(reply, to: call)
-        sendHanded()
-    }
-
     // MARK: - Introspection for tests
 
     /// Caps the bytes of received messages libdbus holds before it stops reading the socket
@@ -671,269 +364,9 @@ public final class BusConnection: @unchecked Sendable {
     /// source for the read watch).
     var lastPollTurn: ReadPoller.Turn? { queue.sync { turnsRun ? thisTurn : nil } }
     /// Signal handlers registered.
-    package var signalHandlerCount: Int { queue.sync { routes.count } }
+    package var signalHandlerCount: Int { queue.sync { router.count } }
     /// Send times kept for the observer's latencies (always 0 without an observer).
     package var tracedCallCount: Int { queue.sync { callTimes.count } }
-
-    // MARK: - Dispatching (queue only)
-
-    private func scheduleDrain() {
-        if inPollTurn {
-            drainWanted = true
-            return
-        }
-        guard !drainScheduled else { return }
-        drainScheduled = true
-        queue.async { [weak self] in
-            guard let self else { return }
-            drainScheduled = false
-            drain()
-        }
-    }
-
-    private func drain() {
-        guard isOpen else { return }
-        while isOpen && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
-        flushSignalBatches()
-        // libdbus answers org.freedesktop.DBus.Peer calls (Ping, GetMachineId) itself while
-        // dispatching: a reply it could not write yet counts as a send, so that flush(within:)
-        // waits for it as for ours.
-        if isOpen, dbus_connection_has_messages_to_send(raw) != 0 {
-            sendsRequested.add(1, ordering: .sequentiallyConsistent)
-            sendHanded()
-        }
-    }
-
-    /// A ``ReadPoller`` found the socket readable (its thread, inside `queue.sync`): reads,
-    /// dispatches, runs the handlers and then the consumers they resumed on
-    /// ``taskExecutor``, all on this thread. Work a handler enqueues with `queue.async` still
-    /// goes to a Dispatch worker, after the turn.
-    /// Returns what the turn dispatched (see ``coalescingWindow``).
-    private func pollTurn(_ watch: OpaquePointer) -> ReadPoller.Turn {
-        inPollTurn = true
-        thisTurn = ReadPoller.Turn(signals: 0, callsReceived: 0)
-        turnsRun = true
-        defer { inPollTurn = false }
-        executor.collectingJobs {
-            handleWatch(watch, flags: CDBUS_WATCH_READABLE)
-            while drainWanted {
-                drainWanted = false
-                drain()
-                executor.runCollected()
-            }
-        }
-        return thisTurn
-    }
-
-    private func flushSignalBatches() {
-        for (_, route) in routes where !route.batch.isEmpty {
-            let batch = route.batch
-            route.batch.removeAll(keepingCapacity: true)
-            route.handler(batch)
-        }
-    }
-
-    private func filter(_ message: OpaquePointer) -> DBusHandlerResult {
-        switch Int32(dbus_message_get_type(message)) {
-        case CDBUS_MESSAGE_TYPE_METHOD_RETURN, CDBUS_MESSAGE_TYPE_ERROR:
-            let serial = dbus_message_get_reply_serial(message)
-            let handler = replyHandlers.remove(serial)
-            if handler != nil { replies.settled() }
-            var traced: Message?
-            if let observer { traced = observeReply(message, serial: serial, abandoned: handler == nil, observer) }
-            guard let handler else {
-                return DBUS_HANDLER_RESULT_HANDLED  // a late reply to a call given up on
-            }
-            flushSignalBatches()
-            let decoded = traced ?? MessageDecoder.decode(message)
-            if decoded.kind == .error {
-                handler(.failure(.errorReply(name: decoded.errorName ?? "", message: decoded.errorMessage)))
-            } else {
-                handler(.success(decoded))
-            }
-            return DBUS_HANDLER_RESULT_HANDLED
-        case CDBUS_MESSAGE_TYPE_METHOD_CALL:
-            thisTurn.callsReceived &+= 1
-            flushSignalBatches()
-            answer(message)
-            return DBUS_HANDLER_RESULT_HANDLED
-        case CDBUS_MESSAGE_TYPE_SIGNAL:
-            if dbus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
-                connectionLost()
-                return DBUS_HANDLER_RESULT_HANDLED
-            }
-            routeSignal(message)
-            return DBUS_HANDLER_RESULT_HANDLED
-        default:
-            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
-        }
-    }
-
-    private func routeSignal(_ raw: OpaquePointer) {
-        thisTurn.signals &+= 1
-        guard !routes.isEmpty else {
-            observer?.observe(.signal(MessageDecoder.decode(raw), routed: false), at: .now)
-            return
-        }
-        let header = MessageDecoder.header(raw, recent: &recentStrings)
-        var decoded: Message?
-        var routed = false
-        for (_, route) in routes {
-            var matched = false
-            // By index: `for rule in rules` copies each rule (a retain and a release of each of
-            // its strings, a dozen a signal).
-            let rules = route.rules
-            for i in rules.indices where rules[i].matches(header) {
-                if rules[i].arg0 != nil {
-                    if decoded == nil { decoded = MessageDecoder.decodeSignal(raw, header: header) }
-                    guard rules[i].matchesArguments(of: decoded!) else { continue }
-                }
-                matched = true
-                break
-            }
-            guard matched else { continue }
-            routed = true
-            if decoded == nil { decoded = MessageDecoder.decodeSignal(raw, header: header) }
-            route.batch.append(decoded!)
-        }
-        observer?.observe(.signal(decoded ?? MessageDecoder.decodeSignal(raw, header: header), routed: routed), at: .now)
-    }
-
-    /// Tells `observer` of a reply (after the signals that came before it have gone to their
-    /// handlers, so that what they make of them is seen first) and returns it decoded.
-    private func observeReply(_ raw: OpaquePointer, serial: UInt32, abandoned: Bool, _ observer: any BusObserver) -> Message {
-        flushSignalBatches()
-        let reply = MessageDecoder.decode(raw)
-        let now = ContinuousClock.now
-        let sent = callTimes.removeValue(forKey: serial)
-        observer.observe(.reply(reply, latency: sent.map { now - $0 } ?? .zero, abandoned: abandoned), at: now)
-        return reply
-    }
-
-    /// The daemon hung up (libdbus's local Disconnected signal, the last message): the
-    /// signals that arrived ahead of the loss are delivered first, then pending calls fail,
-    /// then the lost handlers run; every later call fails at once.
-    private func connectionLost() {
-        guard isOpen else { return }
-        flushSignalBatches()
-        shutDown(failingWith: .disconnected)
-    }
-
-    private func failPending(with error: BusError) {
-        let handlers = replyHandlers.removeAll()
-        replies.settled(handlers.count)
-        for handler in handlers { handler(.failure(error)) }
-    }
-
-    // MARK: - Watches and timeouts (queue only; called by libdbus)
-
-    private func addWatch(_ watch: OpaquePointer) {
-        let flags = dbus_watch_get_flags(watch)
-        if flags == CDBUS_WATCH_READABLE {
-            let box = UncheckedBox(watch)
-            let poller = ReadPoller(socket: dbus_watch_get_unix_fd(watch), enabled: dbus_watch_get_enabled(watch) != 0,
-                                    coalescing: .init(window: Self.coalescingWindow), replies: replies) { [weak self] in
-                guard let self else { return ReadPoller.Turn(signals: 0, callsReceived: 0) }
-                return queue.sync { self.pollTurn(box.value) }
-            }
-            if let poller {
-                pollers[watch] = poller
-                return
-            }
-        }
-        // The sources watch a duplicate of libdbus's socket, closed only once they are
-        // cancelled. libdbus removes a watch and closes its socket in one call, while a
-        // Dispatch source goes away later; libdispatch keys its registrations by descriptor
-        // number, so a new socket given the old number (the next connection of this process)
-        // would be attached to the stale registration and never wake (a reply never seen).
-        let libdbusFD = dbus_watch_get_unix_fd(watch)
-        let duplicate = fcntl(libdbusFD, F_DUPFD_CLOEXEC, 0)
-        let fd = duplicate >= 0 ? duplicate : libdbusFD
-        let sources = WatchSources(closingOnCancel: duplicate >= 0 ? duplicate : nil)
-        let box = UncheckedBox(watch)
-        if flags & CDBUS_WATCH_READABLE != 0 {
-            sources.read = Self.makeSource(read: true, fd: fd, queue: queue) { [weak self] in
-                self?.handleWatch(box.value, flags: CDBUS_WATCH_READABLE)
-            }
-        }
-        if flags & CDBUS_WATCH_WRITABLE != 0 {
-            sources.write = Self.makeSource(read: false, fd: fd, queue: queue) { [weak self] in
-                self?.handleWatch(box.value, flags: CDBUS_WATCH_WRITABLE)
-            }
-        }
-        watches[watch] = sources
-        sources.setEnabled(dbus_watch_get_enabled(watch) != 0)
-    }
-
-    private static func makeSource(read: Bool, fd: Int32, queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> any DispatchSourceProtocol {
-        let source: any DispatchSourceProtocol = read
-            ? DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            : DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
-        source.setEventHandler(handler: handler)
-        return source
-    }
-
-    private func handleWatch(_ watch: OpaquePointer, flags: UInt32) {
-        guard isOpen, watches[watch] != nil || pollers[watch] != nil else { return }
-        // Read before handling: on a hang-up libdbus may free the watch inside the call.
-        let fd = dbus_watch_get_unix_fd(watch)
-        dbus_watch_handle(watch, flags)
-        if flags == CDBUS_WATCH_READABLE {
-            // libdbus reads at most 2 KiB per call. While more is waiting in the socket, read
-            // on (bounded), so one drain dispatches a large batch and the handlers (and the
-            // tasks they wake) run once for it instead of once per handful of signals.
-            // Measured on a queued drain of 10,000 devices: 38-41 -> 30-32 us of CPU each.
-            var rounds = 0
-            while rounds < 256, isOpen, watches[watch] != nil || pollers[watch] != nil, Self.bytesWaiting(fd) > 0 {
-                dbus_watch_handle(watch, flags)
-                rounds += 1
-            }
-        } else if isOpen {
-            noteWritten()
-            resumeFlushWaiters()
-        }
-        if isOpen { scheduleDrain() }
-    }
-
-    /// Bytes readable on `fd` now (FIONREAD).
-    private static func bytesWaiting(_ fd: Int32) -> Int32 {
-        var count: Int32 = 0
-        return ioctl(fd, UInt(FIONREAD), &count) == 0 ? count : 0
-    }
-
-    private func removeWatch(_ watch: OpaquePointer) {
-        watches.removeValue(forKey: watch)?.cancel()
-        pollers.removeValue(forKey: watch)?.stop()
-    }
-
-    private func toggleWatch(_ watch: OpaquePointer) {
-        watches[watch]?.setEnabled(dbus_watch_get_enabled(watch) != 0)
-        pollers[watch]?.setEnabled(dbus_watch_get_enabled(watch) != 0)
-    }
-
-    private func addTimeout(_ timeout: OpaquePointer) {
-        guard dbus_timeout_get_enabled(timeout) != 0 else { return }
-        let interval = max(1, Int(dbus_timeout_get_interval(timeout)))
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let box = UncheckedBox(timeout)
-        timer.schedule(deadline: .now() + .milliseconds(interval), repeating: .milliseconds(interval))
-        timer.setEventHandler { [weak self] in
-            guard let self, isOpen, timeouts[box.value] != nil else { return }
-            dbus_timeout_handle(box.value)
-            scheduleDrain()
-        }
-        timeouts[timeout] = timer
-        timer.activate()
-    }
-
-    private func removeTimeout(_ timeout: OpaquePointer) {
-        timeouts.removeValue(forKey: timeout)?.cancel()
-    }
-
-    private func toggleTimeout(_ timeout: OpaquePointer) {
-        removeTimeout(timeout)
-        addTimeout(timeout)
-    }
 
     private static func name(of error: DBusError) -> String {
         error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
@@ -948,51 +381,6 @@ public final class BusConnection: @unchecked Sendable {
     }
 }
 
-/// A call sent with ``BusConnection/send(_:replyHandler:)``; cancelling it drops the reply
-/// handler (D-Bus has no cancel on the wire: the peer still runs the call).
-public final class PendingReply: @unchecked Sendable {
-    private weak var connection: BusConnection?
-    /// Set on the connection's queue by the send; read there by `cancel`.
-    fileprivate var serial: UInt32 = 0
-
-    fileprivate init(connection: BusConnection) { self.connection = connection }
-
-    public func cancel() {
-        guard let connection else { return }
-        connection.queue.async { [self] in
-            if serial != 0 { connection.cancelReply(serial: serial) }
-        }
-    }
-}
-
-/// A ``BusConnection/flush(within:)`` caller: resumed once, by the write watch or its timer.
-private final class FlushWaiter: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Bool, Never>?
-        var cleanup: (@Sendable () -> Void)?
-    }
-    private let state: Lock<State>
-
-    init(_ continuation: CheckedContinuation<Bool, Never>) { state = Lock(State(continuation: continuation)) }
-
-    func onResume(_ cleanup: @escaping @Sendable () -> Void) {
-        let runNow = state.withLock { state -> Bool in
-            guard state.continuation != nil else { return true }
-            state.cleanup = cleanup
-            return false
-        }
-        if runNow { cleanup() }
-    }
-
-    func resume(flushed: Bool) {
-        let taken = state.withLock { state -> State in
-            defer { state = State() }
-            return state
-        }
-        taken.cleanup?()
-        taken.continuation?.resume(returning: flushed)
-    }
-}
 
 /// How an exported object answers a method call (``BusConnection/export(_:_:)``).
 public enum MethodReply: Sendable {
@@ -1007,76 +395,6 @@ public enum MethodReply: Sendable {
 /// Identifies a handler registered on a ``BusConnection``.
 public struct HandlerToken: Hashable, Sendable {
     let id: UInt64
-}
-
-/// The objects a connection exports: path -> method-call handler; none once it is closed.
-private struct Exports {
-    var handlers: [ObjectPath: (id: UInt64, handler: @Sendable (Message) -> MethodReply)] = [:]
-    var closed = false
-}
-
-/// A signal route: rules and a handler, with the batch collected during one dispatch pass.
-private final class SignalRoute {
-    let rules: [MatchRule]
-    let handler: @Sendable ([Message]) -> Void
-    var batch: [Message] = []
-
-    init(rules: [MatchRule], handler: @escaping @Sendable ([Message]) -> Void) {
-        self.rules = rules
-        self.handler = handler
-    }
-}
-
-/// The Dispatch sources of one libdbus watch; tracks suspension so resume/suspend stay balanced.
-private final class WatchSources {
-    var read: (any DispatchSourceProtocol)?
-    var write: (any DispatchSourceProtocol)?
-    private var enabled = false
-    private var activated = false
-    /// The descriptor the sources watch when it is our own duplicate: closed after their
-    /// cancel handlers ran.
-    private let closingOnCancel: Int32?
-    private var cancelled = false
-
-    init(closingOnCancel: Int32?) { self.closingOnCancel = closingOnCancel }
-
-    func setEnabled(_ on: Bool) {
-        guard on != enabled else { return }
-        enabled = on
-        for source in [read, write].compactMap({ $0 }) {
-            if on {
-                if activated { source.resume() } else { source.activate() }
-            } else {
-                source.suspend()
-            }
-        }
-        activated = activated || on
-    }
-
-    /// Cancels the sources; a suspended or never-activated source is resumed first (releasing
-    /// one in that state traps). Our duplicate of the socket is closed once every source's
-    /// cancel handler has run (at once when there is none).
-    func cancel() {
-        // Once only: a second close of our duplicate could close a descriptor that has been
-        // given the same number since (another connection's socket, a pipe).
-        guard !cancelled else { return }
-        cancelled = true
-        let live = [read, write].compactMap { $0 }
-        read = nil
-        write = nil
-        let fd = closingOnCancel
-        let remaining = Lock(live.count)
-        if live.isEmpty, let fd { _ = close(fd) }
-        for source in live {
-            if let fd {
-                source.setCancelHandler {
-                    if remaining.withLock({ count -> Bool in count -= 1; return count == 0 }) { _ = close(fd) }
-                }
-            }
-            if !activated { source.activate() } else if !enabled { source.resume() }
-            source.cancel()
-        }
-    }
 }
 
 /// Carries a non-Sendable value (a libdbus pointer) to the queue it is confined to.
