@@ -15,7 +15,8 @@ public struct Advertisement: Sendable, Equatable {
     /// Device1.Appearance: the GAP appearance value (category in bits 15–6, subcategory in
     /// bits 5–0; names from ``AssignedNumbers/appearanceNames(for:)``); nil when BlueZ has none.
     public var appearance: UInt16?
-    /// Device1.UUIDs (advertised service UUIDs); malformed entries skipped.
+    /// Device1.UUIDs: the service UUIDs the device advertises, plus those BlueZ found on an
+    /// earlier connection (it keeps them); malformed entries skipped.
     public var uuids: [BluetoothUUID]
     /// Device1.ManufacturerData: company identifier -> data.
     public var manufacturerData: [UInt16: [UInt8]]

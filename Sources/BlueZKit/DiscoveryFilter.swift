@@ -7,16 +7,19 @@ import DBusKit
 /// Every discovery asks for a *filtered* discovery in BlueZ's sense, with an RSSI floor
 /// (``rssiMin``, or ``lowestRSSIFloor`` when none is given): bluetoothd reports a device
 /// that does not advertise as discoverable (no LE General or Limited Discoverable flag, as
-/// most beacons and many sensors) only to a filtered discovery, and from BlueZ 5.83 on
-/// (main.conf `FilterDiscoverable`, on by default) an LE discovery with only Transport and
-/// DuplicateData false counts as unfiltered (src/adapter.c, device_is_discoverable and
-/// merge_discovery_filters).
+/// most beacons and many sensors) only to a filtered discovery (src/adapter.c,
+/// device_is_discoverable; main.conf `FilterDiscoverable`, 5.84 and later, can turn that
+/// off), and from BlueZ 5.67 on a filter with only Transport, the adapter's scan type ("le"
+/// on an LE-only adapter), and DuplicateData false counts as unfiltered
+/// (merge_discovery_filters).
 public struct DiscoveryFilter: Sendable, Equatable {
-    /// Service UUIDs; a device matches when it advertises any of them. Empty: any device.
-    /// Client-side only: bluetoothd 5.87 crashes (SIGSEGV) when a discovery filter with
-    /// `UUIDs` meets an advertisement that lists service UUIDs (src/adapter.c,
-    /// is_filter_match; fixed after 5.87), and it does not publish its version on the bus, so
-    /// `UUIDs` is never sent.
+    /// Service UUIDs; a device matches when its Device1.UUIDs (``Advertisement/uuids``: the
+    /// UUIDs it advertises, plus the services BlueZ found on an earlier connection) has any of
+    /// them. Empty: any device. Client-side only: bluetoothd 5.87 crashes (SIGSEGV) when a
+    /// discovery filter with `UUIDs` meets an advertisement that lists service UUIDs
+    /// (src/adapter.c, is_filter_match; fixed after 5.87), and it does not reliably tell its
+    /// version on the bus (Adapter1.Modalias carries main.conf's DeviceID), so `UUIDs` is
+    /// never sent.
     public var uuids: [BluetoothUUID]
     /// Minimum RSSI in dBm; nil: no floor (``lowestRSSIFloor`` is sent to BlueZ then).
     public var rssiMin: Int16?
@@ -40,9 +43,12 @@ public struct DiscoveryFilter: Sendable, Equatable {
     }
 
     /// The RSSI floor sent when none is asked for: -127 dBm, the lowest SetDiscoveryFilter
-    /// takes (Core specification 4.2, Vol 2 Part E 7.7.65.2). It lets every advertisement through
-    /// and makes the discovery a filtered one, and bluetoothd merges the clients' floors by
-    /// taking the lowest, so it never narrows another client's discovery.
+    /// takes (Core specification 4.2, Vol 2 Part E 7.7.65.2). It makes the discovery a
+    /// filtered one and lets through every advertisement that reports an RSSI (the kernel
+    /// drops one whose RSSI is 127, "not available", once a floor is set); bluetoothd merges
+    /// the clients' floors by taking the lowest, and none when a client has none, so it never
+    /// narrows another client's discovery. During a filtered discovery bluetoothd signals
+    /// every change of a device's RSSI, not only moves of 8 dBm.
     public static let lowestRSSIFloor: Int16 = -127
 
     /// The SetDiscoveryFilter argument (`a{sv}`): Transport "le", DuplicateData explicit,

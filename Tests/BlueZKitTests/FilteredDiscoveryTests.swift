@@ -1,8 +1,9 @@
-// Discovery on the newer bluetoothd: from 5.83 an unfiltered LE discovery drops devices that
-// do not advertise as discoverable (main.conf FilterDiscoverable), and 5.87 crashes when a
-// discovery filter with UUIDs meets an advertisement listing service UUIDs (bluez#2282).
-// First that the simulator shows both faults to a client that asks as blectl used to, then
-// that withDiscovery finds the hidden device and survives a service filter.
+// Discovery on the newer bluetoothd: an unfiltered discovery drops devices that do not
+// advertise as discoverable, and from 5.67 a filter of only Transport (the adapter's scan
+// type) and DuplicateData false counts as unfiltered; 5.87 crashes when a discovery filter
+// with UUIDs meets an advertisement listing service UUIDs (bluez#2282). First that the
+// simulator shows both faults to a client that asks as blectl used to, then that
+// withDiscovery finds the hidden device and survives a service filter.
 
 import DBusKit
 import SimulatorHarness
@@ -12,7 +13,7 @@ import Testing
 @Suite struct FilteredDiscoveryTests {
     static let hidden = BluetoothAddress("C0:FF:EE:00:00:0A")!
     static let probe = "C0:FF:EE:00:00:01"
-    static let newerBlueZ = ["le_only_adapter": "true", "filter_discoverable": "true", "hidden_device": "true",
+    static let newerBlueZ = ["le_only_adapter": "true", "empty_filter_is_regular": "true", "hidden_device": "true",
                              "uuid_filter_crash": "true"]
 
     /// Starts a discovery with `filter` as the raw SetDiscoveryFilter argument.

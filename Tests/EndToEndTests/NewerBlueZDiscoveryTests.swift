@@ -1,7 +1,8 @@
-// blectl on a bluetoothd like 5.87's on an LE-only adapter: FilterDiscoverable drops devices
-// that do not advertise as discoverable from an unfiltered discovery, and a discovery filter
-// with UUIDs crashes bluetoothd (bluez#2282). The simulator's faults model both
-// (BlueZKitTests' FilteredDiscoveryTests show they bite a client that asks as blectl did).
+// blectl on a bluetoothd like 5.87's on an LE-only adapter: a filter of only Transport le
+// and DuplicateData false is an unfiltered discovery there (5.67 and later), which drops
+// devices that do not advertise as discoverable, and a discovery filter with UUIDs crashes
+// bluetoothd (bluez#2282). The simulator's faults model both (BlueZKitTests'
+// FilteredDiscoveryTests show they bite a client that asks as blectl did).
 
 import SimulatorHarness
 import Testing
@@ -11,7 +12,7 @@ struct NewerBlueZDiscoveryTests {
     static let hidden = "C0:FF:EE:00:00:0A"
     /// bluetoothd 5.87 on an LE-only adapter, with a connectable sensor that advertises
     /// without the discoverable flags.
-    static let faults = ["le_only_adapter": "true", "filter_discoverable": "true", "uuid_filter_crash": "true",
+    static let faults = ["le_only_adapter": "true", "empty_filter_is_regular": "true", "uuid_filter_crash": "true",
                          "hidden_device": "true"]
 
     @Test("scan --service 180f: bluetoothd keeps running, the devices advertising 180f are listed")

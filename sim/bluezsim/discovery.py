@@ -40,28 +40,45 @@ class Discovery:
         return bool(self.sessions) and self.adapter is not None and self.adapter.discovering
 
     def no_threshold(self):
-        return any("RSSI" in f or "Pathloss" in f for f in self.sessions.values())
+        """Every RSSI change is signalled during a filtered discovery (src/adapter.c:
+        device_set_rssi_with_delta with delta 0), else only moves of RSSI_THRESHOLD dBm."""
+        return self.filtered()
 
     def filtered(self):
-        """Whether bluetoothd runs a filtered discovery: some session's filter asks for more
-        than Transport (le or auto) and DuplicateData false (src/adapter.c
-        merge_discovery_filters: such a filter counts as a regular discovery)."""
+        """Whether bluetoothd runs a filtered discovery: some session has a filter (BlueZ
+        5.66), or, with empty_filter_is_regular (5.67 and later, de8e7cfce), a filter that asks
+        for more than the adapter's scan type as Transport and DuplicateData false
+        (src/adapter.c merge_discovery_filters)."""
+        if not self.sim.faults.get("empty_filter_is_regular"):
+            return any(bool(f) for f in self.sessions.values())
         scan_type = ("le", "auto") if self.sim.faults.get("le_only_adapter") else ("auto",)
         return any(is_filtered(f, scan_type) for f in self.sessions.values())
 
     def passes(self, spec):
         if spec.group == "foreign":
             return True
-        if self.sim.faults.get("filter_discoverable") and not self.filtered() and not discoverable(spec):
+        # src/adapter.c device_is_discoverable: an unfiltered discovery reports LE devices
+        # only when they advertise as discoverable (main.conf FilterDiscoverable, 5.84 and
+        # later, can turn this off; it is on by default).
+        if not self.filtered() and not discoverable(spec):
             return False
         return any(match(f, spec) for f in self.sessions.values())
 
     def crashes_on(self, spec):
-        """uuid_filter_crash: bluetoothd 5.87 looks the filter's UUIDs up in the
-        advertisement's service UUIDs with queue_find's arguments swapped, and crashes as soon
-        as that list is not empty. Crashes here when it would; returns whether it did."""
-        if not (self.sim.faults.get("uuid_filter_crash") and spec.uuids
-                and any(f.get("UUIDs") for f in self.sessions.values())):
+        """uuid_filter_crash: bluetoothd 5.87's is_filter_match walks the sessions newest
+        first; the first whose filter has no UUIDs matches every device, but one with UUIDs
+        has them looked up in the advertisement's service UUIDs with queue_find's arguments
+        swapped, which crashes as soon as that list is not empty. When every session has
+        UUIDs, the kernel passes only advertisements that list one of them. Crashes here when
+        bluetoothd would; returns whether it did."""
+        if not (self.sim.faults.get("uuid_filter_crash") and spec.uuids and self.sessions):
+            return False
+        filters = list(self.sessions.values())
+        if all(f.get("UUIDs") for f in filters):
+            wanted = {u for f in filters for u in f["UUIDs"]}
+            if not wanted & set(spec.uuids):
+                return False
+        if not filters[-1].get("UUIDs"):
             return False
         self.sim.exit_bluez()
         return True

@@ -296,8 +296,8 @@ struct ScanOptions: Sendable, Equatable {
     /// (case-insensitive substring match); empty means no name filter. Never contains
     /// an empty string.
     var names: [String]
-    /// `--service`, repeatable: report only devices advertising one of these service
-    /// UUIDs; empty means no service filter.
+    /// `--service`, repeatable: report only devices whose Device1.UUIDs (advertised, or
+    /// found by an earlier connection) list one of these; empty means no service filter.
     var services: [BluetoothUUID]
     /// `--rssi-min`: report only devices heard at this RSSI (dBm) or stronger, within
     /// `rssiRange`; `nil` means no threshold.
