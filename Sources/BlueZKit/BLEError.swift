@@ -253,7 +253,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Maps a D-Bus layer error met during `operation` to a BlueZ layer error.
     /// Non-D-Bus errors (`CancellationError`, a `BLEError`) are returned unchanged.
-    public static func from(_ error: any Error, during operation: BLEOperation) -> any Error {
+    package static func from(_ error: any Error, during operation: BLEOperation) -> any Error {
         if let error = error as? BLEError { return error.during(operation) }
         guard let bus = error as? BusError else { return error }
         switch bus {

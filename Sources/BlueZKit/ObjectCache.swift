@@ -18,7 +18,7 @@ public struct ObjectCache: Sendable {
     /// path -> Device1 properties (one record each, no dictionary around it).
     private var devices: [ObjectPath: Properties] = [:]
 
-    public init() {}
+    package init() {}
 
     /// path -> interface -> properties: every object (a copy: reading one object through
     /// ``subscript(_:_:)`` or ``property(_:of:on:)`` is cheaper).
@@ -58,7 +58,7 @@ public struct ObjectCache: Sendable {
 
     /// Replaces the contents with a GetManagedObjects reply's objects (`a{oa{sa{sv}}}`, the
     /// reply's first value). Malformed entries are skipped.
-    public mutating func load(managedObjects value: DBusValue) {
+    package mutating func load(managedObjects value: DBusValue) {
         others.removeAll(keepingCapacity: true)
         devices.removeAll(keepingCapacity: true)
         for entry in value.dictionaryEntries ?? [] {
@@ -116,7 +116,7 @@ public struct ObjectCache: Sendable {
     /// Folds one signal from org.bluez into the cache; returns the event with the values the
     /// signal carried, or nil when the signal is not one the cache tracks or is malformed.
     /// The caller checks that the signal came from bluetoothd.
-    public mutating func apply(_ signal: Message) -> SessionEvent? {
+    package mutating func apply(_ signal: Message) -> SessionEvent? {
         // PropertiesChanged first: nearly every signal is one, and its names are the very
         // strings tried here (``StandardNames``), equal on identity.
         switch (signal.interface, signal.member) {

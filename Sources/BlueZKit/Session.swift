@@ -60,7 +60,7 @@ public final class Session: Sendable {
     /// How long a read's Value change is expected after its reply (BlueZ emits it at once).
     static let readMirrorLifetime: Duration = .seconds(1)
 
-    public let connection: BusConnection
+    package let connection: BusConnection
     let state = Lock(State(), outermost: true)
     /// One GATT operation in flight per characteristic.
     let gate = CharacteristicGate()

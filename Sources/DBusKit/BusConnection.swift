@@ -26,7 +26,7 @@ internal import CDBus
 /// to ``queue``.
 public final class BusConnection: @unchecked Sendable {
     /// The queue every libdbus call, reply handler and signal handler runs on.
-    public let queue: DispatchQueue
+    package let queue: DispatchQueue
     /// Runs the jobs of tasks that prefer it (`withTaskExecutorPreference`) on ``queue``: a
     /// task consuming what signal handlers produce is resumed on the thread that received the
     /// signal, with no hand-off to the cooperative pool. Its work must not block (it holds up
