@@ -33,13 +33,16 @@ public struct DeviceInformation: Sendable, Equatable {
 extension ConnectedDevice {
     /// Reads the Device Information Service 0x180A: firmware, hardware and software revisions,
     /// manufacturer name and model number (UTF-8 strings; trailing NULs dropped; invalid UTF-8
-    /// repaired with U+FFFD).
+    /// repaired with U+FFFD). A device with several 0x180A instances has each field read
+    /// from the first instance, in handle order, that has its characteristic.
     /// - Throws: ``BLEError/notSupported(_:_:)`` without 0x180A, the reads' errors.
     public func deviceInformation(timeout: Duration) async throws -> DeviceInformation {
         let deadline = ContinuousClock.now + timeout
-        let service = try await service(.deviceInformation, timeout: timeout)
+        let first = try await service(.deviceInformation, timeout: timeout)
+        let instances = services.filter { $0.uuid == .deviceInformation }
+        let candidates = instances.isEmpty ? [first] : instances
         func string(_ uuid: BluetoothUUID) async throws -> String? {
-            guard let characteristic = service.characteristic(uuid) else { return nil }
+            guard let characteristic = candidates.lazy.compactMap({ $0.characteristic(uuid) }).first else { return nil }
             var bytes = try await read(characteristic, timeout: deadline - .now)
             while bytes.last == 0 { bytes.removeLast() }
             return String(decoding: bytes, as: UTF8.self)

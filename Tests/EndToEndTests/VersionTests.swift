@@ -87,3 +87,25 @@ struct VersionTests {
         }
     }
 }
+
+extension VersionTests {
+    @Test("two Device Information instances: each field from the first instance that has it")
+    func twoDeviceInformationInstances() async throws {
+        try await Sim.with(faults: ["twin_dis_device": "true"]) { sim in
+            let run = await sim.blectl(["get-version", "C0:FF:EE:00:00:0B"])
+            #expect(run.status == 0, "\(run)")
+            #expect(run.stderr == "")
+            #expect(run.jsonObject() == [
+                "address": "C0:FF:EE:00:00:0B", "source": "device_information", "firmware_revision": "2.0.1",
+                "hardware_revision": .null, "software_revision": .null, "manufacturer_name": "Blesim Twins",
+                "model_number": "Twin-1",
+            ])
+            // connect lists both instances.
+            let connect = await sim.blectl(["connect", "C0:FF:EE:00:00:0B"])
+            #expect(connect.status == 0, "\(connect)")
+            let uuids = connect.jsonObject()?["services"]?.array?.compactMap { $0["uuid"]?.string }
+            #expect(uuids == ["1801", "180a", "180a"], "\(connect)")
+            try await sim.expectClean()
+        }
+    }
+}

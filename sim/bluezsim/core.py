@@ -345,7 +345,7 @@ class Sim:
         specs = world.default_devices() + world.filler_devices() + world.cached_devices() + world.bonded_devices()
         specs += world.foreign_devices() + world.weird_devices() + world.toolbox_devices() + world.secure_devices()
         specs += world.echo_devices() + world.dual_devices(self.dual_variant() or "inquiry") + world.battery_devices()
-        specs += world.hidden_devices()
+        specs += world.hidden_devices() + world.twin_dis_devices()
         return specs
 
     def dual_variant(self):
@@ -381,6 +381,8 @@ class Sim:
             specs += world.secure_devices()
         if self.faults.get("hidden_device"):
             specs += world.hidden_devices()
+        if self.faults.get("twin_dis_device"):
+            specs += world.twin_dis_devices()
         if self.dual_variant():
             specs += world.dual_devices(self.dual_variant())
         return specs

@@ -145,6 +145,17 @@ def hidden_devices():
                        adv_flags=b"\x04", services=[gatt_svc(), battery_svc(66)])]
 
 
+def twin_dis_devices():
+    """Advertising only with the twin_dis_device switch: a device with two Device Information
+    Service instances, the first holding only a Model Number, the second the Firmware
+    Revision and Manufacturer Name (as some vendors' stacks build it)."""
+    return [DeviceSpec("C0:FF:EE:00:00:0B", "blesim Twin DIS", rssi=-63, uuids=[u16(0x180A)], group="twin",
+                       services=[gatt_svc(),
+                                 ServiceSpec(u16(0x180A), [CharSpec(u16(0x2A24), ["read"], b"Twin-1")]),
+                                 ServiceSpec(u16(0x180A), [CharSpec(u16(0x2A26), ["read"], b"2.0.1"),
+                                                           CharSpec(u16(0x2A29), ["read"], b"Blesim Twins")])])]
+
+
 def toolbox_devices():
     return [DeviceSpec("C0:FF:EE:00:00:06", "blesim Toolbox", rssi=-58, uuids=[TOOLBOX_SVC], group="toolbox",
                        services=[gatt_svc(), battery_svc(33), toolbox_svc()])]
