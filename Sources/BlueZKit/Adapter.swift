@@ -51,8 +51,10 @@ public struct Adapter: Sendable {
 
     /// blectl's choice of adapter: the one named (which must be powered), or the first
     /// powered one by path. An adapter still powering on (PowerState `"off-enabling"`) is
-    /// waited for, up to `timeout`; one that is off (`"off"`, or `"off-blocked"` by rfkill, or
-    /// no PowerState) fails at once.
+    /// waited for, up to `timeout`; one that is off (`"off"`, or `"off-blocked"` by rfkill)
+    /// fails at once. One that is off with no PowerState (bluetoothd 5.66 has it only with
+    /// `--experimental`, bluez/doc/org.bluez.Adapter.rst), which may be powering on, is waited
+    /// for up to ``unknownPowerStateGrace`` (within `timeout`) before it fails as powered off.
     /// - Parameters:
     ///   - name: `hci0`-style name; nil picks the first powered adapter by path (or, while
     ///     none is powered, waits for the first one powering on).
@@ -60,25 +62,41 @@ public struct Adapter: Sendable {
     /// - Throws: ``BLEError/unavailable(_:during:dbusError:)`` (stage
     ///   ``BLEOperation/Kind/adapter``) with `.noAdapter` (none, or not the one named),
     ///   `.poweredOff` or `.blocked` (rfkill); ``BLEError/timedOut(_:)`` (adapter) when it
-    ///   is still powering on at `timeout`; `CancellationError`.
+    ///   is still powering on (`"off-enabling"`) at `timeout`; `CancellationError`.
     package static func ready(in session: Session, named name: String?, timeout: Duration) async throws -> Adapter {
         let operation = BLEOperation(.adapter)
         // Decided from the cache as it is, without a timer (which may fire first with a zero
         // timeout); only an adapter powering on is waited for.
+        let limit: Duration
         switch session.withCache({ cache -> Choice in choice(in: cache, named: name) }) {
         case .ready(let path): return Adapter(session: session, path: path)
         case .unavailable(let why): throw BLEError.unavailable(why, during: operation)
-        case .poweringOn: break
+        case .poweringOn: limit = timeout
+        case .offWithoutPowerState: limit = min(timeout, unknownPowerStateGrace)
         }
-        let path = try await session.wait(for: operation, timeout: timeout) { cache, _ -> WaitStep<ObjectPath> in
-            switch choice(in: cache, named: name) {
-            case .ready(let path): .done(path)
-            case .poweringOn: .keepWaiting
-            case .unavailable(let why): .fail(BLEError.unavailable(why, during: operation))
+        do {
+            let path = try await session.wait(for: operation, timeout: limit) { cache, _ -> WaitStep<ObjectPath> in
+                switch choice(in: cache, named: name) {
+                case .ready(let path): .done(path)
+                case .poweringOn, .offWithoutPowerState: .keepWaiting
+                case .unavailable(let why): .fail(BLEError.unavailable(why, during: operation))
+                }
             }
+            return Adapter(session: session, path: path)
+        } catch BLEError.timedOut {
+            // Still off with no PowerState: taken as off, not as powering on.
+            guard case .offWithoutPowerState(let why) = session.withCache({ choice(in: $0, named: name) }) else {
+                throw BLEError.timedOut(operation)
+            }
+            throw BLEError.unavailable(why, during: operation)
         }
-        return Adapter(session: session, path: path)
     }
+
+    /// How long ``ready(in:named:timeout:)`` waits for an adapter that is off while bluetoothd
+    /// shows no PowerState (5.66 without `--experimental`): bluetoothd powers an adapter on
+    /// about 1.5 s after it starts (AutoEnable, measured on the real-bluetoothd rig), and an
+    /// adapter that is simply off should still fail quickly.
+    public static let unknownPowerStateGrace: Duration = .seconds(3)
 
     /// ``ready(in:named:timeout:)`` without waiting: an adapter still powering on counts as
     /// powered off.
@@ -89,14 +107,17 @@ public struct Adapter: Sendable {
         switch choice {
         case .ready(let path): return Adapter(session: session, path: path)
         case .poweringOn: throw BLEError.unavailable(.poweredOff(name ?? "hci0"), during: BLEOperation(.adapter))
-        case .unavailable(let why): throw BLEError.unavailable(why, during: BLEOperation(.adapter))
+        case .offWithoutPowerState(let why), .unavailable(let why): throw BLEError.unavailable(why, during: BLEOperation(.adapter))
         }
     }
 
     /// What ``ready(in:named:timeout:)`` makes of the cache at one moment.
     private enum Choice {
         case ready(ObjectPath)
+        /// PowerState `"off-enabling"`.
         case poweringOn
+        /// Powered false and no PowerState: off, or powering on; `Unavailability` if off.
+        case offWithoutPowerState(Unavailability)
         case unavailable(Unavailability)
     }
 
@@ -117,7 +138,10 @@ public struct Adapter: Sendable {
         if let path = candidates.first(where: powered) { return .ready(path) }
         if candidates.contains(where: poweringOn) { return .poweringOn }
         let first = candidates[0]
-        return .unavailable(cache.unavailability(ofAdapter: first, named: String(first.lastComponent)) ?? .poweredOff(String(first.lastComponent)))
+        let why = cache.unavailability(ofAdapter: first, named: String(first.lastComponent)) ?? .poweredOff(String(first.lastComponent))
+        let noPowerState = { (path: ObjectPath) in cache.property("PowerState", of: path, on: BlueZ.adapterInterface) == nil }
+        if case .poweredOff = why, candidates.contains(where: noPowerState) { return .offWithoutPowerState(why) }
+        return .unavailable(why)
     }
 
     /// blectl's choice of adapter when it need not be powered (reading what BlueZ knows): the

@@ -85,10 +85,12 @@ class Adapter:
         self.sim.bus.set_props(self.obj, "org.bluez.Adapter1", kw)
 
     def _power_state(self, powered):
-        if self.sim.faults.get("adapter_powering_on_ms") and not powered:
-            return "off-enabling"
+        # Experimental in 5.66: without --experimental there is no PowerState at all, even
+        # while the adapter powers on.
         if not self.sim.faults.get("experimental"):
             return None
+        if self.sim.faults.get("adapter_powering_on_ms") and not powered:
+            return "off-enabling"
         if not powered and self.sim.faults.get("adapter_rfkill_blocked"):
             return "off-blocked"
         return "on" if powered else "off"
