@@ -146,11 +146,11 @@ extension Adapter {
         var pending = [Advertisement]()
         /// The stream has been finished.
         var ended = false
-        /// With DuplicateData: each heard device's record as last read, so that a change of
-        /// RSSI or TxPower alone is applied to it instead of reading the whole device again
-        /// (``Advertisement/updated(withChanged:)``). Dropped on any other change of the
-        /// device, its removal, or a reload of the cache: never older than the cache.
-        var records = [ObjectPath: Advertisement]()
+        /// With DuplicateData: each heard device's typed Device1 properties (those an
+        /// Advertisement reads), every change of the device folded in as the cache folds it, so that a sighting reads only what
+        /// changed instead of the whole device again. Dropped when the device is added again
+        /// or removed, or the cache reloaded: never other than the cache.
+        var records = [ObjectPath: DeviceProperties]()
     }
 
     /// Turns events into advertisements: each built from the cache as it was right after the
@@ -167,16 +167,13 @@ extension Adapter {
             guard let event else { return nil }
             var sighted: ObjectPath?
             var failure: BLEError?
-            /// A Device1 change that may be applied to the device's record: nothing invalidated.
-            var applicableChange: ObjectCache.Properties?
             switch event {
             case .added(let path, let interfaces):
                 if interfaces[BlueZ.deviceInterface] != nil, path.isChild(of: adapterPath) { sighted = path }
-            case .changed(let path, BlueZ.deviceInterface, let changed, let invalidated) where path.isChild(of: adapterPath):
+            case .changed(let path, BlueZ.deviceInterface, let changed, _) where path.isChild(of: adapterPath):
                 if changed.packed.hasAnyKnown(Adapter.sightingMask)
                     || (changed.packed.hasAnyKnown(Adapter.advertisingDataMask) && scan.withLock { $0.heard.contains(path) }) {
                     sighted = path
-                    if invalidated.isEmpty { applicableChange = changed }
                 }
             case .changed(adapterPath, BlueZ.adapterInterface, let changed, _):
                 if changed["Powered"]?.bool == false {
@@ -193,17 +190,17 @@ extension Adapter {
             return scan.withLock { state -> (@Sendable () -> Void)? in
                 guard !state.ended else { return nil }
                 var advertisement: Advertisement?
+                if keepsRecords, !state.records.isEmpty { Self.updateRecords(after: event, in: &state.records) }
                 if let sighted {
                     state.heard.insert(sighted)
-                    if keepsRecords, let applicableChange, let record = state.records[sighted],
-                       let updated = record.updated(withChanged: applicableChange.packed) {
-                        advertisement = updated
+                    if keepsRecords {
+                        if state.records[sighted] == nil, let device = cache[sighted, BlueZ.deviceInterface] {
+                            state.records[sighted] = DeviceProperties(advertisementIn: device.packed)
+                        }
+                        advertisement = state.records[sighted].flatMap { Advertisement(path: sighted, device: $0) }
                     } else {
                         advertisement = cache.advertisement(at: sighted)
                     }
-                    if keepsRecords { state.records[sighted] = advertisement }
-                } else if keepsRecords, !state.records.isEmpty {
-                    Self.dropStaleRecords(after: event, from: &state.records)
                 }
                 if let failure {
                     state.ended = true
@@ -229,12 +226,13 @@ extension Adapter {
         }
     }
 
-    /// Drops the records `event` may have made stale (an event that is not a sighting): any
-    /// change to a device's Device1 (Connected, say), its removal, a reload of the cache.
-    private static func dropStaleRecords(after event: SessionEvent, from records: inout [ObjectPath: Advertisement]) {
+    /// Keeps the records as the cache is after `event`: a change of a device's Device1 is
+    /// folded into its record; a device added again or removed, or the cache reloaded, drops
+    /// its record (read again from the cache when next heard).
+    private static func updateRecords(after event: SessionEvent, in records: inout [ObjectPath: DeviceProperties]) {
         switch event {
-        case .changed(let path, BlueZ.deviceInterface, _, _):
-            records[path] = nil
+        case .changed(let path, BlueZ.deviceInterface, let changed, let invalidated):
+            records[path]?.foldAdvertisement(changed, invalidated: invalidated)
         case .added(let path, let interfaces) where interfaces[BlueZ.deviceInterface] != nil:
             records[path] = nil
         case .removed(let path, let interfaces) where interfaces.contains(BlueZ.deviceInterface):

@@ -31,30 +31,26 @@ public struct Advertisement: Sendable, Equatable {
 
     /// Reads the record from Device1 properties, stamped with the current wall-clock time;
     /// nil when the address is missing or malformed.
-    public init?(path: ObjectPath, properties p: ObjectCache.Properties) {
-        guard let address = p["Address"]?.string.flatMap({ BluetoothAddress($0) })
-                ?? BluetoothAddress(devicePath: path.rawValue) else { return nil }
+    public init?(path: ObjectPath, properties: ObjectCache.Properties) {
+        self.init(path: path, device: DeviceProperties(properties))
+    }
+
+    /// The record of a device's typed Device1 properties (``DeviceProperties``), stamped with
+    /// the current wall-clock time; nil when neither Address nor the object path gives an
+    /// address.
+    public init?(path: ObjectPath, device p: DeviceProperties) {
+        guard let address = p.address ?? BluetoothAddress(devicePath: path.rawValue) else { return nil }
         self.address = address
-        self.objectPath = path
-        addressType = p["AddressType"]?.string
-        name = address.realName(p["Name"]?.string)
-        rssi = p["RSSI"]?.integer
-        txPower = p["TxPower"]?.integer
-        appearance = p["Appearance"]?.integer.flatMap { UInt16(exactly: $0) }
-        uuids = (p["UUIDs"]?.stringArray ?? []).compactMap({ BluetoothUUID($0) })
-        var manufacturer = [UInt16: [UInt8]]()
-        for entry in p["ManufacturerData"]?.dictionaryEntries ?? [] {
-            guard let id = entry.key.integer, let company = UInt16(exactly: id), let data = entry.value.bytes else { continue }
-            manufacturer[company] = data
-        }
-        manufacturerData = manufacturer
-        var service = [BluetoothUUID: [UInt8]]()
-        for entry in p["ServiceData"]?.dictionaryEntries ?? [] {
-            guard let key = entry.key.string.flatMap({ BluetoothUUID($0) }), let data = entry.value.bytes else { continue }
-            service[key] = data
-        }
-        serviceData = service
-        connected = p["Connected"]?.bool ?? false
+        objectPath = path
+        addressType = p.addressType
+        name = address.realName(p.name)
+        rssi = p.rssi
+        txPower = p.txPower
+        appearance = p.appearance
+        uuids = p.uuids ?? []
+        manufacturerData = p.manufacturerData ?? [:]
+        serviceData = p.serviceData ?? [:]
+        connected = p.connected ?? false
         receivedAt = wallClockNow()
     }
 }

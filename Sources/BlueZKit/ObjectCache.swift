@@ -42,10 +42,10 @@ public struct ObjectCache: Sendable {
         interface == BlueZ.deviceInterface ? devices[path] != nil : others[path]?[interface] != nil
     }
 
-    /// The device at `path` as an ``Advertisement`` (read from its packed record without
-    /// decoding it); nil when there is no such device or its address is missing.
+    /// The device at `path` as an ``Advertisement`` (read from its packed record with no
+    /// dictionary made); nil when there is no such device or its address is missing.
     func advertisement(at path: ObjectPath) -> Advertisement? {
-        devices[path].flatMap { Advertisement(path: path, packed: $0.packed) }
+        devices[path].flatMap { Advertisement(path: path, device: DeviceProperties(advertisementIn: $0.packed)) }
     }
 
     /// Paths having `interface`, sorted.

@@ -1,0 +1,106 @@
+import DBusKit
+
+/// The org.bluez.Device1 properties BlueZKit reads (bluez/doc/org.bluez.Device.rst), typed:
+/// each field is its property's value, nil when BlueZ does not have it (absent, invalidated,
+/// or of an unexpected D-Bus type). Declared once, in ``table``: ``Advertisement`` and
+/// ``DeviceInfo`` are read from this record, and a scan folds each PropertiesChanged into it.
+///
+/// Adding a property: its field here and its line in ``table`` (the D-Bus name and the
+/// field); the records that show it read it from here.
+public struct DeviceProperties: Sendable, Equatable {
+    /// Address: the device's Bluetooth address (nil too when BlueZ's is malformed).
+    public var address: BluetoothAddress?
+    /// AddressType: `"public"` or `"random"`.
+    public var addressType: String?
+    /// Name: the remote name (advertised or read over GATT), as BlueZ has it.
+    public var name: String?
+    /// Alias: the name set by a user, else Name, else the address with `-` separators.
+    public var alias: String?
+    /// Icon: a freedesktop.org icon name BlueZ derives from Class or Appearance.
+    public var icon: String?
+    /// Class: the 24-bit Class of Device of a BR/EDR device.
+    public var deviceClass: UInt32?
+    /// Appearance: the GAP Appearance (Bluetooth SIG Assigned Numbers 2.6).
+    public var appearance: UInt16?
+    /// UUIDs: the service UUIDs advertised, plus those resolved on a connection (malformed
+    /// entries skipped).
+    public var uuids: [BluetoothUUID]?
+    /// Paired: the pairing process has completed.
+    public var paired: Bool?
+    /// Bonded (BlueZ 5.65 and later): the keys exchanged on pairing are stored.
+    public var bonded: Bool?
+    /// Trusted.
+    public var trusted: Bool?
+    /// Blocked: incoming connections are rejected.
+    public var blocked: Bool?
+    /// Connected.
+    public var connected: Bool?
+    /// ServicesResolved: GATT service discovery has completed on the current link.
+    public var servicesResolved: Bool?
+    /// RSSI in dBm: only while a discovery hears the device.
+    public var rssi: Int?
+    /// TxPower in dBm: the advertised transmit power.
+    public var txPower: Int?
+    /// ManufacturerData: company identifier → data (malformed entries skipped).
+    public var manufacturerData: [UInt16: [UInt8]]?
+    /// ServiceData: service UUID → data (malformed entries skipped).
+    public var serviceData: [BluetoothUUID: [UInt8]]?
+    /// Modalias: Device ID in the kernel's modalias form (`"usb:v046Dp4023d0006"`).
+    public var modalias: String?
+    /// Adapter: the object path of the adapter the device belongs to.
+    public var adapter: ObjectPath?
+
+    public init() {}
+
+    /// The table: each Device1 property blectl reads, and its field.
+    static let table = PropertyTable<DeviceProperties>([
+        .init("Address", in: .advertisement) { $0.address = $1 },
+        .init("AddressType", in: .advertisement) { $0.addressType = $1 },
+        .init("Name", in: .advertisement) { $0.name = $1 },
+        .init("Alias") { $0.alias = $1 },
+        .init("Icon") { $0.icon = $1 },
+        .init("Class") { $0.deviceClass = $1 },
+        .init("Appearance", in: .advertisement) { $0.appearance = $1 },
+        .init("UUIDs", in: .advertisement) { $0.uuids = $1 },
+        .init("Paired") { $0.paired = $1 },
+        .init("Bonded") { $0.bonded = $1 },
+        .init("Trusted") { $0.trusted = $1 },
+        .init("Blocked") { $0.blocked = $1 },
+        .init("Connected", in: .advertisement) { $0.connected = $1 },
+        .init("ServicesResolved") { $0.servicesResolved = $1 },
+        .init("RSSI", in: .advertisement) { $0.rssi = $1 },
+        .init("TxPower", in: .advertisement) { $0.txPower = $1 },
+        .init("ManufacturerData", in: .advertisement) { $0.manufacturerData = $1 },
+        .init("ServiceData", in: .advertisement) { $0.serviceData = $1 },
+        .init("Modalias") { $0.modalias = $1 },
+        .init("Adapter") { $0.adapter = $1 },
+    ])
+
+    /// The properties an ``Advertisement`` reads (``PropertyUses/advertisement``).
+    static let advertisementTable = table.only(.advertisement)
+
+    /// The record of an object's Device1 properties, as the object cache keeps them.
+    public init(_ properties: ObjectCache.Properties) {
+        self.init(packed: properties.packed)
+    }
+
+    init(packed: PackedProperties) {
+        Self.table.fold(packed, into: &self)
+    }
+
+    /// The record of the properties an ``Advertisement`` reads (the others nil).
+    init(advertisementIn packed: PackedProperties) {
+        Self.advertisementTable.fold(packed, into: &self)
+    }
+
+    /// Folds a Device1 PropertiesChanged (as the object cache keeps its changed properties)
+    /// into this record: changed properties replaced, invalidated ones cleared.
+    mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
+        Self.table.fold(changed.packed, invalidated: invalidated, into: &self)
+    }
+
+    /// ``fold(_:invalidated:)`` of the properties an ``Advertisement`` reads only.
+    mutating func foldAdvertisement(_ changed: ObjectCache.Properties, invalidated: [String]) {
+        Self.advertisementTable.fold(changed.packed, invalidated: invalidated, into: &self)
+    }
+}
