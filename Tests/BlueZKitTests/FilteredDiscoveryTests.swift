@@ -16,6 +16,16 @@ import Testing
     static let newerBlueZ = ["le_only_adapter": "true", "empty_filter_is_regular": "true", "hidden_device": "true",
                              "uuid_filter_crash": "true"]
 
+    /// Runs `body` with a simulated bluetoothd 5.87 on an LE-only adapter (``newerBlueZ``), a
+    /// session on it and its adapter.
+    static func onNewerBlueZ(_ body: (Simulator, Session, Adapter) async throws -> Void) async throws {
+        let sim = try Simulator.start(faults: newerBlueZ)
+        defer { sim.stop() }
+        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
+        defer { session.close() }
+        try await body(sim, session, try Adapter.ready(in: session, named: nil))
+    }
+
     /// Starts a discovery with `filter` as the raw SetDiscoveryFilter argument.
     static func startDiscovery(_ session: Session, _ adapter: Adapter, filter: [String: DBusValue]) async throws {
         let operation = BLEOperation(.discovery)
@@ -48,57 +58,45 @@ import Testing
     }
 
     @Test func anLEDiscoveryWithOnlyTransportMissesADeviceThatIsNotDiscoverable() async throws {
-        let sim = try Simulator.start(faults: Self.newerBlueZ)
-        defer { sim.stop() }
-        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
-        defer { session.close() }
-        let adapter = try Adapter.ready(in: session, named: nil)
-        try await Self.startDiscovery(session, adapter, filter: ["Transport": .string("le"), "DuplicateData": .boolean(false)])
-        // The simulator reports every advertiser in one pass: once the probe is there, the pass is done.
-        #expect(try await eventually { try sim.state().devices.contains(Self.probe) })
-        let devices = try sim.state().devices
-        #expect(!devices.contains(Self.hidden.description), "\(devices)")
-        #expect(!devices.contains("6F:12:8B:DE:02:9A"), "advertising flags 0x00: \(devices)")
-        #expect(devices.contains("5E:3A:91:0C:44:21"), "advertising flags 0x1a (LE General Discoverable): \(devices)")
+        try await Self.onNewerBlueZ { sim, session, adapter in
+            try await Self.startDiscovery(session, adapter, filter: ["Transport": .string("le"), "DuplicateData": .boolean(false)])
+            // The simulator reports every advertiser in one pass: once the probe is there, the pass is done.
+            #expect(try await eventually { try sim.state().devices.contains(Self.probe) })
+            let devices = try sim.state().devices
+            #expect(!devices.contains(Self.hidden.description), "\(devices)")
+            #expect(!devices.contains("6F:12:8B:DE:02:9A"), "advertising flags 0x00: \(devices)")
+            #expect(devices.contains("5E:3A:91:0C:44:21"), "advertising flags 0x1a (LE General Discoverable): \(devices)")
+        }
     }
 
     @Test func withDiscoveryHearsADeviceThatIsNotDiscoverable() async throws {
-        let sim = try Simulator.start(faults: Self.newerBlueZ)
-        defer { sim.stop() }
-        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
-        defer { session.close() }
-        let adapter = try Adapter.ready(in: session, named: nil)
-        let heard = try await Self.addresses(heardBy: adapter, filter: DiscoveryFilter(),
-                                             untilAll: [Self.hidden.description, "6F:12:8B:DE:02:9A", Self.probe])
-        #expect(heard.isSuperset(of: [Self.hidden.description, "6F:12:8B:DE:02:9A", Self.probe]), "\(heard)")
-        let filters = try sim.calls().filter { $0.member == "SetDiscoveryFilter" }.compactMap(\.filter)
-        #expect(filters.count == 1 && filters.first?["RSSI"] == .number(-127), "\(filters)")
-        let found = try await Device.find(Self.hidden, on: adapter, timeout: .seconds(10))
-        #expect(found.address == Self.hidden)
+        try await Self.onNewerBlueZ { sim, session, adapter in
+            let heard = try await Self.addresses(heardBy: adapter, filter: DiscoveryFilter(),
+                                                 untilAll: [Self.hidden.description, "6F:12:8B:DE:02:9A", Self.probe])
+            #expect(heard.isSuperset(of: [Self.hidden.description, "6F:12:8B:DE:02:9A", Self.probe]), "\(heard)")
+            let filters = try sim.calls().filter { $0.member == "SetDiscoveryFilter" }.compactMap(\.filter)
+            #expect(filters.count == 1 && filters.first?["RSSI"] == .number(-127), "\(filters)")
+            let found = try await Device.find(Self.hidden, on: adapter, timeout: .seconds(10))
+            #expect(found.address == Self.hidden)
+        }
     }
 
     @Test func aUUIDsFilterCrashesTheSimulated587() async throws {
-        let sim = try Simulator.start(faults: Self.newerBlueZ)
-        defer { sim.stop() }
-        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
-        defer { session.close() }
-        let adapter = try Adapter.ready(in: session, named: nil)
-        try await Self.startDiscovery(session, adapter, filter: ["Transport": .string("le"), "DuplicateData": .boolean(false),
-                                                                 "UUIDs": .stringArray(["0000180f-0000-1000-8000-00805f9b34fb"])])
-        #expect(try await eventually { try !sim.state().bluezRunning }, "bluetoothd did not crash")
+        try await Self.onNewerBlueZ { sim, session, adapter in
+            try await Self.startDiscovery(session, adapter, filter: ["Transport": .string("le"), "DuplicateData": .boolean(false),
+                                                                     "UUIDs": .stringArray(["0000180f-0000-1000-8000-00805f9b34fb"])])
+            #expect(try await eventually { try !sim.state().bluezRunning }, "bluetoothd did not crash")
+        }
     }
 
     @Test func aServiceFilterIsCheckedHereAndNeverSentAsUUIDs() async throws {
-        let sim = try Simulator.start(faults: Self.newerBlueZ)
-        defer { sim.stop() }
-        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
-        defer { session.close() }
-        let adapter = try Adapter.ready(in: session, named: nil)
-        let wanted: Set<String> = [Self.probe, "C0:FF:EE:00:00:04", Self.hidden.description]
-        let heard = try await Self.addresses(heardBy: adapter, filter: DiscoveryFilter(uuids: [.batteryService]), untilAll: wanted)
-        #expect(heard == wanted)
-        #expect(try sim.state().bluezRunning)
-        let filters = try sim.calls().filter { $0.member == "SetDiscoveryFilter" }.compactMap(\.filter)
-        #expect(filters.count == 1 && filters.first?["UUIDs"] == nil, "\(filters)")
+        try await Self.onNewerBlueZ { sim, session, adapter in
+            let wanted: Set<String> = [Self.probe, "C0:FF:EE:00:00:04", Self.hidden.description]
+            let heard = try await Self.addresses(heardBy: adapter, filter: DiscoveryFilter(uuids: [.batteryService]), untilAll: wanted)
+            #expect(heard == wanted)
+            #expect(try sim.state().bluezRunning)
+            let filters = try sim.calls().filter { $0.member == "SetDiscoveryFilter" }.compactMap(\.filter)
+            #expect(filters.count == 1 && filters.first?["UUIDs"] == nil, "\(filters)")
+        }
     }
 }
