@@ -190,14 +190,17 @@ extension Adapter {
             return scan.withLock { state -> (@Sendable () -> Void)? in
                 guard !state.ended else { return nil }
                 var advertisement: Advertisement?
-                if keepsRecords, !state.records.isEmpty { Self.updateRecords(after: event, in: &state.records) }
+                if keepsRecords, !state.records.isEmpty {
+                    advertisement = Self.updateRecords(after: event, in: &state.records, reading: sighted)
+                }
                 if let sighted {
                     state.heard.insert(sighted)
                     if keepsRecords {
-                        if state.records[sighted] == nil, let device = cache[sighted, BlueZ.deviceInterface] {
-                            state.records[sighted] = DeviceProperties(advertisementIn: device.packed)
+                        if advertisement == nil, let device = cache[sighted, BlueZ.deviceInterface] {
+                            let record = DeviceProperties(advertisementIn: device.packed)
+                            state.records[sighted] = record
+                            advertisement = Advertisement(path: sighted, device: record)
                         }
-                        advertisement = state.records[sighted].flatMap { Advertisement(path: sighted, device: $0) }
                     } else {
                         advertisement = cache.advertisement(at: sighted)
                     }
@@ -229,10 +232,15 @@ extension Adapter {
     /// Keeps the records as the cache is after `event`: a change of a device's Device1 is
     /// folded into its record; a device added again or removed, or the cache reloaded, drops
     /// its record (read again from the cache when next heard).
-    private static func updateRecords(after event: SessionEvent, in records: inout [ObjectPath: DeviceProperties]) {
+    /// - Returns: the advertisement of the record the change was folded into, when that is
+    ///   the device `sighted`.
+    private static func updateRecords(after event: SessionEvent, in records: inout [ObjectPath: DeviceProperties],
+                                      reading sighted: ObjectPath?) -> Advertisement? {
         switch event {
         case .changed(let path, BlueZ.deviceInterface, let changed, let invalidated):
-            records[path]?.foldAdvertisement(changed, invalidated: invalidated)
+            guard let i = records.index(forKey: path) else { return nil }
+            records.values[i].foldAdvertisement(changed, invalidated: invalidated)
+            return path == sighted ? Advertisement(path: path, device: records.values[i]) : nil
         case .added(let path, let interfaces) where interfaces[BlueZ.deviceInterface] != nil:
             records[path] = nil
         case .removed(let path, let interfaces) where interfaces.contains(BlueZ.deviceInterface):
@@ -242,6 +250,7 @@ extension Adapter {
         default:
             break
         }
+        return nil
     }
 }
 

@@ -42,8 +42,10 @@ struct PropertyUses: OptionSet, Sendable {
 
 /// The properties of one BlueZ interface, declared once (in the spirit of BlueR's
 /// `define_properties!`): the table reads a typed record from an object's properties and
-/// folds PropertiesChanged into it. Properties not declared are ignored.
-struct PropertyTable<Record>: Sendable {
+/// folds PropertiesChanged into it. Properties not declared are ignored. Immutable, and a
+/// class so that a reader shares it rather than copying its arrays (a scan folds a change
+/// per advertisement).
+final class PropertyTable<Record>: Sendable {
     let declarations: [PropertyDeclaration<Record>]
     private let byName: [String: Int]
     /// Declaration index by ``PackedProperties/knownNames`` index (-1: not declared).
