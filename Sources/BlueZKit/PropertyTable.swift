@@ -80,8 +80,11 @@ final class PropertyTable<Record>: Sendable {
             let i = Int(index) < byKnownIndex.count ? byKnownIndex[Int(index)] : -1
             if i >= 0 { declarations[i].assignPacked(&record, &reader) }
         }
-        if changed.hasUnpackedValues || !unknownToPacking.isEmpty {
-            for i in unknownToPacking { if let value = changed.value(of: declarations[i].name) { declarations[i].assign(&record, value) } }
+        // Names the packed record keeps by name, and values it keeps decoded (a file
+        // descriptor, under any name), are not among its known entries.
+        let byName = changed.hasUnpackedValues ? Array(declarations.indices) : unknownToPacking
+        for i in byName {
+            if let value = changed.value(of: declarations[i].name) { declarations[i].assign(&record, value) }
         }
         clear(invalidated, in: &record)
     }
