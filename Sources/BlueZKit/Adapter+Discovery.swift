@@ -199,7 +199,7 @@ extension Adapter {
                         if advertisement == nil, let device = cache[sighted, BlueZ.deviceInterface] {
                             let record = DeviceProperties(advertisementIn: device.packed)
                             state.records[sighted] = record
-                            advertisement = Advertisement(path: sighted, device: record)
+                            advertisement = Advertisement(path: sighted, advertised: record)
                         }
                     } else {
                         advertisement = cache.advertisement(at: sighted)
@@ -240,7 +240,7 @@ extension Adapter {
         case .changed(let path, BlueZ.deviceInterface, let changed, let invalidated):
             guard let i = records.index(forKey: path) else { return nil }
             records.values[i].foldAdvertisement(changed, invalidated: invalidated)
-            return path == sighted ? Advertisement(path: path, device: records.values[i]) : nil
+            return path == sighted ? Advertisement(path: path, advertised: records.values[i]) : nil
         case .added(let path, let interfaces) where interfaces[BlueZ.deviceInterface] != nil:
             records[path] = nil
         case .removed(let path, let interfaces) where interfaces.contains(BlueZ.deviceInterface):

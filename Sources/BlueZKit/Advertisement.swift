@@ -1,56 +1,62 @@
 import DBusKit
 
 /// What a device advertised, as BlueZ's org.bluez.Device1 properties show it
-/// (bluez/doc/org.bluez.Device.rst).
+/// (bluez/doc/org.bluez.Device.rst): the properties a scan reads (those ``DeviceProperties``
+/// declares for advertisements; the others nil), when they were seen, and where.
 public struct Advertisement: Sendable, Equatable {
+    /// The Device1 properties a scan reads (``DeviceProperties/advertisementTable``'s); the
+    /// fields below read them.
+    public var properties: DeviceProperties
+    /// Device1.Address, or the address in the object path when that property is unusable.
     public var address: BluetoothAddress
-    /// "public" or "random" (Device1.AddressType), nil when BlueZ does not say.
-    public var addressType: String?
-    /// Device1.Name when it is a real name: nil when missing, empty, or only the address.
-    public var name: String?
-    /// Device1.RSSI in dBm; nil when not heard during discovery (BlueZ invalidates it when discovery stops).
-    public var rssi: Int?
-    /// Device1.TxPower in dBm.
-    public var txPower: Int?
-    /// Device1.Appearance: the GAP appearance value (category in bits 15–6, subcategory in
-    /// bits 5–0; names from ``AssignedNumbers/appearanceNames(for:)``); nil when BlueZ has none.
-    public var appearance: UInt16?
-    /// Device1.UUIDs: the service UUIDs the device advertises, plus those BlueZ found on an
-    /// earlier connection (it keeps them); malformed entries skipped.
-    public var uuids: [BluetoothUUID]
-    /// Device1.ManufacturerData: company identifier -> data.
-    public var manufacturerData: [UInt16: [UInt8]]
-    /// Device1.ServiceData: service UUID -> data.
-    public var serviceData: [BluetoothUUID: [UInt8]]
-    public var connected: Bool
     public var objectPath: ObjectPath
     /// When this record was made, as the wall-clock time since the Unix epoch
     /// (CLOCK_REALTIME): during a scan, the moment the D-Bus message that showed the
     /// sighting was handled.
     public var receivedAt: Duration
 
+    /// "public" or "random" (Device1.AddressType), nil when BlueZ does not say.
+    public var addressType: String? { properties.addressType }
+    /// Device1.Name when it is a real name: nil when missing, empty, or only the address.
+    public var name: String? { address.realName(properties.name) }
+    /// Device1.RSSI in dBm; nil when not heard during discovery (BlueZ invalidates it when
+    /// discovery stops).
+    public var rssi: Int? { properties.rssi }
+    /// Device1.TxPower in dBm.
+    public var txPower: Int? { properties.txPower }
+    /// Device1.Appearance: the GAP appearance value (category in bits 15–6, subcategory in
+    /// bits 5–0; names from ``AssignedNumbers/appearanceNames(for:)``); nil when BlueZ has none.
+    public var appearance: UInt16? { properties.appearance }
+    /// Device1.UUIDs: the service UUIDs the device advertises, plus those BlueZ found on an
+    /// earlier connection (it keeps them); malformed entries skipped.
+    public var uuids: [BluetoothUUID] { properties.uuids ?? [] }
+    /// Device1.ManufacturerData: company identifier -> data.
+    public var manufacturerData: [UInt16: [UInt8]] { properties.manufacturerData ?? [:] }
+    /// Device1.ServiceData: service UUID -> data.
+    public var serviceData: [BluetoothUUID: [UInt8]] { properties.serviceData ?? [:] }
+    /// Device1.Connected; false when BlueZ does not say.
+    public var connected: Bool { properties.connected ?? false }
+
     /// Reads the record from Device1 properties, stamped with the current wall-clock time;
     /// nil when the address is missing or malformed.
     public init?(path: ObjectPath, properties: ObjectCache.Properties) {
-        self.init(path: path, device: DeviceProperties(properties))
+        self.init(path: path, advertised: DeviceProperties(advertisementIn: properties.packed))
     }
 
-    /// The record of a device's typed Device1 properties (``DeviceProperties``), stamped with
-    /// the current wall-clock time; nil when neither Address nor the object path gives an
-    /// address.
+    /// The record of a device's typed Device1 properties (``DeviceProperties``; those a scan
+    /// does not read are ignored), stamped with the current wall-clock time; nil when neither
+    /// Address nor the object path gives an address.
     public init?(path: ObjectPath, device p: DeviceProperties) {
+        self.init(path: path, advertised: DeviceProperties.advertisementTable.projection(of: p, into: DeviceProperties()))
+    }
+
+    /// The record of a device's Device1 properties that holds those a scan reads only (read
+    /// or folded through ``DeviceProperties/advertisementTable``).
+    init?(path: ObjectPath, advertised p: DeviceProperties) {
         guard let address = p.address ?? BluetoothAddress(devicePath: path.rawValue) else { return nil }
         self.address = address
         objectPath = path
-        addressType = p.addressType
-        name = address.realName(p.name)
-        rssi = p.rssi
-        txPower = p.txPower
-        appearance = p.appearance
-        uuids = p.uuids ?? []
-        manufacturerData = p.manufacturerData ?? [:]
-        serviceData = p.serviceData ?? [:]
-        connected = p.connected ?? false
+        properties = p
         receivedAt = wallClockNow()
     }
 }

@@ -9,88 +9,72 @@ import DBusKit
 /// know them, and a bluetoothd older than 5.65 has no Bonded), or it has an unexpected type.
 /// Decoding never fails on a value, only on a missing address.
 public struct DeviceInfo: Sendable, Equatable {
+    /// Every Device1 property BlueZKit reads (``DeviceProperties``); the fields below read them.
+    public var properties: DeviceProperties
     /// Device1.Address, or the address in the object path when that property is unusable.
     public var address: BluetoothAddress
     /// `/org/bluez/hci0/dev_C0_FF_EE_00_00_01`
     public var objectPath: ObjectPath
-    /// The adapter the device belongs to: Device1.Adapter, else the object path's parent
-    /// (`/org/bluez/hci0`).
-    public var adapterPath: ObjectPath
-    /// Device1.AddressType: `"public"` or `"random"` (as BlueZ spells it).
-    public var addressType: String?
-    /// Device1.Name when it is a real name: nil when missing, empty, or only the address
-    /// (as ``Advertisement/name``).
-    public var name: String?
-    /// Device1.Alias as BlueZ gives it: the alias set by a user, else the name, else the
-    /// address with `-` separators (`C0-FF-EE-00-00-E5`).
-    public var alias: String?
-    /// Device1.Paired: the pairing process has completed.
-    public var paired: Bool?
-    /// Device1.Bonded (BlueZ 5.65 and later): the keys exchanged on pairing are stored.
-    public var bonded: Bool?
-    /// Device1.Trusted.
-    public var trusted: Bool?
-    /// Device1.Blocked: incoming connections from the device are rejected.
-    public var blocked: Bool?
-    /// Device1.Connected.
-    public var connected: Bool?
-    /// Device1.ServicesResolved: GATT service discovery has completed on the current link.
-    public var servicesResolved: Bool?
-    /// Device1.RSSI in dBm; BlueZ has it only while discovery hears the device.
-    public var rssi: Int?
-    /// Device1.TxPower in dBm (advertised transmit power).
-    public var txPower: Int?
-    /// Device1.Appearance (GAP Appearance, Bluetooth SIG Assigned Numbers 2.6); BlueZ omits
-    /// it when the device has a Class.
-    public var appearance: UInt16?
-    /// Device1.Icon: a freedesktop.org icon name BlueZ derives from Class or Appearance
-    /// (`"input-keyboard"`).
-    public var icon: String?
-    /// Device1.Class: the 24-bit Class of Device of a BR/EDR device.
-    public var deviceClass: UInt32?
-    /// Device1.Modalias: Device ID in the kernel's modalias form (`"usb:v046Dp4023d0006"`).
-    public var modalias: String?
-    /// Device1.UUIDs (advertised service UUIDs, plus those resolved on a connection);
-    /// malformed entries skipped.
-    public var uuids: [BluetoothUUID]
-    /// Device1.ManufacturerData: company identifier -> data.
-    public var manufacturerData: [UInt16: [UInt8]]
-    /// Device1.ServiceData: service UUID -> data.
-    public var serviceData: [BluetoothUUID: [UInt8]]
     /// Battery1.Percentage (0-100 %): present only while BlueZ's battery plugin or a
     /// battery provider has a level for the device.
     public var batteryPercentage: Int?
 
+    /// The adapter the device belongs to: Device1.Adapter, else the object path's parent
+    /// (`/org/bluez/hci0`).
+    public var adapterPath: ObjectPath { properties.adapter ?? objectPath.parent ?? "/" }
     /// `hci0`
     public var adapterName: String { String(adapterPath.lastComponent) }
+    /// Device1.AddressType: `"public"` or `"random"` (as BlueZ spells it).
+    public var addressType: String? { properties.addressType }
+    /// Device1.Name when it is a real name: nil when missing, empty, or only the address
+    /// (as ``Advertisement/name``).
+    public var name: String? { address.realName(properties.name) }
+    /// Device1.Alias as BlueZ gives it: the alias set by a user, else the name, else the
+    /// address with `-` separators (`C0-FF-EE-00-00-E5`).
+    public var alias: String? { properties.alias }
+    /// Device1.Paired: the pairing process has completed.
+    public var paired: Bool? { properties.paired }
+    /// Device1.Bonded (BlueZ 5.65 and later): the keys exchanged on pairing are stored.
+    public var bonded: Bool? { properties.bonded }
+    /// Device1.Trusted.
+    public var trusted: Bool? { properties.trusted }
+    /// Device1.Blocked: incoming connections from the device are rejected.
+    public var blocked: Bool? { properties.blocked }
+    /// Device1.Connected.
+    public var connected: Bool? { properties.connected }
+    /// Device1.ServicesResolved: GATT service discovery has completed on the current link.
+    public var servicesResolved: Bool? { properties.servicesResolved }
+    /// Device1.RSSI in dBm; BlueZ has it only while discovery hears the device.
+    public var rssi: Int? { properties.rssi }
+    /// Device1.TxPower in dBm (advertised transmit power).
+    public var txPower: Int? { properties.txPower }
+    /// Device1.Appearance (GAP Appearance, Bluetooth SIG Assigned Numbers 2.6); BlueZ omits
+    /// it when the device has a Class.
+    public var appearance: UInt16? { properties.appearance }
+    /// Device1.Icon: a freedesktop.org icon name BlueZ derives from Class or Appearance
+    /// (`"input-keyboard"`).
+    public var icon: String? { properties.icon }
+    /// Device1.Class: the 24-bit Class of Device of a BR/EDR device.
+    public var deviceClass: UInt32? { properties.deviceClass }
+    /// Device1.Modalias: Device ID in the kernel's modalias form (`"usb:v046Dp4023d0006"`).
+    public var modalias: String? { properties.modalias }
+    /// Device1.UUIDs (advertised service UUIDs, plus those resolved on a connection);
+    /// malformed entries skipped.
+    public var uuids: [BluetoothUUID] { properties.uuids ?? [] }
+    /// Device1.ManufacturerData: company identifier -> data.
+    public var manufacturerData: [UInt16: [UInt8]] { properties.manufacturerData ?? [:] }
+    /// Device1.ServiceData: service UUID -> data.
+    public var serviceData: [BluetoothUUID: [UInt8]] { properties.serviceData ?? [:] }
 
     /// Reads the record from an object's Device1 properties and, when it has one, its
     /// Battery1 properties.
     /// - Returns: nil when neither Device1.Address nor the object path gives an address.
     public init?(path: ObjectPath, device p: ObjectCache.Properties, battery: ObjectCache.Properties? = nil) {
         let device = DeviceProperties(p)
-        guard let advertised = Advertisement(path: path, device: device) else { return nil }
-        address = advertised.address
+        guard let address = device.address ?? BluetoothAddress(devicePath: path.rawValue) else { return nil }
+        self.address = address
         objectPath = path
-        adapterPath = device.adapter ?? path.parent ?? "/"
-        addressType = device.addressType
-        name = advertised.name
-        alias = device.alias
-        paired = device.paired
-        bonded = device.bonded
-        trusted = device.trusted
-        blocked = device.blocked
-        connected = device.connected
-        servicesResolved = device.servicesResolved
-        rssi = device.rssi
-        txPower = device.txPower
-        appearance = device.appearance
-        icon = device.icon
-        deviceClass = device.deviceClass
-        modalias = device.modalias
-        uuids = advertised.uuids
-        manufacturerData = advertised.manufacturerData
-        serviceData = advertised.serviceData
+        properties = device
         batteryPercentage = battery?["Percentage"]?.integer
     }
 

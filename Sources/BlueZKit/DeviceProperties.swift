@@ -5,8 +5,9 @@ import DBusKit
 /// or of an unexpected D-Bus type). Declared once, in ``table``: ``Advertisement`` and
 /// ``DeviceInfo`` are read from this record, and a scan folds each PropertiesChanged into it.
 ///
-/// Adding a property: its field here and its line in ``table`` (the D-Bus name and the
-/// field); the records that show it read it from here.
+/// Adding a property: its field here and its line in ``table`` (the D-Bus name, the field,
+/// and `.advertisement` when a scan reports it). blectl's `info` and `devices` show every
+/// property in the table, its `scan` the advertisement's, in the table's order.
 public struct DeviceProperties: Sendable, Equatable {
     /// Address: the device's Bluetooth address (nil too when BlueZ's is malformed).
     public var address: BluetoothAddress?
@@ -53,31 +54,31 @@ public struct DeviceProperties: Sendable, Equatable {
     public init() {}
 
     /// The table: each Device1 property blectl reads, and its field.
-    static let table = PropertyTable<DeviceProperties>([
-        .init("Address", in: .advertisement) { $0.address = $1 },
-        .init("AddressType", in: .advertisement) { $0.addressType = $1 },
-        .init("Name", in: .advertisement) { $0.name = $1 },
-        .init("Alias") { $0.alias = $1 },
-        .init("Icon") { $0.icon = $1 },
-        .init("Class") { $0.deviceClass = $1 },
-        .init("Appearance", in: .advertisement) { $0.appearance = $1 },
-        .init("UUIDs", in: .advertisement) { $0.uuids = $1 },
-        .init("Paired") { $0.paired = $1 },
-        .init("Bonded") { $0.bonded = $1 },
-        .init("Trusted") { $0.trusted = $1 },
-        .init("Blocked") { $0.blocked = $1 },
-        .init("Connected", in: .advertisement) { $0.connected = $1 },
-        .init("ServicesResolved") { $0.servicesResolved = $1 },
-        .init("RSSI", in: .advertisement) { $0.rssi = $1 },
-        .init("TxPower", in: .advertisement) { $0.txPower = $1 },
-        .init("ManufacturerData", in: .advertisement) { $0.manufacturerData = $1 },
-        .init("ServiceData", in: .advertisement) { $0.serviceData = $1 },
-        .init("Modalias") { $0.modalias = $1 },
-        .init("Adapter") { $0.adapter = $1 },
+    package static let table = PropertyTable<DeviceProperties>([
+        .init("Address", \.address, in: .advertisement),
+        .init("AddressType", \.addressType, in: .advertisement),
+        .init("Name", \.name, in: .advertisement),
+        .init("Alias", \.alias),
+        .init("Paired", \.paired),
+        .init("Bonded", \.bonded),
+        .init("Trusted", \.trusted),
+        .init("Blocked", \.blocked),
+        .init("Connected", \.connected, in: .advertisement),
+        .init("ServicesResolved", \.servicesResolved),
+        .init("RSSI", \.rssi, in: .advertisement),
+        .init("TxPower", \.txPower, in: .advertisement),
+        .init("Appearance", \.appearance, in: .advertisement),
+        .init("Icon", \.icon),
+        .init("Class", \.deviceClass),
+        .init("Modalias", \.modalias),
+        .init("UUIDs", \.uuids, in: .advertisement),
+        .init("ManufacturerData", \.manufacturerData, in: .advertisement),
+        .init("ServiceData", \.serviceData, in: .advertisement),
+        .init("Adapter", \.adapter),
     ])
 
     /// The properties an ``Advertisement`` reads (``PropertyUses/advertisement``).
-    static let advertisementTable = table.only(.advertisement)
+    package static let advertisementTable = table.only(.advertisement)
 
     /// The record of an object's Device1 properties, as the object cache keeps them.
     public init(_ properties: ObjectCache.Properties) {

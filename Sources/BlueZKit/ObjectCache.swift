@@ -45,7 +45,7 @@ public struct ObjectCache: Sendable {
     /// The device at `path` as an ``Advertisement`` (read from its packed record with no
     /// dictionary made); nil when there is no such device or its address is missing.
     func advertisement(at path: ObjectPath) -> Advertisement? {
-        devices[path].flatMap { Advertisement(path: path, device: DeviceProperties(advertisementIn: $0.packed)) }
+        devices[path].flatMap { Advertisement(path: path, advertised: DeviceProperties(advertisementIn: $0.packed)) }
     }
 
     /// Paths having `interface`, sorted.

@@ -8,36 +8,66 @@ protocol PropertyValue: Sendable {
     /// The value at `reader` in a packed record (the object cache's form); nil, with the
     /// value skipped, for another D-Bus type.
     init?(packedValue reader: inout PackedReader)
+    /// The value as ``ReflectedPropertyValue`` shows it.
+    var reflected: ReflectedPropertyValue { get }
+    /// What the property's absence amounts to when it is shown: nil, or an empty list or
+    /// dictionary.
+    static var none: Self? { get }
+}
+
+extension PropertyValue {
+    static var none: Self? { nil }
 }
 
 /// One D-Bus property of a BlueZ interface and the field of `Record` it goes to: the one
-/// declaration from which the typed record is read, from the object cache or from a signal,
-/// and a change of the property is folded into it.
-struct PropertyDeclaration<Record>: Sendable {
+/// declaration from which the typed record is read, from the object cache or from a signal, a
+/// change of the property is folded into it, and blectl's records show it.
+package struct PropertyDeclaration<Record>: Sendable {
     /// The D-Bus property name, as the interface's doc spells it (`"RSSI"`).
-    let name: String
+    package let name: String
     /// The records it goes to (besides the whole record).
-    let uses: PropertyUses
+    package let uses: PropertyUses
+    /// The field's value in one of the shapes BlueZ's values take: nil when the record has
+    /// none, except for a list or a dictionary (UUIDs, ManufacturerData), which is then empty.
+    package let value: @Sendable (Record) -> ReflectedPropertyValue?
     fileprivate let assign: @Sendable (inout Record, DBusValue?) -> Void
+    fileprivate let copy: @Sendable (inout Record, Record) -> Void
     fileprivate let assignPacked: @Sendable (inout Record, inout PackedReader) -> Void
 
-    /// Property `name` goes to the records `uses` and is stored by `store`
-    /// (`{ $0.rssi = $1 }`): its value, nil when absent, invalidated, or of another D-Bus type.
-    init<Value: PropertyValue>(_ name: String, in uses: PropertyUses = [],
-                               _ store: @escaping @Sendable (inout Record, Value?) -> Void) {
+    /// Property `name` is stored in `field` (nil when absent, invalidated, or of another D-Bus
+    /// type) and goes to the records `uses`: `.init("RSSI", \.rssi, in: .advertisement)`.
+    init<Value: PropertyValue>(_ name: String, _ field: WritableKeyPath<Record, Value?> & Sendable,
+                               in uses: PropertyUses = []) {
         self.name = name
         self.uses = uses
-        assign = { record, value in store(&record, value.flatMap { Value(propertyValue: $0) }) }
-        assignPacked = { record, reader in store(&record, Value(packedValue: &reader)) }
+        value = { ($0[keyPath: field] ?? Value.none)?.reflected }
+        copy = { $0[keyPath: field] = $1[keyPath: field] }
+        assign = { record, value in record[keyPath: field] = value.flatMap { Value(propertyValue: $0) } }
+        assignPacked = { record, reader in record[keyPath: field] = Value(packedValue: &reader) }
     }
+}
+
+/// A declared property's value as one of the shapes BlueZ's property values take, for code
+/// that shows every property of a record alike (blectl's records): numbers of every D-Bus
+/// integer type as ``integer(_:)``, addresses and object paths as ``string(_:)``.
+package enum ReflectedPropertyValue: Sendable, Equatable {
+    case string(String)
+    case bool(Bool)
+    case integer(Int)
+    case uuids([BluetoothUUID])
+    /// Company identifier → data (Device1.ManufacturerData).
+    case manufacturerData([UInt16: [UInt8]])
+    /// Service UUID → data (Device1.ServiceData).
+    case serviceData([BluetoothUUID: [UInt8]])
 }
 
 /// The records a property goes to besides the whole typed record: a reader that needs only
 /// those decodes only them (a scan reads a device's advertisement at every sighting).
-struct PropertyUses: OptionSet, Sendable {
-    let rawValue: UInt8
+package struct PropertyUses: OptionSet, Sendable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
     /// ``Advertisement``: what a scan reports.
-    static let advertisement = PropertyUses(rawValue: 1)
+    package static let advertisement = PropertyUses(rawValue: 1)
 }
 
 /// The properties of one BlueZ interface, declared once (in the spirit of BlueR's
@@ -45,8 +75,8 @@ struct PropertyUses: OptionSet, Sendable {
 /// folds PropertiesChanged into it. Properties not declared are ignored. Immutable, and a
 /// class so that a reader shares it rather than copying its arrays (a scan folds a change
 /// per advertisement).
-final class PropertyTable<Record>: Sendable {
-    let declarations: [PropertyDeclaration<Record>]
+package final class PropertyTable<Record>: Sendable {
+    package let declarations: [PropertyDeclaration<Record>]
     private let byName: [String: Int]
     /// Declaration index by ``PackedProperties/knownNames`` index (-1: not declared).
     private let byKnownIndex: [Int]
@@ -65,12 +95,20 @@ final class PropertyTable<Record>: Sendable {
         unknownToPacking = unknown
     }
 
-    /// The declared property names.
+    /// The declared property names, in order.
     var names: [String] { declarations.map(\.name) }
 
     /// The table of the declarations that go to `use`.
     func only(_ use: PropertyUses) -> PropertyTable {
         PropertyTable(declarations.filter { $0.uses.contains(use) })
+    }
+
+    /// The declared fields of `record` copied into `blank` (a record of the properties of
+    /// this table only, when `blank` has none).
+    func projection(of record: Record, into blank: Record) -> Record {
+        var out = blank
+        for declaration in declarations { declaration.copy(&out, record) }
+        return out
     }
 
     /// Folds properties as the object cache keeps them (an object's, or the changed ones of a
@@ -108,6 +146,7 @@ final class PropertyTable<Record>: Sendable {
 // MARK: - The value types BlueZ's properties decode to
 
 extension String: PropertyValue {
+    var reflected: ReflectedPropertyValue { .string(self) }
     init?(propertyValue: DBusValue) {
         guard let value = propertyValue.string else { return nil }
         self = value
@@ -119,6 +158,7 @@ extension String: PropertyValue {
 }
 
 extension Bool: PropertyValue {
+    var reflected: ReflectedPropertyValue { .bool(self) }
     init?(propertyValue: DBusValue) {
         guard let value = propertyValue.bool else { return nil }
         self = value
@@ -131,6 +171,7 @@ extension Bool: PropertyValue {
 
 /// Any D-Bus integer type whose value fits.
 extension Int: PropertyValue {
+    var reflected: ReflectedPropertyValue { .integer(self) }
     init?(propertyValue: DBusValue) {
         guard let value = propertyValue.integer else { return nil }
         self = value
@@ -143,6 +184,7 @@ extension Int: PropertyValue {
 
 /// Any D-Bus integer type whose value fits (Appearance `q`).
 extension UInt16: PropertyValue {
+    var reflected: ReflectedPropertyValue { .integer(Int(self)) }
     init?(propertyValue: DBusValue) {
         guard let value = propertyValue.integer.flatMap({ UInt16(exactly: $0) }) else { return nil }
         self = value
@@ -155,6 +197,7 @@ extension UInt16: PropertyValue {
 
 /// Any D-Bus integer type whose value fits (Class `u`).
 extension UInt32: PropertyValue {
+    var reflected: ReflectedPropertyValue { .integer(Int(self)) }
     init?(propertyValue: DBusValue) {
         guard let value = propertyValue.integer.flatMap({ UInt32(exactly: $0) }) else { return nil }
         self = value
@@ -167,6 +210,7 @@ extension UInt32: PropertyValue {
 
 /// `s` holding a Bluetooth address (Device1.Address); nil when malformed.
 extension BluetoothAddress: PropertyValue {
+    var reflected: ReflectedPropertyValue { .string(description) }
     init?(propertyValue: DBusValue) {
         guard let address = propertyValue.string.flatMap({ BluetoothAddress($0) }) else { return nil }
         self = address
@@ -178,6 +222,7 @@ extension BluetoothAddress: PropertyValue {
 }
 
 extension ObjectPath: PropertyValue {
+    var reflected: ReflectedPropertyValue { .string(rawValue) }
     init?(propertyValue: DBusValue) {
         guard let value = propertyValue.objectPath else { return nil }
         self = value
@@ -190,6 +235,8 @@ extension ObjectPath: PropertyValue {
 
 /// `as` of UUIDs (Device1.UUIDs); malformed entries skipped.
 extension [BluetoothUUID]: PropertyValue {
+    var reflected: ReflectedPropertyValue { .uuids(self) }
+    static var none: [BluetoothUUID]? { [] }
     init?(propertyValue: DBusValue) {
         guard let strings = propertyValue.stringArray else { return nil }
         self = strings.compactMap { BluetoothUUID($0) }
@@ -205,14 +252,17 @@ extension [BluetoothUUID]: PropertyValue {
 protocol PropertyDataKey: Hashable, Sendable {
     init?(propertyKey: DBusValue)
     init?(packedKey reader: inout PackedReader)
+    static func reflect(_ data: [Self: [UInt8]]) -> ReflectedPropertyValue
 }
 
 extension UInt16: PropertyDataKey {
     init?(propertyKey: DBusValue) { self.init(propertyValue: propertyKey) }
     init?(packedKey reader: inout PackedReader) { self.init(packedValue: &reader) }
+    static func reflect(_ data: [UInt16: [UInt8]]) -> ReflectedPropertyValue { .manufacturerData(data) }
 }
 
 extension BluetoothUUID: PropertyDataKey {
+    static func reflect(_ data: [BluetoothUUID: [UInt8]]) -> ReflectedPropertyValue { .serviceData(data) }
     init?(propertyKey: DBusValue) {
         guard let uuid = propertyKey.string.flatMap({ BluetoothUUID($0) }) else { return nil }
         self = uuid
@@ -226,6 +276,8 @@ extension BluetoothUUID: PropertyDataKey {
 /// `a{qv}` or `a{sv}` of bytes: company identifier → data (Device1.ManufacturerData), service
 /// UUID → data (Device1.ServiceData); malformed entries skipped.
 extension Dictionary: PropertyValue where Key: PropertyDataKey, Value == [UInt8] {
+    var reflected: ReflectedPropertyValue { Key.reflect(self) }
+    static var none: [Key: [UInt8]]? { [:] }
     init?(propertyValue: DBusValue) {
         guard let entries = propertyValue.dictionaryEntries else { return nil }
         var out = [Key: [UInt8]]()

@@ -209,8 +209,8 @@ struct ParseCommandLineTests {
         let both = DevicesCommand(onlyConnected: true, onlyPaired: true)
         let device = { (connected: Bool?, paired: Bool?) -> DeviceInfo in
             var info = DeviceInfo(path: "/org/bluez/hci0/dev_C0_FF_EE_00_00_01", device: [:])!
-            info.connected = connected
-            info.paired = paired
+            info.properties.connected = connected
+            info.properties.paired = paired
             return info
         }
         #expect(both.includes(device(true, true)))

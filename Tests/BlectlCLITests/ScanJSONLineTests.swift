@@ -4,21 +4,21 @@ import Testing
 @testable import BlectlCLI
 @testable import BlueZKit
 
-/// `scan`'s line writer against the record it stands for: for advertisements with every
-/// field present, absent, empty or in need of escaping, written one after another as a scan
-/// writes a batch (the time within one second, then the next), each line is
+/// `scan`'s lines against the record they stand for: for advertisements with every field
+/// present, absent, empty or in need of escaping, written one after another as a scan writes a
+/// batch (the time within one second, then the next), each line is
 /// `ScanCommand.record(...).serialized()` byte for byte, then a newline.
 @Suite struct ScanJSONLineTests {
     @Test(arguments: ["hci0", "hci\"1\\é"])
     func eachLineIsTheRecordSerialized(_ adapter: String) {
         var generator = SplitMix64(seed: 0x5CA7)
-        var writer = ScanCommand.JSONLineWriter(adapter: adapter)
+        let writer = ScanCommand.layout(adapter: adapter)
         var batch: [UInt8] = []
         var expected: [UInt8] = []
         var time = Duration.seconds(1_796_026_502) + .microseconds(47_999)
         for _ in 0..<400 {
             let advertisement = Self.randomAdvertisement(at: time, using: &generator)
-            writer.append(advertisement, to: &batch)
+            writer.appendLine(advertisement, to: &batch)
             expected += ScanCommand.record(advertisement, adapter: adapter).serializedUTF8() + [UInt8(ascii: "\n")]
             time += .milliseconds(Int.random(in: 0...400, using: &generator))
         }
@@ -31,11 +31,11 @@ import Testing
                       .seconds(1_796_026_502), .seconds(86_399) + .milliseconds(999)])
     func oddTimesAreTheRecordsToo(_ first: Duration) {
         var generator = SplitMix64(seed: 7)
-        var writer = ScanCommand.JSONLineWriter(adapter: "hci0")
+        let writer = ScanCommand.layout(adapter: "hci0")
         for time in [first, first, .seconds(1_796_026_502) + .milliseconds(1), first] {
             let advertisement = Self.randomAdvertisement(at: time, using: &generator)
             var line: [UInt8] = []
-            writer.append(advertisement, to: &line)
+            writer.appendLine(advertisement, to: &line)
             let expected = ScanCommand.record(advertisement, adapter: "hci0").serialized() + "\n"
             #expect(String(decoding: line, as: UTF8.self) == expected)
         }
@@ -43,17 +43,17 @@ import Testing
 
     fileprivate static func randomAdvertisement(at time: Duration, using g: inout SplitMix64) -> Advertisement {
         var a = TextFormatTests.advertisement
-        a.addressType = [nil, "public", "random"].randomElement(using: &g)!
-        a.name = [nil, "", "blesim Keys", "say \"hi\"\\\n\t", "café \u{1}\u{85}", "😀 sensor"].randomElement(using: &g)!
-        a.rssi = [nil, -127, -61, 0, 20].randomElement(using: &g)!
-        a.txPower = [nil, -8, 0, 127].randomElement(using: &g)!
-        a.appearance = [nil, 0x03C1, 0x0000, 0xFFFF].randomElement(using: &g)!
-        a.uuids = [[], [BluetoothUUID("1812")!], [BluetoothUUID("180f")!, BluetoothUUID("0000feed-0000-1000-8000-00805f9b34fb")!,
+        a.properties.addressType = [nil, "public", "random"].randomElement(using: &g)!
+        a.properties.name = [nil, "", "blesim Keys", "say \"hi\"\\\n\t", "café \u{1}\u{85}", "😀 sensor"].randomElement(using: &g)!
+        a.properties.rssi = [nil, -127, -61, 0, 20].randomElement(using: &g)!
+        a.properties.txPower = [nil, -8, 0, 127].randomElement(using: &g)!
+        a.properties.appearance = [nil, 0x03C1, 0x0000, 0xFFFF].randomElement(using: &g)!
+        a.properties.uuids = [[], [BluetoothUUID("1812")!], [BluetoothUUID("180f")!, BluetoothUUID("0000feed-0000-1000-8000-00805f9b34fb")!,
                                                    BluetoothUUID("12345678-1234-5678-1234-56789abcdef0")!]].randomElement(using: &g)!
-        a.manufacturerData = [[:], [0x05F1: [1, 2]], [0xFFFF: [], 0x004C: [0x02, 0x15], 0x0006: Array(0...20)]].randomElement(using: &g)!
-        a.serviceData = [[:], [BluetoothUUID("feed")!: [2, 0, 0x31]],
+        a.properties.manufacturerData = [[:], [0x05F1: [1, 2]], [0xFFFF: [], 0x004C: [0x02, 0x15], 0x0006: Array(0...20)]].randomElement(using: &g)!
+        a.properties.serviceData = [[:], [BluetoothUUID("feed")!: [2, 0, 0x31]],
                          [BluetoothUUID("180f")!: [], BluetoothUUID("fe9f")!: [0xFF]]].randomElement(using: &g)!
-        a.connected = Bool.random(using: &g)
+        a.properties.connected = Bool.random(using: &g)
         a.receivedAt = time
         return a
     }

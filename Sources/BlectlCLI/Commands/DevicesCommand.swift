@@ -57,40 +57,30 @@ struct DevicesCommand: BlectlSubcommand {
 
     // MARK: - Records
 
-    static let columns = ["ADDRESS", "TYPE", "FLAGS", "RSSI", "TX_POWER", "BATTERY", "NAME", "ALIAS", "ICON", "APPEARANCE",
-                          "CLASS", "MODALIAS", "ADAPTER", "UUIDS", "MANUFACTURER_DATA", "SERVICE_DATA"]
+    /// The table's columns over `info`'s record: the six booleans in FLAGS, a field not
+    /// placed here at the end.
+    static let columns = TextColumns(InfoCommand.layout, [
+        ("ADDRESS", .field("address"), 0), ("TYPE", .field("address_type"), 0), ("FLAGS", .custom(flags), 0),
+        ("RSSI", .field("rssi"), 0), ("TX_POWER", .field("tx_power"), 0), ("BATTERY", .field("battery_percentage"), 0),
+        ("NAME", .field("name"), 0), ("ALIAS", .field("alias"), 0), ("ICON", .field("icon"), 0),
+        ("APPEARANCE", .field("appearance"), 0), ("CLASS", .field("class"), 0), ("MODALIAS", .field("modalias"), 0),
+        ("ADAPTER", .field("adapter"), 0), ("UUIDS", .field("uuids"), 0), ("MANUFACTURER_DATA", .field("manufacturer_data"), 0),
+        ("SERVICE_DATA", .field("service_data"), 0),
+    ], omitted: flagKeys)
 
     /// A header and one aligned row per device, every JSON field in a column (the six
     /// booleans in FLAGS); nothing at all for no device.
     static func table(_ devices: [DeviceInfo]) -> [String] {
         guard !devices.isEmpty else { return [] }
-        return Records.table([columns] + devices.map(row))
+        return Records.table([columns.headers] + devices.map(columns.cells))
     }
 
-    static func row(_ d: DeviceInfo) -> [String] {
-        [
-            d.address.description,
-            d.addressType ?? "-",
-            flags(d),
-            InfoCommand.dBm(d.rssi),
-            InfoCommand.dBm(d.txPower),
-            d.batteryPercentage.map { "\($0)%" } ?? "-",
-            d.name.map(Records.printable) ?? "-",
-            d.alias.map(Records.printable) ?? "-",
-            d.icon.map(Records.printable) ?? "-",
-            d.appearance.map { Records.hex($0, digits: 4) } ?? "-",
-            d.deviceClass.map { Records.hex($0, digits: 6) } ?? "-",
-            d.modalias.map(Records.printable) ?? "-",
-            d.adapterName,
-            d.uuids.isEmpty ? "-" : d.uuids.map(\.shortString).joined(separator: ","),
-            Records.manufacturerDataText(d.manufacturerData, separator: ","),
-            Records.serviceDataText(d.serviceData, separator: ","),
-        ]
-    }
+    /// The fields FLAGS shows rather than columns of their own.
+    static let flagKeys: Set<String> = ["paired", "bonded", "trusted", "blocked", "connected", "services_resolved"]
 
     /// `PBTXCR`: paired, bonded, trusted, blocked, connected, services resolved; `-` for
     /// false, `?` for unknown.
-    static func flags(_ d: DeviceInfo) -> String {
+    @Sendable static func flags(_ d: DeviceInfo) -> String {
         let bits: [(Bool?, Character)] = [(d.paired, "P"), (d.bonded, "B"), (d.trusted, "T"), (d.blocked, "X"),
                                           (d.connected, "C"), (d.servicesResolved, "R")]
         return String(bits.map { value, letter in value.map { $0 ? letter : "-" } ?? "?" })

@@ -59,62 +59,21 @@ struct InfoCommand: BlectlSubcommand {
 
     // MARK: - Records (also `devices`' lines)
 
-    /// The JSON object of one device: `info`'s result and each line of `devices`.
+    /// The JSON object of one device, `info`'s result and each line of `devices`: every
+    /// Device1 property BlueZKit declares (``DeviceProperties``, as ``DeviceFields`` shows
+    /// them), Battery1's percentage, and the adapter's name.
+    static let layout = RecordLayout<DeviceInfo>(DeviceFields.fields(DeviceProperties.table, for: .info) + [
+        RecordField("battery_percentage", json: { .optional($0.batteryPercentage) }, text: { $0.batteryPercentage.map { "\($0)%" } ?? "-" }),
+        RecordField("adapter", json: { .string($0.adapterName) }, text: { $0.adapterName }),
+    ])
+
     static func record(_ d: DeviceInfo) -> JSONValue {
-        .object([
-            ("address", .string(d.address.description)),
-            ("address_type", .optional(d.addressType)),
-            ("name", .optional(d.name)),
-            ("alias", .optional(d.alias)),
-            ("paired", .optional(d.paired)),
-            ("bonded", .optional(d.bonded)),
-            ("trusted", .optional(d.trusted)),
-            ("blocked", .optional(d.blocked)),
-            ("connected", .optional(d.connected)),
-            ("services_resolved", .optional(d.servicesResolved)),
-            ("rssi", .optional(d.rssi)),
-            ("tx_power", .optional(d.txPower)),
-            ("appearance", .optional(d.appearance.map(Int.init))),
-            ("icon", .optional(d.icon)),
-            ("class", .optional(d.deviceClass.map(Int.init))),
-            ("modalias", .optional(d.modalias)),
-            ("uuids", .array(d.uuids.map { .string($0.shortString) })),
-            ("manufacturer_data", Records.manufacturerData(d.manufacturerData)),
-            ("service_data", Records.serviceData(d.serviceData)),
-            ("battery_percentage", .optional(d.batteryPercentage)),
-            ("adapter", .string(d.adapterName)),
-        ])
+        layout.object(d)
     }
 
     /// `key: value` lines, one per JSON field, keys as in JSON; `-` where JSON has null (or
     /// an empty list).
     static func text(_ d: DeviceInfo) -> [String] {
-        Records.keyValueLines([
-            ("address", d.address.description),
-            ("address_type", d.addressType ?? "-"),
-            ("name", d.name.map(Records.printable) ?? "-"),
-            ("alias", d.alias.map(Records.printable) ?? "-"),
-            ("paired", Records.yesNo(d.paired)),
-            ("bonded", Records.yesNo(d.bonded)),
-            ("trusted", Records.yesNo(d.trusted)),
-            ("blocked", Records.yesNo(d.blocked)),
-            ("connected", Records.yesNo(d.connected)),
-            ("services_resolved", Records.yesNo(d.servicesResolved)),
-            ("rssi", dBm(d.rssi)),
-            ("tx_power", dBm(d.txPower)),
-            ("appearance", d.appearance.map { Records.hex($0, digits: 4) } ?? "-"),
-            ("icon", d.icon.map(Records.printable) ?? "-"),
-            ("class", d.deviceClass.map { Records.hex($0, digits: 6) } ?? "-"),
-            ("modalias", d.modalias.map(Records.printable) ?? "-"),
-            ("uuids", d.uuids.isEmpty ? "-" : d.uuids.map(Records.named).joined(separator: ", ")),
-            ("manufacturer_data", Records.manufacturerDataText(d.manufacturerData)),
-            ("service_data", Records.serviceDataText(d.serviceData)),
-            ("battery_percentage", d.batteryPercentage.map { "\($0)%" } ?? "-"),
-            ("adapter", d.adapterName),
-        ])
-    }
-
-    static func dBm(_ value: Int?) -> String {
-        value.map { "\($0) dBm" } ?? "-"
+        layout.keyValueLines(d)
     }
 }

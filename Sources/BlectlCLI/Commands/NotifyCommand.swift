@@ -114,7 +114,7 @@ struct NotifyCommand: BlectlSubcommand {
         let status = StatusLine.shared
         let listening = "receiving notifications of \(characteristic.uuid.shortString)"
         status.show(listening, detail: "0 so far")
-        var json = JSONLineWriter(address: options.address, service: characteristic.service, characteristic: characteristic.uuid)
+        let layout = Self.layout(address: options.address, service: characteristic.service, characteristic: characteristic.uuid)
         var pending: [UInt8] = []
         func flush() async throws {
             guard !pending.isEmpty else { return }
@@ -131,7 +131,7 @@ struct NotifyCommand: BlectlSubcommand {
                     seq += 1
                     status.show(listening, detail: "\(seq) so far")
                     switch printer.format {
-                    case .json: json.append(value, seq: seq, to: &pending)
+                    case .json: layout.appendLine(Line(value: value, seq: seq), to: &pending)
                     case .text:
                         let rows = seq == 1 ? textHeader(address: options.address, characteristic: characteristic) + [text(value, seq: seq)]
                             : [text(value, seq: seq)]
@@ -188,82 +188,57 @@ struct NotifyCommand: BlectlSubcommand {
 
     // MARK: - Records
 
-    static func record(_ value: NotifiedValue, seq: Int, address: BluetoothAddress, service: BluetoothUUID,
-                       characteristic: BluetoothUUID) -> JSONValue {
-        .object([
-            ("address", .string(address.description)),
-            ("service", .string(service.shortString)),
-            ("characteristic", .string(characteristic.shortString)),
-        ] + Records.value(value.bytes) + [
-            ("seq", .int(seq)),
-            ("time", .string(Records.rfc3339(sinceEpoch: value.receivedAt))),
-            ("connection", .int(value.connection)),
-        ])
+    /// One value of the stream and its number in it (from 1).
+    struct Line: Sendable {
+        var value: NotifiedValue
+        var seq: Int
     }
 
-    /// Writes ``record(_:seq:address:service:characteristic:)``'s JSON line, the same bytes,
-    /// without building the object each time: the fields every value shares are serialized
-    /// once, the date and time up to the second is kept while the second lasts, and only a
-    /// value's text goes through ``JSONValue`` (it may need escaping). A stream runs to
-    /// thousands of values a second.
-    struct JSONLineWriter {
-        private let prefix: [UInt8]
-        private var time = RFC3339Writer()
+    /// A value's record: the device, service and characteristic (the same for every value),
+    /// then ``valueFields``.
+    static func layout(address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) -> RecordLayout<Line> {
+        RecordLayout([
+            RecordField("address", json: { _ in .string(address.description) }, text: { _ in address.description }),
+            RecordField("service", json: { _ in .string(service.shortString) }, text: { _ in Records.named(service) }),
+            RecordField("characteristic", json: { _ in .string(characteristic.shortString) }, text: { _ in Records.named(characteristic) }),
+        ] + valueFields)
+    }
 
-        init(address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) {
-            // The object's opening and its first three members, no closing brace.
-            prefix = Array(JSONValue.object([
-                ("address", .string(address.description)),
-                ("service", .string(service.shortString)),
-                ("characteristic", .string(characteristic.shortString)),
-            ]).serialized().utf8.dropLast())
-        }
+    /// The fields of each value: its bytes (hex, and text when clean UTF-8), its number, when
+    /// it came and on which link.
+    static let valueFields: [RecordField<Line>] = [
+        RecordField("value", json: { .string($0.value.bytes.hexString) }, text: { Records.hexForPeople($0.value.bytes) }),
+        RecordField("text", json: { .optional(Records.text(of: $0.value.bytes)) }, text: { Records.textForPeople($0.value.bytes) }),
+        RecordField("seq", json: { .int($0.seq) }, text: { String($0.seq) }),
+        RecordField("time", json: { .string(Records.rfc3339(sinceEpoch: $0.value.receivedAt)) },
+                    text: { Records.rfc3339(sinceEpoch: $0.value.receivedAt) }),
+        RecordField("connection", json: { .int($0.value.connection) }, text: { String($0.value.connection) }),
+    ]
 
-        /// Appends the record of `value` to `line`, as one line of JSON and its newline.
-        mutating func append(_ value: NotifiedValue, seq: Int, to line: inout [UInt8]) {
-            line += prefix
-            JSONValue.writeLiteral(#","value":"#, into: &line)
-            JSONValue.writeHex(value.bytes, into: &line)
-            JSONValue.writeLiteral(#","text":"#, into: &line)
-            if let text = Records.text(of: value.bytes) {
-                JSONValue.writeString(text, into: &line)
-            } else {
-                JSONValue.writeLiteral("null", into: &line)
-            }
-            JSONValue.writeLiteral(#","seq":"#, into: &line)
-            JSONValue.writeInt(seq, into: &line)
-            JSONValue.writeLiteral(#","time":"#, into: &line)
-            time.append(value.receivedAt, to: &line)
-            JSONValue.writeLiteral(#","connection":"#, into: &line)
-            JSONValue.writeInt(value.connection, into: &line)
-            line.append(UInt8(ascii: "}"))
-            line.append(UInt8(ascii: "\n"))
-        }
+    static func record(_ value: NotifiedValue, seq: Int, address: BluetoothAddress, service: BluetoothUUID,
+                       characteristic: BluetoothUUID) -> JSONValue {
+        layout(address: address, service: service, characteristic: characteristic).object(Line(value: value, seq: seq))
     }
 
     /// The text columns under ``textHeader(address:characteristic:)``, each padded to its
     /// width (values are printed as they come, so the widths are fixed; a longer value pushes
     /// the rest of its line to the right). The last column is not padded.
-    static let textColumns: [(header: String, width: Int)] = [
-        ("TIME", 24), ("SEQ", 5), ("CONNECTION", 10), ("VALUE", 16), ("TEXT", 0),
-    ]
+    static let textColumns = TextColumns(RecordLayout(valueFields), [
+        ("TIME", .field("time"), 24), ("SEQ", .field("seq"), 5), ("CONNECTION", .field("connection"), 10),
+        ("VALUE", .field("value"), 16), ("TEXT", .field("text"), 0),
+    ])
 
     /// What the text format prints before the first value: the device, service and
     /// characteristic (the same for every value), then the column header.
     static func textHeader(address: BluetoothAddress, characteristic: GATTCharacteristic) -> [String] {
         ["address: \(address)  service: \(Records.named(characteristic.service))  characteristic: \(Records.named(characteristic.uuid))",
-         textRow(textColumns.map(\.header))]
+         Records.fixedWidthRow(textColumns.headers, widths: textColumns.widths)]
     }
 
     /// One value as a row: time, seq, connection, hex (`(empty)` for none), and the text in
     /// quotes when the bytes are clean UTF-8, else `-`.
     static func text(_ value: NotifiedValue, seq: Int) -> String {
-        textRow([Records.rfc3339(sinceEpoch: value.receivedAt), String(seq), String(value.connection),
-                 Records.hexForPeople(value.bytes), Records.textForPeople(value.bytes)])
-    }
-
-    static func textRow(_ cells: [String]) -> String {
-        Records.fixedWidthRow(cells, widths: textColumns.map(\.width))
+        Records.fixedWidthRow(textColumns.cells(Line(value: value, seq: seq)), widths: textColumns.widths)
     }
 }
 

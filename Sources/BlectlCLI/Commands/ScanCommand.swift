@@ -84,7 +84,8 @@ struct ScanCommand: BlectlSubcommand {
                     try await withTaskExecutorPreference(executor) {
                         var reported = Set<BluetoothAddress>()
                         var headerPrinted = false
-                        var json = JSONLineWriter(adapter: adapterName)
+                        let layout = Self.layout(adapter: adapterName)
+                        let columns = Self.textColumns(adapter: adapterName)
                         for try await batch in stream {
                             var lines = [UInt8]()
                             lines.reserveCapacity(batch.count * 200)
@@ -93,14 +94,14 @@ struct ScanCommand: BlectlSubcommand {
                                 let isNew = reported.insert(advertisement.address).inserted
                                 guard options.updates || isNew else { continue }
                                 switch printer.format {
-                                case .json: json.append(advertisement, to: &lines)
+                                case .json: layout.appendLine(advertisement, to: &lines)
                                 case .text:
                                     if !headerPrinted {
-                                        lines += Self.textHeader.utf8
+                                        lines += Records.fixedWidthRow(columns.headers, widths: columns.widths).utf8
                                         lines.append(UInt8(ascii: "\n"))
                                         headerPrinted = true
                                     }
-                                    lines += Self.text(advertisement, adapter: adapterName).utf8
+                                    lines += Records.fixedWidthRow(columns.cells(advertisement), widths: columns.widths).utf8
                                     lines.append(UInt8(ascii: "\n"))
                                 }
                                 // --count: the line of the Nth device is the last one.
@@ -133,152 +134,48 @@ struct ScanCommand: BlectlSubcommand {
 
     // MARK: - Records
 
-    static func record(_ a: Advertisement, adapter: String) -> JSONValue {
-        .object([
-            ("address", .string(a.address.description)),
-            ("address_type", .optional(a.addressType)),
-            ("name", .optional(a.name)),
-            ("rssi", .optional(a.rssi)),
-            ("tx_power", .optional(a.txPower)),
-            ("appearance", a.appearance.map(Records.appearance) ?? .null),
-            ("uuids", .array(a.uuids.map { .string($0.shortString) })),
-            ("manufacturer_data", Records.manufacturerData(a.manufacturerData)),
-            ("company", Records.companyNames(a.manufacturerData.keys)),
-            ("service_data", Records.serviceData(a.serviceData)),
-            ("service_names", Records.serviceNames(a.uuids + a.serviceData.keys)),
-            ("connected", .bool(a.connected)),
-            ("adapter", .string(adapter)),
-            ("time", .string(Records.rfc3339(sinceEpoch: a.receivedAt))),
+    /// A scan's record: the Device1 properties an advertisement carries
+    /// (``DeviceProperties/advertisementTable``, as ``DeviceFields`` shows them), then
+    /// whether the device is connected, the adapter that heard it and when.
+    static func layout(adapter: String) -> RecordLayout<Advertisement> {
+        RecordLayout(DeviceFields.fields(DeviceProperties.advertisementTable, for: .scan) + [
+            DeviceFields.scanConnected(),
+            RecordField("adapter", json: { _ in .string(adapter) }, text: { _ in Records.printable(adapter) }),
+            RecordField("time", json: { .string(Records.rfc3339(sinceEpoch: $0.receivedAt)) },
+                        text: { Records.rfc3339(sinceEpoch: $0.receivedAt) }),
         ])
     }
 
-    /// Writes ``record(_:adapter:)``'s line (its serialization byte for byte, then a newline)
-    /// without building the object: the names are written once as bytes, the address, type,
-    /// name and numbers straight into the line, the time through ``RFC3339Writer``; only the
-    /// SIG-named fields (appearance, UUIDs, manufacturer and service data) go through
-    /// ``JSONValue``, and only when the advertisement has them. A scan with `--updates` writes
-    /// thousands of lines a second.
-    struct JSONLineWriter {
-        private let adapterAndTime: [UInt8]
-        private var time = RFC3339Writer()
-
-        init(adapter: String) {
-            var bytes = Array(#","adapter":"#.utf8)
-            JSONValue.writeString(adapter, into: &bytes)
-            JSONValue.writeLiteral(#","time":"#, into: &bytes)
-            adapterAndTime = bytes
-        }
-
-        mutating func append(_ a: Advertisement, to line: inout [UInt8]) {
-            JSONValue.writeLiteral(#"{"address":"#, into: &line)
-            JSONValue.writeString(a.address.description, into: &line)
-            JSONValue.writeLiteral(#","address_type":"#, into: &line)
-            Self.write(a.addressType, to: &line)
-            JSONValue.writeLiteral(#","name":"#, into: &line)
-            Self.write(a.name, to: &line)
-            JSONValue.writeLiteral(#","rssi":"#, into: &line)
-            Self.write(a.rssi, to: &line)
-            JSONValue.writeLiteral(#","tx_power":"#, into: &line)
-            Self.write(a.txPower, to: &line)
-            JSONValue.writeLiteral(#","appearance":"#, into: &line)
-            if let appearance = a.appearance { line += Records.appearance(appearance).serializedUTF8() } else { JSONValue.writeLiteral("null", into: &line) }
-            JSONValue.writeLiteral(#","uuids":"#, into: &line)
-            if a.uuids.isEmpty { JSONValue.writeLiteral("[]", into: &line) } else { line += JSONValue.array(a.uuids.map { .string($0.shortString) }).serializedUTF8() }
-            if a.manufacturerData.isEmpty {
-                JSONValue.writeLiteral(#","manufacturer_data":{},"company":{}"#, into: &line)
-            } else {
-                // As Records.manufacturerData and Records.companyNames write them.
-                let companies = a.manufacturerData.count == 1 ? Array(a.manufacturerData.keys) : a.manufacturerData.keys.sorted()
-                JSONValue.writeLiteral(#","manufacturer_data":{"#, into: &line)
-                for (i, company) in companies.enumerated() {
-                    if i > 0 { line.append(UInt8(ascii: ",")) }
-                    JSONValue.writeHex4(company, into: &line)
-                    line.append(UInt8(ascii: ":"))
-                    JSONValue.writeHex(a.manufacturerData[company]!, into: &line)
-                }
-                JSONValue.writeLiteral(#"},"company":{"#, into: &line)
-                var first = true
-                for company in companies {
-                    guard let name = AssignedNumbers.companyName(for: company) else { continue }
-                    if !first { line.append(UInt8(ascii: ",")) }
-                    first = false
-                    JSONValue.writeHex4(company, into: &line)
-                    line.append(UInt8(ascii: ":"))
-                    JSONValue.writeString(name, into: &line)
-                }
-                line.append(UInt8(ascii: "}"))
-            }
-            JSONValue.writeLiteral(#","service_data":"#, into: &line)
-            if a.serviceData.isEmpty { JSONValue.writeLiteral("{}", into: &line) } else { line += Records.serviceData(a.serviceData).serializedUTF8() }
-            JSONValue.writeLiteral(#","service_names":"#, into: &line)
-            if a.uuids.isEmpty && a.serviceData.isEmpty {
-                JSONValue.writeLiteral("{}", into: &line)
-            } else {
-                line += Records.serviceNames(a.uuids + a.serviceData.keys).serializedUTF8()
-            }
-            JSONValue.writeLiteral(#","connected":"#, into: &line)
-            JSONValue.writeLiteral(a.connected ? "true" : "false", into: &line)
-            line += adapterAndTime
-            time.append(a.receivedAt, to: &line)
-            line.append(UInt8(ascii: "}"))
-            line.append(UInt8(ascii: "\n"))
-        }
-
-        private static func write(_ value: String?, to line: inout [UInt8]) {
-            if let value { JSONValue.writeString(value, into: &line) } else { JSONValue.writeLiteral("null", into: &line) }
-        }
-
-        private static func write(_ value: Int?, to line: inout [UInt8]) {
-            if let value { JSONValue.writeInt(value, into: &line) } else { JSONValue.writeLiteral("null", into: &line) }
-        }
+    static func record(_ a: Advertisement, adapter: String) -> JSONValue {
+        layout(adapter: adapter).object(a)
     }
 
     /// The text columns: a header, then a column per JSON field, each padded to its width
     /// (lines are printed as devices are heard, so the widths are fixed; a longer value
-    /// pushes the rest of its line to the right). UUIDS, the longest, comes last, unpadded.
-    static let textColumns: [(header: String, width: Int)] = [
-        ("ADDRESS", 17), ("TYPE", 6), ("RSSI", 8), ("TX_POWER", 8), ("CONNECTED", 9), ("ADAPTER", 7), ("TIME", 24),
-        ("NAME", 20), ("APPEARANCE", 22), ("MANUFACTURER_DATA", 36), ("SERVICE_DATA", 28), ("UUIDS", 0),
-    ]
+    /// pushes the rest of its line to the right). UUIDS, the longest, comes last, unpadded;
+    /// a field not placed here comes before it.
+    static func textColumns(adapter: String) -> TextColumns<Advertisement> {
+        TextColumns(layout(adapter: adapter), [
+            ("ADDRESS", .field("address"), 17), ("TYPE", .field("address_type"), 6), ("RSSI", .field("rssi"), 8),
+            ("TX_POWER", .field("tx_power"), 8), ("CONNECTED", .field("connected"), 9), ("ADAPTER", .field("adapter"), 7),
+            ("TIME", .field("time"), 24), ("NAME", .field("name"), 20), ("APPEARANCE", .field("appearance"), 22),
+            ("MANUFACTURER_DATA", .field("manufacturer_data"), 36), ("SERVICE_DATA", .field("service_data"), 28),
+            ("UUIDS", .field("uuids"), 0),
+        ], othersBefore: "UUIDS", omitted: DeviceFields.scanTextOmitted)
+    }
 
     /// The header line of the text format, printed with the first device.
-    static var textHeader: String { textRow(textColumns.map(\.header)) }
+    static var textHeader: String {
+        let columns = textColumns(adapter: "")
+        return Records.fixedWidthRow(columns.headers, widths: columns.widths)
+    }
 
     /// One device as a text row under ``textHeader``: `-` where JSON has null or an empty
     /// list, control characters in names shown as `?`. The SIG's names follow what they
     /// name: `0x03c1 Keyboard`, `05f1=0102 (The Linux Foundation)`, `180f (Battery)`.
     static func text(_ a: Advertisement, adapter: String) -> String {
-        textRow([
-            a.address.description,
-            a.addressType.map(Records.printable) ?? "-",
-            InfoCommand.dBm(a.rssi),
-            InfoCommand.dBm(a.txPower),
-            Records.yesNo(a.connected),
-            Records.printable(adapter),
-            Records.rfc3339(sinceEpoch: a.receivedAt),
-            a.name.map { Records.printable($0) } ?? "-",
-            appearanceText(a.appearance),
-            a.manufacturerData.isEmpty ? "-" : a.manufacturerData.sorted { $0.key < $1.key }.map { id, data in
-                Records.hex4(id) + "=" + data.hexString + (AssignedNumbers.companyName(for: id).map { " (\(Records.printable($0)))" } ?? "")
-            }.joined(separator: ","),
-            // Each service-data UUID with its SIG name, as UUIDS has them: service_names names both.
-            Records.serviceDataText(a.serviceData, separator: ",", named: true),
-            a.uuids.isEmpty ? "-" : a.uuids.map { uuid in
-                uuid.shortString + (AssignedNumbers.name(for: uuid).map { " (\(Records.printable($0)))" } ?? "")
-            }.joined(separator: ","),
-        ])
-    }
-
-    /// `0x03c1 Keyboard`: the value and the SIG's most precise name for it (subcategory,
-    /// else category); `-` for none.
-    static func appearanceText(_ value: UInt16?) -> String {
-        guard let value else { return "-" }
-        let names = AssignedNumbers.appearanceNames(for: value)
-        return Records.hex(value, digits: 4) + ((names.subcategory ?? names.category).map { " " + Records.printable($0) } ?? "")
-    }
-
-    static func textRow(_ cells: [String]) -> String {
-        Records.fixedWidthRow(cells, widths: textColumns.map(\.width))
+        let columns = textColumns(adapter: adapter)
+        return Records.fixedWidthRow(columns.cells(a), widths: columns.widths)
     }
 }
 

@@ -35,7 +35,8 @@ enum JSONValue: Sendable, Equatable {
         return out
     }
 
-    private func write(into out: inout [UInt8]) {
+    /// Appends the compact JSON to `out`.
+    func write(into out: inout [UInt8]) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: b ? "true".utf8 : "false".utf8)

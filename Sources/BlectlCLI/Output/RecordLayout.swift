@@ -1,0 +1,117 @@
+/// One field of a record blectl prints, declared once: its JSON key and value, and its text
+/// for people. The JSON object, the JSON line and the text forms of a record are all made
+/// from its list of fields (``RecordLayout``), so they cannot drift apart.
+struct RecordField<Source>: Sendable {
+    /// The JSON key, in snake case (`"tx_power"`); the label in `key: value` text too.
+    let key: String
+    /// The JSON value (`null` for none).
+    let json: @Sendable (Source) -> JSONValue
+    /// The value for people, in `key: value` lines: `-` for none, control characters shown as `?`.
+    let text: @Sendable (Source) -> String
+    /// The value in a table's cell or a text column, where it may be shorter than ``text``
+    /// (`180f,180a` where the text names the services); ``text`` unless given.
+    let cell: @Sendable (Source) -> String
+
+    init(_ key: String, json: @escaping @Sendable (Source) -> JSONValue, text: @escaping @Sendable (Source) -> String,
+         cell: (@Sendable (Source) -> String)? = nil) {
+        self.key = key
+        self.json = json
+        self.text = text
+        self.cell = cell ?? text
+    }
+}
+
+/// A record's fields, in order: its JSON object, its JSON line and its text forms, each made
+/// from the same declarations.
+struct RecordLayout<Source>: Sendable {
+    let fields: [RecordField<Source>]
+    /// `{"address":`, then `,"name":` and so on: each field's key as it opens its member.
+    private let memberOpenings: [[UInt8]]
+
+    init(_ fields: [RecordField<Source>]) {
+        self.fields = fields
+        memberOpenings = fields.enumerated().map { i, field in
+            var bytes: [UInt8] = [i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
+            JSONValue.writeString(field.key, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            return bytes
+        }
+    }
+
+    /// The field with JSON key `key`, if the record has one.
+    subscript(key: String) -> RecordField<Source>? { fields.first { $0.key == key } }
+
+    /// The record as a JSON object.
+    func object(_ source: Source) -> JSONValue {
+        .object(fields.map { ($0.key, $0.json(source)) })
+    }
+
+    /// Appends the record's JSON line to `line`: ``object(_:)``'s serialization, byte for
+    /// byte, and a newline, with no object built (a scan with `--updates` and a notification
+    /// stream write thousands of lines a second).
+    func appendLine(_ source: Source, to line: inout [UInt8]) {
+        for (opening, field) in zip(memberOpenings, fields) {
+            line += opening
+            field.json(source).write(into: &line)
+        }
+        if fields.isEmpty { line.append(UInt8(ascii: "{")) }
+        line.append(UInt8(ascii: "}"))
+        line.append(UInt8(ascii: "\n"))
+    }
+
+    /// `key: value` lines, one per field, keys as in JSON, values aligned.
+    func keyValueLines(_ source: Source) -> [String] {
+        Records.keyValueLines(fields.map { ($0.key, $0.text(source)) })
+    }
+}
+
+/// The columns of a record's text table: a header over each field's cell, in an order of
+/// their own. Fields the table does not place are shown too, each under its key in upper
+/// case, at the place the table leaves for them; only the fields it names as `omitted` are
+/// not (shown in a column of their own, such as `devices`' FLAGS).
+struct TextColumns<Source>: Sendable {
+    struct Column: Sendable {
+        let header: String
+        /// The column's width when rows are printed as they come (`scan`); 0 for the last.
+        let width: Int
+        let cell: @Sendable (Source) -> String
+    }
+
+    let columns: [Column]
+
+    /// - Parameters:
+    ///   - layout: the record.
+    ///   - placed: (header, the field's key or a column of its own, width), in order.
+    ///   - othersBefore: the header before which fields not placed go; at the end when nil.
+    ///   - omitted: keys of fields not shown in a column of their own.
+    init(_ layout: RecordLayout<Source>, _ placed: [(header: String, content: Content, width: Int)],
+         othersBefore: String? = nil, omitted: Set<String> = []) {
+        var columns = placed.map { header, content, width in
+            switch content {
+            case .field(let key):
+                guard let field = layout[key] else { preconditionFailure("no field \(key) in the record") }
+                return Column(header: header, width: width, cell: field.cell)
+            case .custom(let cell):
+                return Column(header: header, width: width, cell: cell)
+            }
+        }
+        let placedKeys = Set(placed.compactMap { if case .field(let key) = $0.content { key } else { nil } })
+        let others = layout.fields.filter { !placedKeys.contains($0.key) && !omitted.contains($0.key) }.map { field in
+            Column(header: field.key.uppercased(), width: field.key.count, cell: field.cell)
+        }
+        let at = othersBefore.flatMap { header in columns.firstIndex { $0.header == header } } ?? columns.endIndex
+        columns.insert(contentsOf: others, at: at)
+        self.columns = columns
+    }
+
+    /// What a column shows: a field of the record, or cells of its own.
+    enum Content: Sendable {
+        case field(String)
+        case custom(@Sendable (Source) -> String)
+    }
+
+    var headers: [String] { columns.map(\.header) }
+    var widths: [Int] { columns.map(\.width) }
+
+    func cells(_ source: Source) -> [String] { columns.map { $0.cell(source) } }
+}
