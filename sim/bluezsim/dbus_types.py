@@ -105,3 +105,8 @@ def value_matches(sig, v):
     if sig in _SCALARS:
         return type(v) is _SCALARS[sig]
     return True
+
+
+def dbus_bytes(b):
+    """bytes -> ay (a ReadValue answer)."""
+    return dbus.Array([dbus.Byte(x) for x in b], signature="y")

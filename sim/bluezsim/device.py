@@ -5,7 +5,8 @@ import time
 
 from .bus import Obj, DBusError
 from .ifaces import ERR
-from .gatt import GattTree, REARM_MS
+from .gatt import GattTree
+from .notify import REARM_MS
 from .world import icon_for, norm_uuid
 from .pairing import Pairing
 
