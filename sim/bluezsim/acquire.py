@@ -22,7 +22,7 @@ import zlib
 import dbus
 from gi.repository import GLib
 
-from .bus import DBusError
+from .call import DBusError
 from .ifaces import ERR
 
 TICK_MS = 5

@@ -1,6 +1,7 @@
 """/org/bluez (AgentManager1, ProfileManager1 stubs) and /org/bluez/hci0 (Adapter1)."""
 
-from .bus import Obj, DBusError, plain
+from .bus import Obj
+from .call import DBusError
 from .ifaces import ERR
 from .world import norm_uuid, u16
 

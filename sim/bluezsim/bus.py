@@ -1,162 +1,22 @@
 """D-Bus plumbing for the simulated org.bluez: an object tree with properties,
 ObjectManager / Properties / Introspectable, message dispatch with replies that
-may be sent later, and signal emission. One idea: speak D-Bus like gdbus does."""
+may be sent later, and signal emission. One idea: speak D-Bus like gdbus does.
+The typing is in dbus_types.py, the call and its answer in call.py, the Introspect
+XML in introspect.py."""
 
 import time
 
 import dbus
 import dbus.lowlevel
 
+from .call import Call, DBusError
+from .dbus_types import guess_sig, plain, typed, value_matches
+from .introspect import introspection_xml
+
 PROPS = "org.freedesktop.DBus.Properties"
 OM = "org.freedesktop.DBus.ObjectManager"
 INTRO = "org.freedesktop.DBus.Introspectable"
 STD_IFACES = (INTRO, PROPS)
-
-
-class DBusError(Exception):
-    def __init__(self, name, text):
-        super().__init__(f"{name}: {text}")
-        self.name = name
-        self.text = text
-
-
-# ---------------------------------------------------------------- typing helpers
-
-def split_sig(sig):
-    """Split a D-Bus signature into its complete types."""
-    out, i = [], 0
-    while i < len(sig):
-        j = _end(sig, i)
-        out.append(sig[i:j])
-        i = j
-    return out
-
-
-def _end(sig, i):
-    c = sig[i]
-    if c == "a":
-        return _end(sig, i + 1)
-    if c in "({":
-        close = ")" if c == "(" else "}"
-        depth, j = 0, i
-        while True:
-            if sig[j] in "({":
-                depth += 1
-            elif sig[j] in ")}":
-                depth -= 1
-                if depth == 0:
-                    return j + 1
-            j += 1
-    return i + 1
-
-
-def variant_of(value):
-    """Type a value placed in a 'v' slot: bytes -> ay, (sig, val) -> typed."""
-    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
-        return typed(value[0], value[1])
-    if isinstance(value, (bytes, bytearray)):
-        return dbus.Array([dbus.Byte(b) for b in value], signature="y")
-    if isinstance(value, bool):
-        return dbus.Boolean(value)
-    if isinstance(value, int):
-        return dbus.Int32(value)
-    if isinstance(value, str):
-        return dbus.String(value)
-    return value
-
-
-_SCALARS = {
-    "b": dbus.Boolean, "y": dbus.Byte, "n": dbus.Int16, "q": dbus.UInt16,
-    "i": dbus.Int32, "u": dbus.UInt32, "x": dbus.Int64, "t": dbus.UInt64,
-    "d": dbus.Double, "s": dbus.String, "o": dbus.ObjectPath, "g": dbus.Signature,
-}
-
-
-def typed(sig, value):
-    """Convert a Python value to dbus-python types following signature sig."""
-    if sig in _SCALARS:
-        return _SCALARS[sig](value)
-    if sig == "v":
-        return variant_of(value)
-    if sig == "ay":
-        return dbus.Array([dbus.Byte(b) for b in value], signature="y")
-    if sig.startswith("a{"):
-        ks, vs = split_sig(sig[2:-1])
-        return dbus.Dictionary({typed(ks, k): typed(vs, v) for k, v in value.items()},
-                               signature=ks + vs)
-    if sig.startswith("a"):
-        es = sig[1:]
-        return dbus.Array([typed(es, e) for e in value], signature=es)
-    if sig.startswith("("):
-        parts = split_sig(sig[1:-1])
-        return dbus.Struct([typed(s, v) for s, v in zip(parts, value)], signature=sig[1:-1])
-    raise ValueError(f"unsupported signature {sig}")
-
-
-def plain(value):
-    """dbus-python value -> plain Python (for JSON and filters)."""
-    if isinstance(value, dbus.Boolean):
-        return bool(value)
-    if isinstance(value, (dbus.ByteArray, bytes)):
-        return bytes(value)
-    if isinstance(value, (int,)):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, dict):
-        return {plain(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
-
-
-# ---------------------------------------------------------------- calls
-
-class Call:
-    """An incoming method call; reply() or error() answer it once, now or later."""
-
-    def __init__(self, bus, msg, record):
-        self.bus = bus
-        self.msg = msg
-        self.record = record
-        self.sender = msg.get_sender()
-        self.member = msg.get_member()
-        self.interface = msg.get_interface()
-        self.path = msg.get_path()
-        self.done = False
-        self.generation = bus.generation
-
-    def reply(self, sig="", *values):
-        if self.done:
-            return
-        self.done = True
-        self.record["outcome"] = "reply"
-        self.record["answered_at"] = time.monotonic()
-        if not self.bus.alive or self.generation != self.bus.generation:
-            return
-        if self.msg.get_no_reply():
-            return
-        r = dbus.lowlevel.MethodReturnMessage(self.msg)
-        if sig:
-            r.append(*values, signature=sig)
-        self.bus.conn.send_message(r)
-
-    def error(self, name, text):
-        if self.done:
-            return
-        self.done = True
-        self.record["outcome"] = "error:" + name
-        self.record["answered_at"] = time.monotonic()
-        if not self.bus.alive or self.generation != self.bus.generation:
-            return
-        if self.msg.get_no_reply():
-            return
-        self.bus.conn.send_message(dbus.lowlevel.ErrorMessage(self.msg, name, text))
-
-    def fail(self, exc):
-        self.error(exc.name, exc.text)
 
 
 # ---------------------------------------------------------------- objects
@@ -389,62 +249,11 @@ class Bus:
             raise DBusError("org.freedesktop.DBus.Error.PropertyReadOnly",
                             f"Property '{name}' is not writable")
         want = obj.ifaces[iface][name][0]
-        if not _value_matches(want, value):
+        if not value_matches(want, value):
             raise DBusError("org.freedesktop.DBus.Error.InvalidArgs",
-                            "Invalid argument type: '%s'" % _guess_sig(value))
+                            "Invalid argument type: '%s'" % guess_sig(value))
         setter(call, plain(value))
 
     # ------------------------------------------------------------ introspection
     def introspect(self, path):
-        obj = self.objects.get(path)
-        parts = ['<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n'
-                 '"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">\n<node>']
-        parts.append('<interface name="org.freedesktop.DBus.Introspectable">'
-                     '<method name="Introspect"><arg name="xml" type="s" direction="out"/></method></interface>')
-        if path == "/":
-            parts.append('<interface name="org.freedesktop.DBus.ObjectManager">'
-                         '<method name="GetManagedObjects"><arg name="objects" type="a{oa{sa{sv}}}" direction="out"/></method>'
-                         '<signal name="InterfacesAdded"><arg name="object" type="o"/><arg name="interfaces" type="a{sa{sv}}"/></signal>'
-                         '<signal name="InterfacesRemoved"><arg name="object" type="o"/><arg name="interfaces" type="as"/></signal>'
-                         '</interface>')
-        if obj is not None:
-            for iname, table in obj.ifaces.items():
-                parts.append(f'<interface name="{iname}">')
-                spec = self.iface_table.get(iname, {})
-                for m, (i, o) in spec.get("methods", {}).items():
-                    parts.append(f'<method name="{m}">')
-                    for n, s in enumerate(split_sig(i)):
-                        parts.append(f'<arg name="arg{n}" type="{s}" direction="in"/>')
-                    for n, s in enumerate(split_sig(o)):
-                        parts.append(f'<arg name="ret{n}" type="{s}" direction="out"/>')
-                    parts.append('</method>')
-                writable = obj.writable.get(iname, {})
-                for pname, (psig, _) in table.items():
-                    access = "readwrite" if pname in writable else "read"
-                    parts.append(f'<property name="{pname}" type="{psig}" access="{access}"/>')
-                parts.append('</interface>')
-            parts.append('<interface name="org.freedesktop.DBus.Properties">'
-                         '<method name="Get"><arg name="interface" type="s" direction="in"/><arg name="name" type="s" direction="in"/><arg name="value" type="v" direction="out"/></method>'
-                         '<method name="Set"><arg name="interface" type="s" direction="in"/><arg name="name" type="s" direction="in"/><arg name="value" type="v" direction="in"/></method>'
-                         '<method name="GetAll"><arg name="interface" type="s" direction="in"/><arg name="properties" type="a{sv}" direction="out"/></method>'
-                         '<signal name="PropertiesChanged"><arg name="interface" type="s"/><arg name="changed_properties" type="a{sv}"/><arg name="invalidated_properties" type="as"/></signal>'
-                         '</interface>')
-        prefix = path.rstrip("/") + "/"
-        kids = sorted({p[len(prefix):].split("/")[0] for p in self.objects if p.startswith(prefix)})
-        for k in kids:
-            parts.append(f'<node name="{k}"/>')
-        parts.append("</node>")
-        return "".join(parts)
-
-
-def _guess_sig(v):
-    for sig, cls in _SCALARS.items():
-        if type(v) is cls:
-            return sig
-    return getattr(v, "signature", None) and ("a" + str(v.signature)) or "?"
-
-
-def _value_matches(sig, v):
-    if sig in _SCALARS:
-        return type(v) is _SCALARS[sig]
-    return True
+        return introspection_xml(self.objects, self.iface_table, path)

@@ -6,7 +6,7 @@ import json
 import dbus
 import dbus.service
 
-from .bus import DBusError
+from .call import DBusError
 from .faults import parse_value, FaultError, FAULTS
 
 IFACE = "org.blectl.Simulator1"

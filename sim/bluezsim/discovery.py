@@ -3,7 +3,7 @@ advertising reports and RSSI updates."""
 
 import random
 
-from .bus import DBusError
+from .call import DBusError
 from .ifaces import ERR
 from . import world
 

@@ -7,7 +7,7 @@ One idea: who answers the pairing questions, and how a pairing ends."""
 import dbus
 import dbus.lowlevel
 
-from .bus import DBusError
+from .call import DBusError
 from .ifaces import ERR
 
 AGENT_IFACE = "org.bluez.Agent1"
