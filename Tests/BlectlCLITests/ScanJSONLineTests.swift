@@ -4,7 +4,7 @@ import Testing
 @testable import BlectlCLI
 @testable import BlueZKit
 
-/// `scan`'s lines against the record they stand for: for advertisements with every field
+/// `scan`'s line writer against the record it stands for: for advertisements with every field
 /// present, absent, empty or in need of escaping, written one after another as a scan writes a
 /// batch (the time within one second, then the next), each line is
 /// `ScanCommand.record(...).serialized()` byte for byte, then a newline.
@@ -12,13 +12,13 @@ import Testing
     @Test(arguments: ["hci0", "hci\"1\\é"])
     func eachLineIsTheRecordSerialized(_ adapter: String) {
         var generator = SplitMix64(seed: 0x5CA7)
-        let writer = ScanCommand.layout(adapter: adapter)
+        var writer = ScanCommand.JSONLineWriter(adapter: adapter)
         var batch: [UInt8] = []
         var expected: [UInt8] = []
         var time = Duration.seconds(1_796_026_502) + .microseconds(47_999)
         for _ in 0..<400 {
             let advertisement = Self.randomAdvertisement(at: time, using: &generator)
-            writer.appendLine(advertisement, to: &batch)
+            writer.append(advertisement, to: &batch)
             expected += ScanCommand.record(advertisement, adapter: adapter).serializedUTF8() + [UInt8(ascii: "\n")]
             time += .milliseconds(Int.random(in: 0...400, using: &generator))
         }
@@ -31,11 +31,11 @@ import Testing
                       .seconds(1_796_026_502), .seconds(86_399) + .milliseconds(999)])
     func oddTimesAreTheRecordsToo(_ first: Duration) {
         var generator = SplitMix64(seed: 7)
-        let writer = ScanCommand.layout(adapter: "hci0")
+        var writer = ScanCommand.JSONLineWriter(adapter: "hci0")
         for time in [first, first, .seconds(1_796_026_502) + .milliseconds(1), first] {
             let advertisement = Self.randomAdvertisement(at: time, using: &generator)
             var line: [UInt8] = []
-            writer.appendLine(advertisement, to: &line)
+            writer.append(advertisement, to: &line)
             let expected = ScanCommand.record(advertisement, adapter: "hci0").serialized() + "\n"
             #expect(String(decoding: line, as: UTF8.self) == expected)
         }

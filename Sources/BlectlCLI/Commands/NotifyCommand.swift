@@ -114,7 +114,7 @@ struct NotifyCommand: BlectlSubcommand {
         let status = StatusLine.shared
         let listening = "receiving notifications of \(characteristic.uuid.shortString)"
         status.show(listening, detail: "0 so far")
-        let layout = Self.layout(address: options.address, service: characteristic.service, characteristic: characteristic.uuid)
+        var json = JSONLineWriter(address: options.address, service: characteristic.service, characteristic: characteristic.uuid)
         var pending: [UInt8] = []
         func flush() async throws {
             guard !pending.isEmpty else { return }
@@ -131,7 +131,7 @@ struct NotifyCommand: BlectlSubcommand {
                     seq += 1
                     status.show(listening, detail: "\(seq) so far")
                     switch printer.format {
-                    case .json: layout.appendLine(Line(value: value, seq: seq), to: &pending)
+                    case .json: json.append(value, seq: seq, to: &pending)
                     case .text:
                         let rows = seq == 1 ? textHeader(address: options.address, characteristic: characteristic) + [text(value, seq: seq)]
                             : [text(value, seq: seq)]
@@ -218,6 +218,46 @@ struct NotifyCommand: BlectlSubcommand {
     static func record(_ value: NotifiedValue, seq: Int, address: BluetoothAddress, service: BluetoothUUID,
                        characteristic: BluetoothUUID) -> JSONValue {
         layout(address: address, service: service, characteristic: characteristic).object(Line(value: value, seq: seq))
+    }
+
+    /// Writes ``record(_:seq:address:service:characteristic:)``'s JSON line (``layout``'s,
+    /// byte for byte) without a ``JSONValue`` per field: the fields every value shares are
+    /// serialized once, the date and time up to the second is kept while the second lasts.
+    /// The layout's own ``RecordLayout/appendLine(_:to:)`` costs 1.11x the CPU per
+    /// notification (BENCHMARKS.md); NotifyCommandTests checks this against the layout.
+    struct JSONLineWriter {
+        private let prefix: [UInt8]
+        private var time = RFC3339Writer()
+
+        init(address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) {
+            // The object's opening and its first three members, no closing brace.
+            prefix = Array(JSONValue.object([
+                ("address", .string(address.description)),
+                ("service", .string(service.shortString)),
+                ("characteristic", .string(characteristic.shortString)),
+            ]).serialized().utf8.dropLast())
+        }
+
+        /// Appends the record of `value` to `line`, as one line of JSON and its newline.
+        mutating func append(_ value: NotifiedValue, seq: Int, to line: inout [UInt8]) {
+            line += prefix
+            JSONValue.writeLiteral(#","value":"#, into: &line)
+            JSONValue.writeHex(value.bytes, into: &line)
+            JSONValue.writeLiteral(#","text":"#, into: &line)
+            if let text = Records.text(of: value.bytes) {
+                JSONValue.writeString(text, into: &line)
+            } else {
+                JSONValue.writeLiteral("null", into: &line)
+            }
+            JSONValue.writeLiteral(#","seq":"#, into: &line)
+            JSONValue.writeInt(seq, into: &line)
+            JSONValue.writeLiteral(#","time":"#, into: &line)
+            time.append(value.receivedAt, to: &line)
+            JSONValue.writeLiteral(#","connection":"#, into: &line)
+            JSONValue.writeInt(value.connection, into: &line)
+            line.append(UInt8(ascii: "}"))
+            line.append(UInt8(ascii: "\n"))
+        }
     }
 
     /// The text columns under ``textHeader(address:characteristic:)``, each padded to its

@@ -25,16 +25,17 @@ struct RecordField<Source>: Sendable {
 /// from the same declarations.
 struct RecordLayout<Source>: Sendable {
     let fields: [RecordField<Source>]
-    /// `{"address":`, then `,"name":` and so on: each field's key as it opens its member.
-    private let memberOpenings: [[UInt8]]
+    /// Each field's JSON value after its key as it opens its member: `{"address":`, then
+    /// `,"name":` and so on.
+    private let members: [(opening: [UInt8], json: @Sendable (Source) -> JSONValue)]
 
     init(_ fields: [RecordField<Source>]) {
         self.fields = fields
-        memberOpenings = fields.enumerated().map { i, field in
+        members = fields.enumerated().map { i, field in
             var bytes: [UInt8] = [i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
             JSONValue.writeString(field.key, into: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            return bytes
+            return (bytes, field.json)
         }
     }
 
@@ -50,9 +51,9 @@ struct RecordLayout<Source>: Sendable {
     /// byte, and a newline, with no object built (a scan with `--updates` and a notification
     /// stream write thousands of lines a second).
     func appendLine(_ source: Source, to line: inout [UInt8]) {
-        for (opening, field) in zip(memberOpenings, fields) {
-            line += opening
-            field.json(source).write(into: &line)
+        for member in members {
+            line += member.opening
+            member.json(source).write(into: &line)
         }
         if fields.isEmpty { line.append(UInt8(ascii: "{")) }
         line.append(UInt8(ascii: "}"))
