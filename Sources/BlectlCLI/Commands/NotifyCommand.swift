@@ -61,8 +61,8 @@ struct NotifyCommand: BlectlSubcommand {
         let policy = options.reconnect
             ? ReconnectPolicy(initialDelay: Self.reconnectInitialDelay, maximumDelay: Self.reconnectMaximumDelay, deadline: deadline)
             : nil
-        // Where AcquireNotify would come in: see BlueZKit's SubscriptionState. notify stays on
-        // StartNotify, which also gets the values a device sends before its CCC write completes.
+        // StartNotify, not AcquireNotify: it also gets the values a device sends before its CCC
+        // write completes, and bluetoothd keeps its session over a link loss.
         try await device.withNotificationSubscription(
             timeout: context.remaining, reconnect: policy, disconnectTimeout: CommandContext.disconnectWait,
             characteristic: { connected in try await target.resolve(on: connected, timeout: max(.zero, deadline - .now)) }
