@@ -10,8 +10,8 @@ extension Device {
     /// ``find(_:on:timeout:)``), waits for ServicesResolved, asks `characteristic` for the
     /// characteristic on that connection (one that can neither notify nor indicate is refused
     /// before anything is sent: ``BLEError/notSupported(_:_:)``), registers the value watcher,
-    /// then StartNotify
-    /// (InProgress answers retried): all within `timeout`. `body` runs once StartNotify has
+    /// then StartNotify (InProgress answers retried; a Failed answer that comes with the link
+    /// dropping is the link lost): all within `timeout`. `body` runs once StartNotify has
     /// answered; values notified before that answer are in the stream too. A link lost during
     /// the set-up fails it, with or without a policy, except on a link found up
     /// (``ConnectionOrigin/alreadyConnected``): bluetoothd 5.66 refuses StartNotify with
@@ -62,7 +62,7 @@ extension Device {
     /// `disconnectTimeout` after a success, at most ``CleanupPolicy/interruptedTimeout``
     /// otherwise (zero: only put on the wire; bluetoothd completes it without us).
     ///
-    /// The subscription's states and what moves it between them: ``SubscriptionStateMachine``.
+    /// The subscription's states and what moves it between them: SubscriptionStateMachine.swift.
     /// It stays on StartNotify rather than AcquireNotify: notifications a device sends before
     /// its CCC write completes reach StartNotify sessions but not an acquired socket, and
     /// bluetoothd keeps a StartNotify session over a link loss where it shuts an acquired
