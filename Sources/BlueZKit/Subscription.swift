@@ -147,7 +147,8 @@ final class Subscription: Sendable {
 
     // MARK: - Following the characteristic, reconnecting
 
-    /// Does the work the watcher hands over, one item after another, until cancelled.
+    /// Does the work the watcher hands over, one item after another, until cancelled (or the
+    /// clean-up ends the work queue).
     func maintain(streamingInto channel: SubscriptionEvents.Channel) async {
         for await item in work {
             switch item {
@@ -197,9 +198,13 @@ final class Subscription: Sendable {
                     return
                 } catch {
                     switch machine.withLock({ $0.attemptFailed(error, now: .now) }) {
-                    case .retry(let report): channel.yield(report)
-                    case .finish: channel.finish(throwing: error)
-                    case .stop: return
+                    case .retry(let report):
+                        channel.yield(report)
+                    case .finish:
+                        channel.finish(throwing: error)
+                        return
+                    case .stop:
+                        return
                     }
                 }
             }
