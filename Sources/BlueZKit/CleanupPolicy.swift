@@ -45,6 +45,6 @@ package enum CommandDeadline {
 
 /// Runs clean-up in a task of its own, so it completes even when the caller was cancelled
 /// (clean-up awaited inside a cancelled task would fail at once).
-func runCleanup(_ work: @escaping @Sendable () async -> Void) async {
+func runCleanup<T: Sendable>(_ work: @escaping @Sendable () async -> T) async -> T {
     await Task { await work() }.value
 }

@@ -95,9 +95,14 @@ extension ConnectedDevice {
     /// bluez/doc/org.bluez.GattCharacteristic.rst: AcquireNotify returns `(fd, mtu)`; it works
     /// for a characteristic with the `notify` flag that no client has called StartNotify on;
     /// while it is held, StartNotify answers NotPermitted "Notify acquired". The watcher of
-    /// the link is in place before AcquireNotify, so a drop is never missed.
+    /// the link is in place before AcquireNotify, so a drop is never missed. The set-up is
+    /// StartNotify's (ConnectedDevice+NotificationSetUp.swift): a characteristic without the
+    /// `notify` flag is refused before anything is sent, and one whose object leaves while
+    /// AcquireNotify is pending is found again by its UUIDs and asked at its new object
+    /// (``AcquiredNotifications/characteristic`` is then the new one).
     /// - Parameter setupTimeout: the limit for BlueZ's answer to AcquireNotify.
-    /// - Throws: ``BLEError/notSupported(_:_:)`` (no `notify` flag, or no AcquireNotify),
+    /// - Throws: ``BLEError/notSupported(_:_:)`` (no `notify` flag, no AcquireNotify, or the
+    ///   characteristic not found again),
     ///   ``BLEError/notPermitted(_:dbusError:message:)`` (NotPermitted "Notify acquired"),
     ///   ``BLEError/busy(_:dbusError:message:)`` (InProgress: a StartNotify session exists),
     ///   ``BLEError/timedOut(_:)`` (notification setup), ``BLEError/disconnected(_:)``,
@@ -109,18 +114,13 @@ extension ConnectedDevice {
     ) async throws -> T {
         let operation = device.operation(.notificationSetup, service: characteristic.service, characteristic: characteristic.uuid)
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
-        let lost = device.linkLost(during: operation)
-        // Bluetooth or the bus gone once values stream: the error names that stage.
-        let streaming = device.operation(.notifications, service: characteristic.service, characteristic: characteristic.uuid)
-        let ending = session.addWatcher { cache, event in
-            if let error = event?.unavailability?.during(streaming) ?? lost(cache, event) { return { continuation.finish(throwing: error) } }
-            return nil
-        }
+        let ending = finishingOnLinkLoss(continuation, of: characteristic)
         defer {
             session.removeWatcher(ending)
             continuation.finish()
         }
-        let (socket, mtu) = try await acquire("AcquireNotify", characteristic, operation: operation, timeout: setupTimeout)
+        let (found, reply) = try await turnOnNotifications(characteristic, by: .acquireNotify, deadline: .now + setupTimeout)
+        let (socket, mtu) = try Self.socket(from: reply, of: NotifyMethod.acquireNotify.member, operation: operation)
         defer { socket.close() }
         let session = session
         socket.receive(maximumLength: max(mtu, 517), onDatagrams: { datagrams in
@@ -132,18 +132,26 @@ extension ConnectedDevice {
             case .system(let code): continuation.finish(throwing: BLEError.protocolError(operation, "the acquired socket failed: errno \(code)"))
             }
         })
-        return try await body(AcquiredNotifications(characteristic: characteristic, mtu: mtu, values: stream))
+        return try await body(AcquiredNotifications(characteristic: found, mtu: mtu, values: stream))
     }
 
-    /// Calls AcquireWrite or AcquireNotify (`member`) and takes the socket out of the reply.
-    /// A reply nobody takes (a timeout or cancellation that won the race) closes its
-    /// descriptor by itself (``UnixFileDescriptor``).
+    /// Calls AcquireWrite (`member`) and takes the socket out of the reply. A reply nobody
+    /// takes (a timeout or cancellation that won the race) closes its descriptor by itself
+    /// (``UnixFileDescriptor``).
     private func acquire(_ member: String, _ characteristic: GATTCharacteristic, operation: BLEOperation,
                          timeout: Duration) async throws -> (SeqPacketSocket, Int) {
         let call = BlueZ.call(characteristic.path, BlueZ.gattCharacteristicInterface, member, [.stringVariantDictionary([:])])
         let reply = try await session.call(call, operation: operation, timeout: timeout, abortIf: device.linkLost(during: operation))
-        guard reply.body.count == 2, let descriptor = reply.body[0].unixFD, case .uint16(let mtu) = reply.body[1], mtu >= 23 else {
-            throw BLEError.protocolError(operation, "\(member) answered (\(reply.signature)) \(reply.body.map { "\($0)" }.joined(separator: ", ")): want a descriptor and an MTU of 23 or more")
+        return try Self.socket(from: reply, of: member, operation: operation)
+    }
+
+    /// The socket and the ATT MTU of an AcquireWrite or AcquireNotify (`member`) reply.
+    /// - Throws: ``BLEError/protocolError(_:_:)`` for a reply without a descriptor or with an
+    ///   MTU under 23.
+    private static func socket(from reply: Message?, of member: String, operation: BLEOperation) throws -> (SeqPacketSocket, Int) {
+        guard let reply, reply.body.count == 2, let descriptor = reply.body[0].unixFD, case .uint16(let mtu) = reply.body[1], mtu >= 23 else {
+            let answer = reply.map { "(\($0.signature)) \($0.body.map { "\($0)" }.joined(separator: ", "))" } ?? "nothing"
+            throw BLEError.protocolError(operation, "\(member) answered \(answer): want a descriptor and an MTU of 23 or more")
         }
         do {
             return (try SeqPacketSocket(taking: descriptor), Int(mtu))

@@ -73,11 +73,13 @@ extension ConnectedDevice {
 
     /// A finder for `characteristic` in a later tree: the one alike at its position now.
     func finder(for characteristic: GATTCharacteristic) -> @Sendable ([GATTService]) -> GATTCharacteristic? {
-        let ordinal = Self.alike(characteristic, in: services).firstIndex { $0.path == characteristic.path } ?? 0
-        return { services in
-            let alike = Self.alike(characteristic, in: services)
-            return alike.isEmpty ? nil : alike[min(ordinal, alike.count - 1)]
-        }
+        locator(for: characteristic).find(in:)
+    }
+
+    /// Where `characteristic` stands among those alike in the tree now, to find it again.
+    func locator(for characteristic: GATTCharacteristic) -> CharacteristicLocator {
+        CharacteristicLocator(characteristic: characteristic,
+                              ordinal: Self.alike(characteristic, in: services).firstIndex { $0.path == characteristic.path } ?? 0)
     }
 
     /// A finder for `descriptor` in a later tree: the descriptor with its UUID (the first)
@@ -120,5 +122,19 @@ extension ConnectedDevice {
                 current = try await relocated(deadline: deadline, operation: operation, find: find)
             }
         }
+    }
+}
+
+/// A characteristic as it can be found again in a later GATT tree, once its object has left:
+/// the one with the same service and characteristic UUIDs at the same position (by handle)
+/// among those alike, or the last of them when there are fewer now.
+struct CharacteristicLocator: Sendable, Equatable {
+    let characteristic: GATTCharacteristic
+    /// Its position among the characteristics alike when it was located.
+    let ordinal: Int
+
+    func find(in services: [GATTService]) -> GATTCharacteristic? {
+        let alike = ConnectedDevice.alike(characteristic, in: services)
+        return alike.isEmpty ? nil : alike[min(ordinal, alike.count - 1)]
     }
 }

@@ -1,5 +1,10 @@
 // The values of a notification subscription that may outlive its link
 // (Device+NotificationSubscription.swift): the reconnection policy, the events, the values.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// When a subscription whose link dropped connects again
 /// (``Device/withNotificationSubscription(timeout:reconnect:disconnectTimeout:characteristic:_:)``):
@@ -77,4 +82,11 @@ public struct NotificationSubscription: Sendable {
     /// ``Device/withNotificationSubscription(timeout:reconnect:disconnectTimeout:characteristic:_:)``
     /// and ``SubscriptionEvents``).
     public let events: SubscriptionEvents
+}
+
+/// CLOCK_REALTIME as the duration since the Unix epoch.
+func wallClockNow() -> Duration {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
 }

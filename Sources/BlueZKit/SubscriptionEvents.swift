@@ -11,9 +11,10 @@ import DBusKit
 /// is cancelled, a pending ``Iterator/next()`` returns nil, and so does every later one.
 ///
 /// Why not an `AsyncThrowingStream`: its storage is generic code compiled in the standard
-/// library, which looks up its element type's metadata on every `yield` and every `next()`
-/// (some 8,000 instructions of each notification, issue 12). This type is compiled with
-/// BlueZKit, for this element type.
+/// library, which looks up its element type's metadata on every `yield` and every `next()`,
+/// a cost `blectl notify` shows per value (BENCHMARKS.md, "The subscription's events"). This
+/// type is compiled with BlueZKit, for this element type, and tells the consumer how many
+/// events it can read without waiting (``Iterator/bufferedCount``).
 public struct SubscriptionEvents: AsyncSequence, Sendable {
     public typealias Element = SubscriptionEvent
     public typealias Failure = any Error

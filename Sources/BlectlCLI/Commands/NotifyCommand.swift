@@ -61,8 +61,8 @@ struct NotifyCommand: BlectlSubcommand {
         let policy = options.reconnect
             ? ReconnectPolicy(initialDelay: Self.reconnectInitialDelay, maximumDelay: Self.reconnectMaximumDelay, deadline: deadline)
             : nil
-        // Where AcquireNotify would come in: see BlueZKit's SubscriptionState. notify stays on
-        // StartNotify, which also gets the values a device sends before its CCC write completes.
+        // StartNotify, not AcquireNotify: it also gets the values a device sends before its CCC
+        // write completes, and bluetoothd keeps its session over a link loss.
         try await device.withNotificationSubscription(
             timeout: context.remaining, reconnect: policy, disconnectTimeout: CommandContext.disconnectWait,
             characteristic: { connected in try await target.resolve(on: connected, timeout: max(.zero, deadline - .now)) }
@@ -78,7 +78,7 @@ struct NotifyCommand: BlectlSubcommand {
                 group.addTask {
                     do {
                         // Values are taken on the session's queue, right after the signal that
-                        // carried them, with no thread hand-off per value (issue 12).
+                        // carried them, with no thread hand-off per value.
                         try await withTaskExecutorPreference(executor) {
                             try await Self.print(subscription, options: options, printer: printer)
                         }
@@ -105,9 +105,9 @@ struct NotifyCommand: BlectlSubcommand {
     ///
     /// The lines of the values that arrived together (one read from the bus) go to stdout in
     /// one write, made before the next wait, as a C client that drains its connection and then
-    /// writes does: a line per write(2) cost more than the rest of a value's handling (issue
-    /// 12). No line waits for a later value: the batch is written as soon as no value is left
-    /// to read, and at the end, whatever ends it.
+    /// writes does: a line per write(2) cost more than the rest of a value's handling. No
+    /// line waits for a later value: the batch is written as soon as no value is left to read,
+    /// and at the end, whatever ends it.
     private static func print(_ subscription: NotificationSubscription, options: NotifyOptions, printer: Printer) async throws {
         let characteristic = subscription.characteristic
         var seq = 0
