@@ -8,9 +8,29 @@ import Musl
 #endif
 
 /// The blectl program: parse, run one subcommand, report, exit with a documented status.
-/// Its one public entry point is ``start()``, for the executable's `main.swift`.
-public enum Blectl {
+/// Its one public entry point is ``start()``, for the executable's `main.swift`. As a
+/// command, the root of the command line: the global options, `--version`, the subcommands.
+public struct Blectl: ParsableCommand {
     static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        name: "blectl",
+        abstract: "Probe Bluetooth LE devices through BlueZ.",
+        showsVersion: true,
+        subcommands: Subcommands.all + [CompletionsCommand.self, HelpCommand.self],
+        extraSections: [exitStatus]
+    )
+
+    /// Exit statuses, shown in the top-level help.
+    static let exitStatus = HelpSection(
+        title: "EXIT STATUS",
+        rows: ExitStatus.allCases.map { (String($0.rawValue), $0.summary) }
+            + [("129", "Interrupted by SIGHUP."), ("130", "Interrupted by SIGINT."),
+               ("141", "Standard output's reader went away (SIGPIPE)."), ("143", "Interrupted by SIGTERM.")],
+        textColumn: 8
+    )
+
+    @OptionGroup var global: GlobalOptions
 
     /// Runs blectl with the process's arguments, taken as bytes (one that is not valid UTF-8
     /// is a usage error, 64, rather than repaired to U+FFFD), from synchronous code (the
@@ -191,5 +211,5 @@ public enum Blectl {
 
 extension Subcommand {
     /// The device the subcommand works on, if any.
-    var address: BluetoothAddress? { command.address }
+    var address: BluetoothAddress? { command.deviceAddress }
 }

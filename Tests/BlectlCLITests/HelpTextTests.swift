@@ -81,7 +81,7 @@ struct HelpTextTests {
     }
 
     static func path(for command: String) -> [CommandSpec] {
-        command == "blectl" ? [BlectlCommands.root] : BlectlCommands.path(forSubcommand: command)
+        command == "blectl" ? [Blectl.spec] : Blectl.path(forSubcommand: command)
     }
 
     @Test("every way to ask for a subcommand's help prints the same text", arguments: helpRequests.map(\.command))
@@ -95,7 +95,7 @@ struct HelpTextTests {
 
     @Test("top-level help for every way of asking", arguments: [["--help"], ["-h"], ["help"]])
     func topLevelHelp(arguments: [String]) {
-        #expect(helpText(arguments) == HelpFormatter.help(for: [BlectlCommands.root]))
+        #expect(helpText(arguments) == HelpFormatter.help(for: [Blectl.spec]))
     }
 
     @Test("the declarations accept exactly the options listed here", arguments: allCommands)

@@ -50,7 +50,7 @@ struct ManPageTests {
         return commands.components(separatedBy: "\n.SS ").first { $0.hasPrefix("\"\(roff(name)) ") || $0.hasPrefix("\"\(roff(name))\"") }
     }
 
-    @Test("every subcommand: a SYNOPSIS entry and a COMMANDS section", arguments: BlectlCommands.root.subcommands.map(\.name))
+    @Test("every subcommand: a SYNOPSIS entry and a COMMANDS section", arguments: Blectl.spec.subcommands.map(\.name))
     func subcommandDocumented(name: String) throws {
         #expect(!Self.page.isEmpty)
         let synopsis = Self.page.components(separatedBy: "\n.SH DESCRIPTION").first ?? ""
@@ -58,7 +58,7 @@ struct ManPageTests {
         #expect(Self.section(of: name) != nil, "COMMANDS lacks a section for \(name)")
     }
 
-    @Test("every subcommand has an example in EXAMPLES", arguments: BlectlCommands.root.subcommands.map(\.name))
+    @Test("every subcommand has an example in EXAMPLES", arguments: Blectl.spec.subcommands.map(\.name))
     func subcommandHasExample(name: String) {
         let lines = Self.exampleLines(of: Self.page)
         #expect(lines.count > 20)
@@ -100,9 +100,9 @@ struct ManPageTests {
     }
 
     @Test("every option of every subcommand is described in its section (global ones under GLOBAL OPTIONS), short form included",
-          arguments: BlectlCommands.root.subcommands.map(\.name))
+          arguments: Blectl.spec.subcommands.map(\.name))
     func optionsDocumented(name: String) throws {
-        let command = try #require(BlectlCommands.root.subcommand(named: name))
+        let command = try #require(Blectl.spec.subcommand(named: name))
         var section = try #require(Self.section(of: name))
         // "The argument and options are those of get-version": that section describes them.
         if let range = section.range(of: "options are those of\n.BR "),
@@ -118,7 +118,7 @@ struct ManPageTests {
                 #expect(section.contains(#".BR \-\#(short) ", " \#(long)"#), "\(name): -\(short), \(option.displayName) not described")
             }
         }
-        for option in BlectlCommands.root.options {
+        for option in Blectl.spec.options {
             let long = Self.roff(option.displayName)
             #expect(global.contains(long), "GLOBAL OPTIONS lacks \(option.displayName)")
             if let short = option.short {
