@@ -17,7 +17,8 @@ public struct Blectl: ParsableCommand {
         name: "blectl",
         abstract: "Probe Bluetooth LE devices through BlueZ.",
         showsVersion: true,
-        subcommands: Subcommands.all + [CompletionsCommand.self, HelpCommand.self],
+        // Upcast one by one: the array's cast would look each conformance up at run time.
+        subcommands: Subcommands.all.map { $0 as any ParsableCommand.Type } + [CompletionsCommand.self, HelpCommand.self],
         extraSections: [exitStatus]
     )
 

@@ -20,12 +20,12 @@ struct Argument<Value: Sendable>: Sendable {
 
     /// `T`: required.
     init(_ declaration: ArgumentDeclaration<Value>) {
-        value = ArgumentScope.current?.value(of: declaration.spec(optional: false), parser: declaration.parser)
+        value = ArgumentScope.current?.value(of: declaration, spec: declaration.spec(optional: false))
     }
 
     /// `T?`: may be left out.
     init<Parsed>(_ declaration: ArgumentDeclaration<Parsed>) where Value == Parsed? {
-        value = .some(ArgumentScope.current?.value(of: declaration.spec(optional: true), parser: declaration.parser))
+        value = .some(ArgumentScope.current?.value(of: declaration, spec: declaration.spec(optional: true)))
     }
 }
 

@@ -54,35 +54,39 @@ final class ArgumentScope: Sendable {
     }
 
     // MARK: - What the property wrappers call
+    //
+    // Each takes the declaration and the spec it makes, the spec built only when declaring:
+    // a parse reads by name, and building every spec again (defaults described, choices
+    // listed) would be wasted there.
 
     /// Declares an option that takes one value; returns that value converted when the
     /// command line gives it, nil when it does not or the value does not convert (the error
     /// is kept for ``reading(_:_:)``).
-    func value<Value>(of option: OptionSpec, parser: ValueParser<Value>) -> Value? {
-        declare(option)
-        guard let values else { return nil }
-        return keepingError { () throws(UsageError) in try values.value(of: option, parser: parser) } ?? nil
+    func value<Value>(of option: OptionDeclaration<Value>, spec: @autoclosure () -> OptionSpec) -> Value? {
+        guard let values else { return declare(spec()) }
+        return keepingError { () throws(UsageError) in try values.value(ofOption: option.long, parser: option.parser) } ?? nil
     }
 
     /// Declares a repeatable option; returns every value given, converted, in order.
-    func values<Value>(of option: OptionSpec, parser: ValueParser<Value>) -> [Value] {
-        declare(option)
-        guard let values else { return [] }
-        return keepingError { () throws(UsageError) in try values.values(of: option, parser: parser) } ?? []
+    func values<Value>(of option: OptionDeclaration<Value>, spec: @autoclosure () -> OptionSpec) -> [Value] {
+        guard let values else { return declare(spec()) ?? [] }
+        return keepingError { () throws(UsageError) in try values.values(ofOption: option.long, parser: option.parser) } ?? []
     }
 
     /// Declares a flag; returns how many times it was given.
-    func count(of flag: OptionSpec) -> Int {
-        declare(flag)
-        return values?.count(of: flag) ?? 0
+    func count(of flag: FlagDeclaration, spec: @autoclosure () -> OptionSpec) -> Int {
+        guard let values else { return declare(spec()) ?? 0 }
+        return values.count(ofFlag: flag.long)
     }
 
     /// Declares a positional argument; returns its value converted, nil when it is absent
     /// (an optional argument) or does not convert.
-    func value<Value>(of argument: ArgumentSpec, parser: ValueParser<Value>) -> Value? {
-        state.withLock { $0.declared.arguments.append(argument) }
-        guard let values else { return nil }
-        return keepingError { () throws(UsageError) in try values.value(of: argument, parser: parser) } ?? nil
+    func value<Value>(of argument: ArgumentDeclaration<Value>, spec: @autoclosure () -> ArgumentSpec) -> Value? {
+        guard let values else {
+            state.withLock { $0.declared.arguments.append(spec()) }
+            return nil
+        }
+        return keepingError { () throws(UsageError) in try values.value(ofArgument: argument.valueName, parser: argument.parser) } ?? nil
     }
 
     /// Declares the options `make` declares as a group to give all together or not at all,
@@ -108,8 +112,10 @@ final class ArgumentScope: Sendable {
         keepingError(check)
     }
 
-    private func declare(_ option: OptionSpec) {
+    /// Adds `option` to the declarations; nil, for the value of an option only declared.
+    private func declare<T>(_ option: OptionSpec) -> T? {
         state.withLock { $0.declared.options.append(option) }
+        return nil
     }
 
     @discardableResult

@@ -11,12 +11,12 @@ struct Flag<Value: Sendable>: Sendable {
 
     /// `Bool = false`: given or not.
     init(wrappedValue: Bool, _ declaration: FlagDeclaration) where Value == Bool {
-        self.wrappedValue = ArgumentScope.current.map { $0.count(of: declaration.spec(repeatable: false)) > 0 } ?? wrappedValue
+        self.wrappedValue = ArgumentScope.current.map { $0.count(of: declaration, spec: declaration.spec(repeatable: false)) > 0 } ?? wrappedValue
     }
 
     /// `Int = 0`: how many times given.
     init(wrappedValue: Int, _ declaration: FlagDeclaration) where Value == Int {
-        self.wrappedValue = ArgumentScope.current?.count(of: declaration.spec(repeatable: true)) ?? wrappedValue
+        self.wrappedValue = ArgumentScope.current?.count(of: declaration, spec: declaration.spec(repeatable: true)) ?? wrappedValue
     }
 }
 

@@ -26,22 +26,22 @@ struct Option<Value: Sendable>: Sendable {
 
     /// `T = value`: the value when the option is left out.
     init(wrappedValue: Value, _ declaration: OptionDeclaration<Value>) {
-        value = ArgumentScope.current?.value(of: declaration.spec(default: wrappedValue), parser: declaration.parser) ?? wrappedValue
+        value = ArgumentScope.current?.value(of: declaration, spec: declaration.spec(default: wrappedValue)) ?? wrappedValue
     }
 
     /// `T` without a value: required.
     init(_ declaration: OptionDeclaration<Value>) {
-        value = ArgumentScope.current?.value(of: declaration.spec(required: true), parser: declaration.parser)
+        value = ArgumentScope.current?.value(of: declaration, spec: declaration.spec(required: true))
     }
 
     /// `T?`: nil when left out.
     init<Parsed>(_ declaration: OptionDeclaration<Parsed>) where Value == Parsed? {
-        value = .some(ArgumentScope.current?.value(of: declaration.spec(), parser: declaration.parser))
+        value = .some(ArgumentScope.current?.value(of: declaration, spec: declaration.spec()))
     }
 
     /// `[T]`: repeatable.
     init<Element>(_ declaration: OptionDeclaration<Element>) where Value == [Element] {
-        value = ArgumentScope.current?.values(of: declaration.spec(repeatable: true), parser: declaration.parser) ?? []
+        value = ArgumentScope.current?.values(of: declaration, spec: declaration.spec(repeatable: true)) ?? []
     }
 }
 

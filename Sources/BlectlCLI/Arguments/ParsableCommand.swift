@@ -43,6 +43,7 @@ extension ParsableCommand {
 
     /// The command as its parent lists it: its names now, its ``spec`` when asked for.
     static var entry: CommandSpec.Entry {
-        CommandSpec.Entry(name: configuration.name, aliases: configuration.aliases) { spec }
+        let configuration = configuration
+        return CommandSpec.Entry(name: configuration.name, aliases: configuration.aliases) { spec }
     }
 }

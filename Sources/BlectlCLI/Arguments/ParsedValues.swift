@@ -18,9 +18,10 @@ struct ParsedValues: Sendable, Equatable {
         flags.contains(long) || optionValues[long] != nil
     }
 
-    /// How many times `flag` was given (0 when absent); more than 1 only for a repeatable one.
-    func count(of flag: OptionSpec) -> Int {
-        flagCounts[flag.long] ?? 0
+    /// How many times the flag `long` was given (0 when absent); more than 1 only for a
+    /// repeatable one.
+    func count(ofFlag long: String) -> Int {
+        flagCounts[long] ?? 0
     }
 
     /// The converted value of a single-valued option (the last one given), or `nil` when it
@@ -28,18 +29,18 @@ struct ParsedValues: Sendable, Equatable {
     ///
     /// - Throws: `UsageError` "Invalid value 'x' for '--opt': expected …" when the
     ///   value does not convert.
-    func value<Value>(of option: OptionSpec, parser: ValueParser<Value>) throws(UsageError) -> Value? {
-        guard let raw = optionValues[option.long]?.last else { return nil }
-        return try convert(raw, with: parser, for: option.displayName)
+    func value<Value>(ofOption long: String, parser: ValueParser<Value>) throws(UsageError) -> Value? {
+        guard let raw = optionValues[long]?.last else { return nil }
+        return try convert(raw, with: parser, for: long)
     }
 
     /// Every converted value of a repeatable option, in command-line order; `[]` when absent.
     ///
     /// - Throws: `UsageError` for the first value that does not convert.
-    func values<Value>(of option: OptionSpec, parser: ValueParser<Value>) throws(UsageError) -> [Value] {
+    func values<Value>(ofOption long: String, parser: ValueParser<Value>) throws(UsageError) -> [Value] {
         var values: [Value] = []
-        for raw in optionValues[option.long] ?? [] {
-            values.append(try convert(raw, with: parser, for: option.displayName))
+        for raw in optionValues[long] ?? [] {
+            values.append(try convert(raw, with: parser, for: long))
         }
         return values
     }
@@ -48,14 +49,15 @@ struct ParsedValues: Sendable, Equatable {
     /// parser has already refused a required one missing).
     ///
     /// - Throws: `UsageError` "Invalid address 'xx': expected …" when it does not convert.
-    func value<Value>(of argument: ArgumentSpec, parser: ValueParser<Value>) throws(UsageError) -> Value? {
-        guard let raw = arguments[argument.valueName] else { return nil }
+    func value<Value>(ofArgument valueName: String, parser: ValueParser<Value>) throws(UsageError) -> Value? {
+        guard let raw = arguments[valueName] else { return nil }
         return try convert(raw, with: parser, for: nil)
     }
 
-    private func convert<Value>(_ raw: String, with parser: ValueParser<Value>, for optionName: String?) throws(UsageError) -> Value {
+    /// - Parameter long: the option's long name, nil for an argument.
+    private func convert<Value>(_ raw: String, with parser: ValueParser<Value>, for long: String?) throws(UsageError) -> Value {
         do throws(UsageError) {
-            return try parser.convert(raw, for: optionName)
+            return try parser.convert(raw, for: long.map { "--" + $0 })
         } catch {
             throw error.concerning(subcommand)
         }
