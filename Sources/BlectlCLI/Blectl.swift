@@ -84,7 +84,8 @@ public struct Blectl: ParsableCommand {
         }
     }
 
-    /// Help, the version and completion scripts: printed, and exit; returns for the rest.
+    /// Help, the version, completion scripts and the man page: printed, and exit; returns for
+    /// the rest.
     private static func answerWithoutBus(_ invocation: Invocation) {
         switch invocation {
         case .help(let text):
@@ -93,6 +94,15 @@ public struct Blectl: ParsableCommand {
             printOrExit("blectl \(version)\n")
         case .completionScript(let script):
             printOrExit(script)
+        case .manualPage:
+            var page = ""
+            while let line = readLine(strippingNewline: false) { page += line }
+            do throws(ManualPage.Problem) {
+                printOrExit(try ManualPage.update(page, root: spec))
+            } catch {
+                Printer.write("blectl \(ManualPage.word): \(error)\n", to: .stderr)
+                exit(1)
+            }
         case .completionValues, .run:
             return
         }
@@ -101,7 +111,7 @@ public struct Blectl: ParsableCommand {
     /// Runs an invocation that needs the bus (after ``answerWithoutBus(_:)``) and exits.
     private static func run(_ invocation: Invocation, _ launch: Launch) async -> Never {
         switch invocation {
-        case .help, .version, .completionScript:
+        case .help, .version, .completionScript, .manualPage:
             answerWithoutBus(invocation)
             exit(0)
         case .completionValues(let kind):

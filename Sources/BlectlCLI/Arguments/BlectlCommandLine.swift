@@ -51,6 +51,7 @@ private func invocation(for arguments: [String]) throws(UsageError) -> Invocatio
         guard arguments.count == 2, let kind = CompletionValueKind(rawValue: arguments[1]) else { return .completionScript("") }
         return .completionValues(kind)
     }
+    if arguments == [ManualPage.word] { return .manualPage }
     switch try ArgumentParser(root: root).parse(arguments) {
     case .help(let path):
         return .help(HelpFormatter.help(for: path))

@@ -14,6 +14,9 @@ enum Invocation: Sendable, Equatable {
     /// BlueZ has, one `value<TAB>description` line each, within a short limit, and exit 0
     /// (nothing on any failure: a completion never shows an error).
     case completionValues(CompletionValueKind)
+    /// `blectl __manual`, run by `make man`: print the man page read on stdin with its
+    /// generated blocks rewritten from the declarations (``ManualPage``), and exit 0.
+    case manualPage
 }
 
 /// What the completion scripts ask blectl for when the user presses Tab.
