@@ -93,17 +93,19 @@ final class ArgumentScope: Sendable {
     /// none of them required on its own; when reading, returns what `make` makes if the
     /// command line gives any of them, else nil.
     func allOrNone<Group>(_ make: () -> Group) -> Group? {
-        let group = Self.declarations(of: make)
-        state.withLock { state in
-            state.declared.options += group.options.map { option in
-                var optional = option
-                optional.isRequired = false
-                return optional
+        let options = Self.declarations(of: make).options
+        guard let values else {
+            state.withLock { state in
+                state.declared.options += options.map { option in
+                    var optional = option
+                    optional.isRequired = false
+                    return optional
+                }
+                state.declared.allOrNoneGroups.append(options.map(\.long))
             }
-            state.declared.allOrNoneGroups.append(group.options.map(\.long))
+            return nil
         }
-        guard let values, group.options.contains(where: { values.contains($0.long) }) else { return nil }
-        return make()
+        return options.contains { values.contains($0.long) } ? make() : nil
     }
 
     /// Runs a group's `validate()`, keeping its error.
