@@ -1,4 +1,4 @@
-import Synchronization
+import DBusKit
 
 /// What the property wrappers of a command's type (`@Option`, `@Flag`, `@Argument`,
 /// `@OptionGroup`) report to while the type is initialized for a parse: each one, as it is
@@ -26,7 +26,7 @@ final class ArgumentScope: Sendable {
 
     /// The command line's values when reading one; nil when only declaring.
     private let values: ParsedValues?
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     private struct State {
         var declared = Declarations()
