@@ -6,10 +6,10 @@ import DBusKit
 /// command line is being read, takes its value from here.
 ///
 /// swift-argument-parser finds the declarations with a `Mirror` over a blank instance and
-/// fills the values in with a `Decoder`; a `Mirror` costs about a million instructions at
-/// start-up (its own generic types, instantiated by mangled name), half of `blectl
-/// --version`'s. Initializing the type inside a scope finds the same declarations, in the
-/// same order, without reflection: ``ParsableArguments/declarations`` and
+/// fills the values in with a `Decoder`; a `Mirror` instantiates the standard library's own
+/// generic types by mangled name at start-up, a cost BENCHMARKS.md measures (nineteenth
+/// session). Initializing the type inside a scope finds the same declarations, in the same
+/// order, without reflection: ``ParsableArguments/declarations`` and
 /// ``ParsableArguments/parse(_:)`` are the only places that make one.
 final class ArgumentScope: Sendable {
     /// The scope the type being initialized reports to; nil outside a parse (a command made
