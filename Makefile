@@ -120,7 +120,7 @@ RELEASE_FLAGS := -c release $(DWARF_FLAGS) $(STATIC_STDLIB) $(RPATH_FLAGS) $(REL
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
-.PHONY: help deps venv build debug test test-signals test-tsan test-asan test-timeouts test-install test-gateway soak demo sim-smoke symbol-order bench \
+.PHONY: help deps venv build debug man test test-signals test-tsan test-asan test-timeouts test-install test-gateway soak demo sim-smoke symbol-order bench \
         assigned-numbers check-assigned-numbers install install-debug install-sim uninstall clean distclean pkg-deps lint-man deb test-deb
 
 help: ## Show this list.
@@ -153,6 +153,16 @@ build: ## Release build of blectl (Swift runtime linked statically when availabl
 debug: ## Debug build of blectl.
 	$(SWIFT_BUILD)
 	@echo "built $$($(SWIFT_BUILD) --show-bin-path)/blectl"
+
+# The generated blocks of the man page (SYNOPSIS entries, section headings, the entry of each
+# argument and option) come from the declarations through blectl's hidden `__manual`, which
+# reads the page and prints it with those blocks rewritten (a new option's entry is added
+# after the one before it); the prose around them is not touched. ManPageTests fails until
+# the page is what this makes.
+man: ## Rewrite man/blectl.1's generated blocks (SYNOPSIS, the commands' headings and options) from the declarations.
+	$(SWIFT_BUILD) --product blectl
+	"$$($(SWIFT_BUILD) --show-bin-path)/blectl" __manual < man/blectl.1 > man/blectl.1.new || { rm -f man/blectl.1.new; exit 1; }
+	mv man/blectl.1.new man/blectl.1
 
 test: ## Build, then run every test (they start their own dbus-daemon and simulator).
 	$(SWIFT_BUILD) --build-tests

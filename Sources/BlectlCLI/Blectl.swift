@@ -8,9 +8,30 @@ import Musl
 #endif
 
 /// The blectl program: parse, run one subcommand, report, exit with a documented status.
-/// Its one public entry point is ``start()``, for the executable's `main.swift`.
-public enum Blectl {
+/// Its one public entry point is ``start()``, for the executable's `main.swift`. As a
+/// command, the root of the command line: the global options, `--version`, the subcommands.
+public struct Blectl: ParsableCommand {
     static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        name: "blectl",
+        abstract: "Probe Bluetooth LE devices through BlueZ.",
+        showsVersion: true,
+        // Upcast one by one: the array's cast would look each conformance up at run time.
+        subcommands: Subcommands.all.map { $0 as any ParsableCommand.Type } + [CompletionsCommand.self, HelpCommand.self],
+        extraSections: [exitStatus]
+    )
+
+    /// Exit statuses, shown in the top-level help.
+    static let exitStatus = HelpSection(
+        title: "EXIT STATUS",
+        rows: ExitStatus.allCases.map { (String($0.rawValue), $0.summary) }
+            + [("129", "Interrupted by SIGHUP."), ("130", "Interrupted by SIGINT."),
+               ("141", "Standard output's reader went away (SIGPIPE)."), ("143", "Interrupted by SIGTERM.")],
+        textColumn: 8
+    )
+
+    @OptionGroup var global: GlobalOptions
 
     /// Runs blectl with the process's arguments, taken as bytes (one that is not valid UTF-8
     /// is a usage error, 64, rather than repaired to U+FFFD), from synchronous code (the
@@ -63,7 +84,8 @@ public enum Blectl {
         }
     }
 
-    /// Help, the version and completion scripts: printed, and exit; returns for the rest.
+    /// Help, the version, completion scripts and the man page: printed, and exit; returns for
+    /// the rest.
     private static func answerWithoutBus(_ invocation: Invocation) {
         switch invocation {
         case .help(let text):
@@ -72,6 +94,15 @@ public enum Blectl {
             printOrExit("blectl \(version)\n")
         case .completionScript(let script):
             printOrExit(script)
+        case .manualPage:
+            var page = ""
+            while let line = readLine(strippingNewline: false) { page += line }
+            do throws(ManualPage.Problem) {
+                printOrExit(try ManualPage.update(page, root: spec))
+            } catch {
+                Printer.write("blectl \(ManualPage.word): \(error)\n", to: .stderr)
+                exit(1)
+            }
         case .completionValues, .run:
             return
         }
@@ -80,7 +111,7 @@ public enum Blectl {
     /// Runs an invocation that needs the bus (after ``answerWithoutBus(_:)``) and exits.
     private static func run(_ invocation: Invocation, _ launch: Launch) async -> Never {
         switch invocation {
-        case .help, .version, .completionScript:
+        case .help, .version, .completionScript, .manualPage:
             answerWithoutBus(invocation)
             exit(0)
         case .completionValues(let kind):
@@ -191,5 +222,5 @@ public enum Blectl {
 
 extension Subcommand {
     /// The device the subcommand works on, if any.
-    var address: BluetoothAddress? { command.address }
+    var address: BluetoothAddress? { command.deviceAddress }
 }

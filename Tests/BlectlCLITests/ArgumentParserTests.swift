@@ -2,30 +2,14 @@ import Synchronization
 import Testing
 @testable import BlectlCLI
 
-/// The generic machinery, exercised with a small made-up command tree so the tests do
-/// not depend on blectl's own declarations.
+/// The generic machinery, exercised with a small made-up command tree (``MadeUpTool``) so the
+/// tests do not depend on blectl's own declarations.
 @Suite("ArgumentParser (generic)")
 struct ArgumentParserTests {
-    static let verbose = Flag("verbose", short: "v", help: "Talk more.", global: true)
-    static let level = Option<String>("level", valueName: "n", help: "Level.", parser: .nonEmpty(expecting: "a level"), global: true)
-    static let tag = Option<String>("tag", valueName: "tag", help: "Tag.", parser: .verbatim, repeatable: true)
-    static let count = Option<Int16>("count", valueName: "count", help: "Count.", parser: .dBm(in: -5...5), default: 1)
-    static let first = Option<String>("first", valueName: "x", help: "First.", parser: .verbatim)
-    static let second = Option<String>("second", valueName: "x", help: "Second.", parser: .verbatim)
-    static let source = Argument<String>("source", help: "Source.", parser: .verbatim)
-    static let target = Argument<String>("target", help: "Target.", parser: .verbatim, optional: true)
+    typealias Copy = MadeUpTool.Copy
 
-    static let copy = CommandSpec(
-        name: "copy", aliases: ["cp"], abstract: "Copy.",
-        arguments: [source.spec, target.spec],
-        options: [tag.spec, count.spec, first.spec, second.spec],
-        allOrNoneGroups: [[first.spec.long, second.spec.long]]
-    )
-    static let quiet = CommandSpec(name: "quiet", abstract: "No globals.", inheritsGlobalOptions: false)
-    static let root = CommandSpec(
-        name: "tool", abstract: "A tool.", options: [verbose.spec, level.spec],
-        entries: [.init(copy), .init(quiet)]
-    )
+    static let root = MadeUpTool.spec
+    static let copy = Copy.spec
 
     func parse(_ arguments: [String]) throws(UsageError) -> (path: [String], values: ParsedValues) {
         switch try ArgumentParser(root: Self.root).parse(arguments) {
@@ -39,14 +23,14 @@ struct ArgumentParserTests {
         #expect(path == ["tool", "copy"])
         #expect(values.arguments == ["source": "a", "target": "b"])
         #expect(values.subcommand == "copy")
-        #expect(try values.requiredValue(of: Self.source) == "a")
-        #expect(try values.value(of: Self.target) == "b")
+        let copy = try Copy.parse(values)
+        #expect(copy.source == "a")
+        #expect(copy.target == "b")
     }
 
     @Test func requiredOptionsMustBeGivenAndShowWithoutBrackets() throws {
-        let to = Option<String>("to", valueName: "place", help: "Where.", parser: .verbatim, required: true)
-        let move = CommandSpec(name: "move", abstract: "Move.", arguments: [Self.source.spec], options: [to.spec, Self.tag.spec])
-        let root = CommandSpec(name: "tool", abstract: "A tool.", entries: [.init(move)])
+        let root = MadeUpTool.MoveTool.spec
+        let move = MadeUpTool.Move.spec
         #expect(throws: UsageError("Missing expected argument '--to <place>'", subcommand: "move")) {
             try ArgumentParser(root: root).parse(["move", "a"])
         }
@@ -58,39 +42,41 @@ struct ArgumentParserTests {
             Issue.record("expected a parse")
             return
         }
-        #expect(try values.requiredValue(of: to) == "b")
+        #expect(try MadeUpTool.Move.parse(values).to == "b")
         #expect(HelpFormatter.usage(for: [root, move], prefix: "Usage: ") == "Usage: tool move <source> --to <place> [--tag <tag> ...]")
         // An option with a default is never required.
-        #expect(Option<String>("x", valueName: "x", help: "X.", parser: .verbatim, default: "d", required: true).spec.isRequired == false)
+        #expect(Copy.declarations.options.first { $0.long == "count" }?.isRequired == false)
     }
 
     @Test func optionalArgumentMayBeOmitted() throws {
         let (_, values) = try parse(["copy", "a"])
-        #expect(try values.value(of: Self.target) == nil)
+        #expect(try Copy.parse(values).target == nil)
     }
 
     @Test func defaultsApplyWhenAbsent() throws {
         let (_, values) = try parse(["copy", "a"])
-        #expect(try values.requiredValue(of: Self.count) == 1)
-        #expect(try values.values(of: Self.tag) == [])
-        #expect(try values.value(of: Self.first) == nil)
-        #expect(!values.isSet(Self.verbose))
+        let copy = try Copy.parse(values)
+        #expect(copy.count == 1)
+        #expect(copy.tags == [])
+        #expect(copy.pair == nil)
+        #expect(try MadeUpTool.parse(values).verbose == false)
     }
 
     @Test func shortFlagAndGlobalsOnBothSides() throws {
         let (_, values) = try parse(["-v", "copy", "a", "--level", "3"])
-        #expect(values.isSet(Self.verbose))
-        #expect(try values.value(of: Self.level) == "3")
+        let tool = try MadeUpTool.parse(values)
+        #expect(tool.verbose)
+        #expect(tool.level == "3")
     }
 
     @Test func repeatableCollectsEveryValue() throws {
         let (_, values) = try parse(["copy", "--tag", "x", "a", "--tag=", "--tag", "y=z"])
-        #expect(try values.values(of: Self.tag) == ["x", "", "y=z"])
+        #expect(try Copy.parse(values).tags == ["x", "", "y=z"])
     }
 
     @Test func negativeNumbersAreValuesNotOptions() throws {
         let (_, values) = try parse(["copy", "--count", "-5", "-3"])
-        #expect(try values.requiredValue(of: Self.count) == -5)
+        #expect(try Copy.parse(values).count == -5)
         #expect(values.arguments["source"] == "-3")
     }
 
@@ -106,6 +92,8 @@ struct ArgumentParserTests {
         }
         let (_, values) = try parse(["copy", "a", "--second", "2", "--first", "1"])
         #expect(values.optionValues == ["first": ["1"], "second": ["2"]])
+        #expect(try Copy.parse(values).pair?.first == "1")
+        #expect(try Copy.parse(values).pair?.second == "2")
     }
 
     @Test func commandsCanOptOutOfGlobals() throws {
@@ -114,16 +102,16 @@ struct ArgumentParserTests {
         }
         let (path, values) = try parse(["--verbose", "quiet"])
         #expect(path == ["tool", "quiet"])
-        #expect(values.isSet(Self.verbose))
+        #expect(try MadeUpTool.parse(values).verbose)
     }
 
     @Test func conversionErrorsNameNounAndOption() throws {
         let (_, values) = try parse(["copy", "a", "--count", "9", "--level="])
         #expect(throws: UsageError("Invalid value '9' for '--count': expected a whole number of dBm from -5 to 5", subcommand: "copy")) {
-            _ = try values.requiredValue(of: Self.count)
+            _ = try Copy.parse(values)
         }
         #expect(throws: UsageError("Invalid value '' for '--level': expected a level", subcommand: "copy")) {
-            _ = try values.value(of: Self.level)
+            _ = try MadeUpTool.parse(values)
         }
     }
 
@@ -186,8 +174,8 @@ struct ArgumentParserTests {
                 return spec
             }
         }
-        let root = CommandSpec(name: "tool", abstract: "A tool.", options: [Self.verbose.spec, Self.level.spec],
-                               entries: [entry(Self.copy), entry(Self.quiet)])
+        let root = CommandSpec(name: "tool", abstract: "A tool.", options: MadeUpTool.declarations.options,
+                               entries: [entry(Self.copy), entry(MadeUpTool.Quiet.spec)])
         #expect(root.hasSubcommands)
         #expect(root.subcommandNames == ["copy", "quiet"])
         #expect(built.withLock { $0 }.isEmpty)
@@ -208,17 +196,13 @@ struct ArgumentParserTests {
 
     @Test("blectl's root names each subcommand as its declaration does")
     func blectlEntriesNameTheirDeclarations() {
-        let root = BlectlCommands.root
+        let root = Blectl.spec
         #expect(root.subcommandNames == root.subcommands.map(\.name))
         #expect(root.subcommandNames.count == Subcommands.all.count + 2)
         for name in root.subcommandNames {
             let spec = root.subcommand(named: name)
             #expect(spec?.name == name)
             for alias in spec?.aliases ?? [] { #expect(root.subcommand(named: alias)?.name == name) }
-        }
-        for type in Subcommands.all {
-            #expect(type.commandName == type.command.name)
-            #expect(type.commandAliases == type.command.aliases)
         }
         #expect(root.subcommand(named: "version")?.name == "get-version")
         #expect(root.subcommand(named: "battery")?.name == "get-battery")

@@ -76,8 +76,8 @@ struct ShortOptionTests {
     func uniqueLetters() {
         let field: [Character: String] = ["t": "timeout", "f": "format", "n": "name", "s": "service", "h": "help",
                                           "v": "verbose", "q": "quiet"]
-        for command in BlectlCommands.root.subcommands {
-            let options = ArgumentParser.acceptedOptions(along: [BlectlCommands.root, command])
+        for command in Blectl.spec.subcommands {
+            let options = ArgumentParser.acceptedOptions(along: [Blectl.spec, command])
             let letters = options.compactMap(\.short)
             #expect(Set(letters).count == letters.count, "\(command.name): \(letters)")
             for option in options {

@@ -16,8 +16,8 @@
 /// - `-h`/`--help` anywhere before `--` asks for help about the command reached so
 ///   far, and wins over every error on the line.
 ///
-/// Values are only split into strings here; typed conversion happens when the caller
-/// reads `ParsedValues` through the declarations.
+/// Values are only split into strings here; typed conversion happens when the command's
+/// type is parsed from them (``ParsableArguments/parse(_:)``).
 struct ArgumentParser: Sendable {
     enum Outcome: Sendable {
         /// Help was asked for; `path` runs from the root to the command concerned.

@@ -21,7 +21,7 @@ func parseCommandLine(_ arguments: [String]) -> Result<Invocation, UsageError> {
 ///     Usage: blectl scan [--timeout <seconds>] …
 ///       See 'blectl scan --help' for more information.
 func renderUsageError(_ error: UsageError) -> String {
-    let path = BlectlCommands.path(forSubcommand: error.subcommand)
+    let path = Blectl.path(forSubcommand: error.subcommand)
     let helpCommand = path.map(\.name).joined(separator: " ")
     return """
         Error: \(error.message)
@@ -31,27 +31,42 @@ func renderUsageError(_ error: UsageError) -> String {
         """
 }
 
+extension Blectl {
+    /// `[root]` for `nil`, `[root, scan]` for `"scan"`; unknown names give `[root]`.
+    static func path(forSubcommand name: String?) -> [CommandSpec] {
+        let root = spec
+        var path = [root]
+        for word in name?.split(separator: " ") ?? [] {
+            guard let next = path[path.count - 1].subcommand(named: String(word)) else { return [root] }
+            path.append(next)
+        }
+        return path
+    }
+}
+
 private func invocation(for arguments: [String]) throws(UsageError) -> Invocation {
-    let root = BlectlCommands.root
-    if arguments.first == BlectlCommands.Completions.valuesWord {
+    let root = Blectl.spec
+    if arguments.first == CompletionsCommand.valuesWord {
         // Asked by a completion script, never by a person: anything unexpected lists nothing.
         guard arguments.count == 2, let kind = CompletionValueKind(rawValue: arguments[1]) else { return .completionScript("") }
         return .completionValues(kind)
     }
+    if arguments == [ManualPage.word] { return .manualPage }
     switch try ArgumentParser(root: root).parse(arguments) {
     case .help(let path):
         return .help(HelpFormatter.help(for: path))
 
     case .parsed(let path, let values):
-        if values.isSet(BlectlCommands.Global.version) { return .version }
+        // Before any value is converted: `--version` wins over a value that would not.
+        if values.contains(OptionSpec.version.long) { return .version }
         guard path.count > 1 else {
             let names = root.subcommandNames.joinedAsList(conjunction: "or")
             throw UsageError("Missing subcommand: expected \(names)")
         }
         let leaf = path[path.count - 1]
 
-        if leaf.name == BlectlCommands.Help.commandName {
-            guard let name = try values.value(of: BlectlCommands.Help.subcommand) else {
+        if leaf.name == HelpCommand.configuration.name {
+            guard let name = try HelpCommand.parse(values).subcommand else {
                 return .help(HelpFormatter.help(for: [root]))
             }
             guard let subcommand = root.subcommand(named: name) else {
@@ -60,16 +75,16 @@ private func invocation(for arguments: [String]) throws(UsageError) -> Invocatio
             return .help(HelpFormatter.help(for: [root, subcommand]))
         }
 
-        if leaf.name == BlectlCommands.Completions.commandName {
-            let shell = try values.requiredValue(of: BlectlCommands.Completions.shell)
+        if leaf.name == CompletionsCommand.configuration.name {
+            let shell = try CompletionsCommand.parse(values).shell
             return .completionScript(CompletionScript.render(for: shell, root: root))
         }
 
-        let globals = try BlectlCommands.Global.options(from: values)
+        let global = try Blectl.parse(values).global
         guard let type = Subcommands.type(named: leaf.name) else {
             // Declared in `root` but not registered: a programming error, reported without trapping.
             throw UsageError("Unknown subcommand \(leaf.name.quotedForMessage)")
         }
-        return .run(globals, Subcommand(try type.init(from: values)))
+        return .run(global, Subcommand(try type.parse(values)))
     }
 }

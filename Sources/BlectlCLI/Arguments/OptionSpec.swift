@@ -1,5 +1,5 @@
 /// The untyped description of one named option: what the parser matches and what the
-/// help text shows. Built by the typed declarations (`Option`, `Flag`), never by hand,
+/// help text shows. Built from the declarations (`@Option`, `@Flag`), never by hand,
 /// so the default shown in help is the default used.
 struct OptionSpec: Sendable, Equatable {
     enum Kind: Sendable, Equatable {
@@ -55,6 +55,10 @@ struct OptionSpec: Sendable, Equatable {
         long: "help", short: "h", kind: .flag, help: "Show help information.",
         defaultDescription: nil, isGlobal: true
     )
+
+    /// `--version`, on a root that asks for it (``CommandConfiguration/showsVersion``):
+    /// accepted before the subcommand only.
+    static let version = OptionSpec(long: "version", kind: .flag, help: "Show the version.", defaultDescription: nil)
 }
 
 /// The untyped description of one positional argument, such as `<address>`.

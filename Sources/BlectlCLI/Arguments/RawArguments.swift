@@ -23,7 +23,7 @@ enum RawArguments {
         let repaired = raw.map { String(decoding: $0, as: UTF8.self) }
         guard let bad = raw.first(where: { String(validating: $0, as: UTF8.self) == nil }) else { return .success(repaired) }
         let subcommand: String? = switch parseCommandLine(repaired) {
-        case .success(.run(_, let subcommand)): type(of: subcommand.command).commandName
+        case .success(.run(_, let subcommand)): type(of: subcommand.command).configuration.name
         case .failure(let error): error.subcommand
         case .success: nil
         }

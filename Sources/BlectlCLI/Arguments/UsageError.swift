@@ -22,4 +22,9 @@ struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     var description: String { message }
+
+    /// The error, naming `subcommand` unless it already names one.
+    func concerning(_ subcommand: String?) -> UsageError {
+        UsageError(message, subcommand: self.subcommand ?? subcommand)
+    }
 }

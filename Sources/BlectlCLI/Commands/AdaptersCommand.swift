@@ -2,33 +2,18 @@ import BlueZKit
 
 /// `blectl adapters`: JSON Lines, one per adapter BlueZ has, powered or not.
 struct AdaptersCommand: BlectlSubcommand {
-    /// How long `adapters` may take when `--timeout` is not given: 10 s.
-    static let defaultTimeout = Duration.seconds(10)
-
-    static let timeoutOption = Option.timeout(
-        default: defaultTimeout
-    )
-
-    static let commandName = "adapters"
-    static let command = CommandSpec(
-        name: commandName,
+    static let configuration = CommandConfiguration(
+        name: "adapters",
         abstract: "List the Bluetooth adapters, powered or not.",
         discussion: [
             "Prints one JSON line per adapter (org.bluez.Adapter1), ordered by object path; with --adapter, only that one (exit 69 if BlueZ has no such adapter). No adapter needs to be powered; when bluetoothd runs but has no adapter, nothing is printed and the exit status is 0.",
-        ],
-        options: [timeoutOption.spec]
+        ]
     )
 
     /// Lists adapters itself: none needs to be there, let alone powered.
     static var adapterRequirement: AdapterRequirement { .none }
 
-    var timeout: Duration
-
-    init(timeout: Duration = AdaptersCommand.defaultTimeout) { self.timeout = timeout }
-
-    init(from values: ParsedValues) throws(UsageError) {
-        self.init(timeout: try values.requiredValue(of: Self.timeoutOption))
-    }
+    @Option(.timeout()) var timeout: Duration = .seconds(10)
 
     func run(_ context: CommandContext) async throws {
         var adapters = Adapter.all(in: context.session)

@@ -1,24 +1,16 @@
 import BlueZKit
 
-/// One blectl subcommand, whole: its declaration (names, help, options and arguments, from
-/// which the parser, the help text and the usage errors are made), its parsed options, what
-/// it does, and the records it prints. Each lives in one file under `Commands/`; adding one
-/// means that file, its line in ``Subcommands/all``, its tests and its man-page section.
-protocol BlectlSubcommand: Sendable, Equatable {
-    /// The canonical name, `"get-version"`: ``command``'s, known without building it.
-    static var commandName: String { get }
-    /// Other names that select the subcommand, `["version"]`; none by default.
-    static var commandAliases: [String] { get }
-    /// The declaration: name, aliases, help prose, arguments and options. Built when first
-    /// asked for: a command line builds only the one it runs (``CommandSpec/Entry``).
-    static var command: CommandSpec { get }
-    /// Reads the matched command line through the declarations.
-    /// - Throws: `UsageError` for a value that does not convert or options that conflict.
-    init(from values: ParsedValues) throws(UsageError)
+/// One blectl subcommand, whole: its names and help (``ParsableCommand/configuration``), its
+/// arguments and options (its properties, each declared once with `@Argument`, `@Option`,
+/// `@Flag` or `@OptionGroup`, from which the parser, the help text, the usage errors, the
+/// completions and the man page's synopsis and options are made), what it does, and the
+/// records it prints. Each lives in one file under `Commands/`; adding one means that file,
+/// its line in ``Subcommands/all``, its tests and its man-page section.
+protocol BlectlSubcommand: ParsableCommand, Equatable {
     /// The limit for the whole command (`--timeout`), start-up included.
     var timeout: Duration { get }
     /// The device the command works on, named in the error object; nil for none.
-    var address: BluetoothAddress? { get }
+    var deviceAddress: BluetoothAddress? { get }
     /// What the command needs of the adapter before it runs (checked by
     /// ``CommandContext/open(_:timeout:requirement:)``); `.powered` unless it says otherwise.
     static var adapterRequirement: AdapterRequirement { get }
@@ -32,8 +24,7 @@ protocol BlectlSubcommand: Sendable, Equatable {
 }
 
 extension BlectlSubcommand {
-    static var commandAliases: [String] { [] }
-    var address: BluetoothAddress? { nil }
+    var deviceAddress: BluetoothAddress? { nil }
     var sessionOpening: (any SessionOpeningSubcommand)? { nil }
     static var adapterRequirement: AdapterRequirement { .powered }
 
@@ -86,12 +77,7 @@ enum Subcommands {
 
     /// The subcommand whose canonical name is `name`.
     static func type(named name: String) -> (any BlectlSubcommand.Type)? {
-        all.first { $0.commandName == name }
-    }
-
-    /// Each subcommand as the root lists it: its names now, its declaration when asked for.
-    static var entries: [CommandSpec.Entry] {
-        all.map { type in CommandSpec.Entry(name: type.commandName, aliases: type.commandAliases) { type.command } }
+        all.first { $0.configuration.name == name }
     }
 }
 

@@ -2,30 +2,22 @@ import BlueZKit
 
 /// `blectl connect ADDR`: connect, resolve services, print the GATT tree, disconnect what we connected.
 struct ConnectCommand: BlectlSubcommand {
-    static let commandName = "connect"
-    static let command = CommandSpec(
-        name: commandName,
+    static let configuration = CommandConfiguration(
+        name: "connect",
         abstract: "Connect to a device and print its GATT services.",
         discussion: [
             "Finds the device (scanning if BlueZ does not know it), connects, waits until its GATT services are resolved, prints the service tree, then disconnects, unless the device was already connected.",
-        ],
-        arguments: [DeviceOptions.addressArgument.spec],
-        options: [DeviceOptions.timeoutOption.spec]
+        ]
     )
 
-    var options: DeviceOptions
-    var timeout: Duration { options.timeout }
-    var address: BluetoothAddress? { options.address }
+    @Argument(.device) var address: BluetoothAddress
+    @Option(.connectionTimeout) var timeout: Duration = .seconds(20)
 
-    init(options: DeviceOptions) { self.options = options }
-
-    init(from values: ParsedValues) throws(UsageError) {
-        options = try DeviceOptions(from: values)
-    }
+    var deviceAddress: BluetoothAddress? { address }
 
     func run(_ context: CommandContext) async throws {
         let printer = context.printer
-        try await context.withConnectedDevice(options.address) { connected in
+        try await context.withConnectedDevice(address) { connected in
             let device = connected.device
             // Let GATT objects that trail ServicesResolved arrive.
             if connected.services.isEmpty {

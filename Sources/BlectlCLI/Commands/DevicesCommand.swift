@@ -3,44 +3,26 @@ import BlueZKit
 /// `blectl devices`: JSON Lines, one per device BlueZ has under the adapter (cached ones
 /// included), each as `info` prints it.
 struct DevicesCommand: BlectlSubcommand {
-    /// How long `devices` may take when `--timeout` is not given: 10 s.
-    static let defaultTimeout = Duration.seconds(10)
-
-    static let timeoutOption = Option.timeout(
-        default: defaultTimeout
-    )
-    static let connected = Flag("connected", help: "Only list devices that are connected.")
-    static let paired = Flag("paired", help: "Only list devices that are paired. With --connected, only devices that are both.")
-
-    static let commandName = "devices"
-    static let command = CommandSpec(
-        name: commandName,
+    static let configuration = CommandConfiguration(
+        name: "devices",
         abstract: "List the devices BlueZ knows, without scanning.",
         discussion: [
             "Prints one JSON line per device BlueZ has under the adapter, as info prints it, ordered by address: devices heard earlier and still cached, paired ones, connected ones, whether in range or not. Nothing is scanned or connected, and the adapter may be powered off; without --adapter: the first powered adapter, else the first one. With --format text, a table; its FLAGS column shows P paired, B bonded, T trusted, X blocked, C connected, R services resolved (- no, ? unknown).",
-        ],
-        options: [timeoutOption.spec, connected.spec, paired.spec]
+        ]
     )
 
     /// Listing what BlueZ has cached needs an adapter, not the radio.
     static var adapterRequirement: AdapterRequirement { .present }
 
-    var timeout: Duration
+    @Option(.timeout()) var timeout: Duration = .seconds(10)
+
     /// `--connected`: only connected devices.
-    var onlyConnected: Bool
+    @Flag("connected", help: "Only list devices that are connected.")
+    var onlyConnected = false
+
     /// `--paired`: only paired devices (both filters: devices that are both).
-    var onlyPaired: Bool
-
-    init(timeout: Duration = DevicesCommand.defaultTimeout, onlyConnected: Bool = false, onlyPaired: Bool = false) {
-        self.timeout = timeout
-        self.onlyConnected = onlyConnected
-        self.onlyPaired = onlyPaired
-    }
-
-    init(from values: ParsedValues) throws(UsageError) {
-        self.init(timeout: try values.requiredValue(of: Self.timeoutOption),
-                  onlyConnected: values.isSet(Self.connected), onlyPaired: values.isSet(Self.paired))
-    }
+    @Flag("paired", help: "Only list devices that are paired. With --connected, only devices that are both.")
+    var onlyPaired = false
 
     /// Whether `device` passes the filters given: each one given must hold.
     func includes(_ device: DeviceInfo) -> Bool {

@@ -2,37 +2,24 @@ import BlueZKit
 
 /// `blectl disconnect ADDR`: disconnect a device, whoever connected it.
 struct DisconnectCommand: BlectlSubcommand {
-    static let timeoutOption = Option.timeout(
-        default: DeviceOptions.defaultTimeout,
-        help: "Give up waiting for BlueZ after this many seconds; decimals allowed."
-    )
-
-    static let commandName = "disconnect"
-    static let command = CommandSpec(
-        name: commandName,
+    static let configuration = CommandConfiguration(
+        name: "disconnect",
         abstract: "Disconnect a device, whoever connected it.",
         discussion: [
             "Asks BlueZ to disconnect the device and waits until the link is down. A device that is not connected, or that BlueZ does not know, is left alone: that is success too (was_connected false). blectl never scans for it: a device BlueZ does not know has no link to close.",
-        ],
-        arguments: [DeviceOptions.addressArgument.spec],
-        options: [timeoutOption.spec]
+        ]
     )
 
-    var options: DeviceOptions
-    var timeout: Duration { options.timeout }
-    var address: BluetoothAddress? { options.address }
+    @Argument(.device) var address: BluetoothAddress
+    @Option(.timeout(help: "Give up waiting for BlueZ after this many seconds; decimals allowed."))
+    var timeout: Duration = .seconds(20)
 
-    init(options: DeviceOptions) { self.options = options }
-
-    init(from values: ParsedValues) throws(UsageError) {
-        options = DeviceOptions(address: try values.requiredValue(of: DeviceOptions.addressArgument),
-                                timeout: try values.requiredValue(of: Self.timeoutOption))
-    }
+    var deviceAddress: BluetoothAddress? { address }
 
     func run(_ context: CommandContext) async throws {
         // Only a device BlueZ knows can be connected; Device1.Connected as last signalled
         // (the session's cache is current: it was loaded after its match rules were added).
-        let device = try context.adapter.knownDevice(options.address)
+        let device = try context.adapter.knownDevice(address)
         let wasConnected = device.map { known in
             context.session.withCache { $0.property("Connected", of: known.path, on: BlueZ.deviceInterface)?.bool } == true
         } ?? false
@@ -45,8 +32,8 @@ struct DisconnectCommand: BlectlSubcommand {
             }
         }
         switch context.printer.format {
-        case .json: try await context.printer.results([Self.record(options.address, wasConnected: wasConnected).serialized()])
-        case .text: try await context.printer.results(Self.text(options.address, wasConnected: wasConnected))
+        case .json: try await context.printer.results([Self.record(address, wasConnected: wasConnected).serialized()])
+        case .text: try await context.printer.results(Self.text(address, wasConnected: wasConnected))
         }
     }
 

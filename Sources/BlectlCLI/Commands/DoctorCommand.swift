@@ -5,31 +5,16 @@ import DBusKit
 /// about the first thing wrong. One JSON object `{"checks":[{"name","ok","detail","hint"}…]}`;
 /// exit 0 when every check passes, else the status of the first that failed.
 struct DoctorCommand: SessionOpeningSubcommand {
-    /// How long `doctor` may take when `--timeout` is not given: 10 s.
-    static let defaultTimeout = Duration.seconds(10)
-
-    static let timeoutOption = Option.timeout(
-        default: defaultTimeout, help: "Give up after this many seconds; decimals allowed, more than 0.",
-        parser: .seconds(allowingZero: false)
-    )
-
-    static let commandName = "doctor"
-    static let command = CommandSpec(
-        name: commandName,
+    static let configuration = CommandConfiguration(
+        name: "doctor",
         abstract: "Check the Bluetooth set-up, in order, and say what to fix.",
         discussion: [
             "Checks, in this order: bus (the system bus answers), bluetoothd (org.bluez has an owner; BlueZ's version from the adapter's Modalias), permission (the bus policy lets blectl call BlueZ), adapter (BlueZ has one; --adapter picks it), rfkill (its switch is not soft- or hard-blocked), powered, le (the adapter's Roles include central), discovery (StartDiscovery and StopDiscovery both answered). Prints one JSON object with every check's name, ok (true, false, or null when not checked because an earlier one failed), detail and hint (what to do, or null). Exits 0 when all pass, else with the status of the first that failed (69 unavailable, 77 permission denied, 124 timed out, ...), its error object on standard error. Nothing is connected; discovery runs for as long as its two calls take.",
-        ],
-        options: [timeoutOption.spec]
+        ]
     )
 
-    var timeout: Duration
-
-    init(timeout: Duration = DoctorCommand.defaultTimeout) { self.timeout = timeout }
-
-    init(from values: ParsedValues) throws(UsageError) {
-        self.init(timeout: try values.requiredValue(of: Self.timeoutOption))
-    }
+    @Option(.timeout(help: "Give up after this many seconds; decimals allowed, more than 0.", parser: .seconds(allowingZero: false)))
+    var timeout: Duration = .seconds(10)
 
     /// One check's outcome, as printed; `failure` is what blectl ends with when it is the
     /// first to fail.

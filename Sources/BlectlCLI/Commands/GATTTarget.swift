@@ -2,28 +2,21 @@ import BlueZKit
 
 /// How the GATT toolbox commands name an attribute: a characteristic UUID, with `--service`
 /// to choose when the UUID occurs in several services (without it blectl refuses to guess:
-/// exit 64 with the services listed).
-struct GATTTarget: Sendable, Equatable {
-    static let characteristicArgument = Argument<BluetoothUUID>(
-        "characteristic", help: "The characteristic's UUID: 16-bit (2a19), 32-bit or 128-bit.", parser: .uuid
-    )
-    static let serviceOption = Option<BluetoothUUID>(
-        "service", short: "s", valueName: "uuid",
-        help: "The service the characteristic is in, when its UUID occurs in several services.",
-        parser: .uuid
-    )
-
+/// exit 64 with the services listed). `read`, `write` and `notify` take it as an option group.
+struct GATTTarget: ParsableArguments, Equatable {
+    @Argument("characteristic", help: "The characteristic's UUID: 16-bit (2a19), 32-bit or 128-bit.", parser: .uuid)
     var characteristic: BluetoothUUID
+
+    @Option("service", short: "s", valueName: "uuid",
+            help: "The service the characteristic is in, when its UUID occurs in several services.",
+            parser: .uuid)
     var service: BluetoothUUID?
+
+    init() {}
 
     init(characteristic: BluetoothUUID, service: BluetoothUUID? = nil) {
         self.characteristic = characteristic
         self.service = service
-    }
-
-    init(from values: ParsedValues) throws(UsageError) {
-        characteristic = try values.requiredValue(of: Self.characteristicArgument)
-        service = try values.value(of: Self.serviceOption)
     }
 
     /// The one characteristic named, in the device's complete GATT tree (a tree that changes

@@ -2,25 +2,20 @@ import BlueZKit
 
 /// `blectl get-battery ADDR`: Battery1, else GATT 0x2A19, else Battery1 appearing; or the vendor protocol.
 struct GetBatteryCommand: DeviceProbe {
-    static let commandName = "get-battery"
-    static let commandAliases = ["battery"]
-    static let declaration = CommandSpec(
-        name: commandName, aliases: commandAliases,
+    static let configuration = CommandConfiguration(
+        name: "get-battery",
+        aliases: ["battery"],
         abstract: "Read a device's battery level.",
         discussion: [
             "Takes org.bluez.Battery1's Percentage if BlueZ has it, else reads the Battery Level (0x2A19) of the Battery Service (0x180F), else waits briefly for Battery1 to appear; a percentage from 0 to 100. With --vendor-service, --vendor-write and --vendor-notify, writes 0x02 and takes the answer 0x82 percent from notifications instead.",
-        ],
+        ]
     )
 
-    var options: DeviceOptions
-    var vendor: VendorProtocolOptions?
+    @Argument(.device) var address: BluetoothAddress
+    @Option(.connectionTimeout) var timeout: Duration = .seconds(20)
+    @OptionGroup var vendor: VendorOptions?
 
-    init(options: DeviceOptions, vendor: VendorProtocolOptions? = nil) {
-        self.options = options
-        self.vendor = vendor
-    }
-
-    static func read(_ device: ConnectedDevice, vendor: VendorProtocolOptions?, timeout: Duration) async throws -> BatteryReading {
+    static func read(_ device: ConnectedDevice, vendor: VendorProtocol?, timeout: Duration) async throws -> BatteryReading {
         if let vendor { try await vendor.batteryLevel(of: device, timeout: timeout) } else { try await device.batteryLevel(timeout: timeout) }
     }
 

@@ -2,25 +2,20 @@ import BlueZKit
 
 /// `blectl get-version ADDR`: Device Information Service 0x180A, or the vendor protocol.
 struct GetVersionCommand: DeviceProbe {
-    static let commandName = "get-version"
-    static let commandAliases = ["version"]
-    static let declaration = CommandSpec(
-        name: commandName, aliases: commandAliases,
+    static let configuration = CommandConfiguration(
+        name: "get-version",
+        aliases: ["version"],
         abstract: "Read a device's firmware version.",
         discussion: [
             "Reads the Device Information service (0x180A): firmware (0x2A26), hardware (0x2A27) and software (0x2A28) revisions, manufacturer (0x2A29) and model (0x2A24); absent ones are null. With --vendor-service, --vendor-write and --vendor-notify, writes 0x01 and takes the answer 0x81 major minor patch from notifications instead.",
-        ],
+        ]
     )
 
-    var options: DeviceOptions
-    var vendor: VendorProtocolOptions?
+    @Argument(.device) var address: BluetoothAddress
+    @Option(.connectionTimeout) var timeout: Duration = .seconds(20)
+    @OptionGroup var vendor: VendorOptions?
 
-    init(options: DeviceOptions, vendor: VendorProtocolOptions? = nil) {
-        self.options = options
-        self.vendor = vendor
-    }
-
-    static func read(_ device: ConnectedDevice, vendor: VendorProtocolOptions?, timeout: Duration) async throws -> DeviceInformation {
+    static func read(_ device: ConnectedDevice, vendor: VendorProtocol?, timeout: Duration) async throws -> DeviceInformation {
         if let vendor { try await vendor.version(of: device, timeout: timeout) } else { try await device.deviceInformation(timeout: timeout) }
     }
 

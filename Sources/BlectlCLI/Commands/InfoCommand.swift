@@ -3,53 +3,34 @@ import BlueZKit
 /// `blectl info ADDR`: what BlueZ knows of one device, without connecting; an unknown device
 /// is looked for by scanning.
 struct InfoCommand: BlectlSubcommand {
-    /// How long `info` may take when `--timeout` is not given: 10 s.
-    static let defaultTimeout = Duration.seconds(10)
-
-    static let timeoutOption = Option.timeout(
-        default: defaultTimeout,
-        help: "Give up after this many seconds, scanning for a device BlueZ does not know included; decimals allowed."
-    )
-
-    static let commandName = "info"
-    static let command = CommandSpec(
-        name: commandName,
+    static let configuration = CommandConfiguration(
+        name: "info",
         abstract: "Show what BlueZ knows about a device.",
         discussion: [
             "Prints the device's org.bluez.Device1 properties (and Battery1's percentage) as one object, null where BlueZ has no value, without connecting. A device BlueZ does not know is looked for by scanning until the timeout (exit 2 if it is not heard; scanning needs a powered adapter, else exit 69); one BlueZ knows is printed even when the adapter is powered off. Without --adapter: the first powered adapter, else the first one.",
-        ],
-        arguments: [DeviceOptions.addressArgument.spec],
-        options: [timeoutOption.spec]
+        ]
     )
 
     /// Known devices need an adapter, not the radio; the scan for an unknown one checks power.
     static var adapterRequirement: AdapterRequirement { .present }
 
-    var device: BluetoothAddress
-    var timeout: Duration
-    var address: BluetoothAddress? { device }
+    @Argument(.device) var address: BluetoothAddress
+    @Option(.timeout(help: "Give up after this many seconds, scanning for a device BlueZ does not know included; decimals allowed."))
+    var timeout: Duration = .seconds(10)
 
-    init(address: BluetoothAddress, timeout: Duration = InfoCommand.defaultTimeout) {
-        self.device = address
-        self.timeout = timeout
-    }
-
-    init(from values: ParsedValues) throws(UsageError) {
-        self.init(address: try values.requiredValue(of: DeviceOptions.addressArgument),
-                  timeout: try values.requiredValue(of: Self.timeoutOption))
-    }
+    var deviceAddress: BluetoothAddress? { address }
 
     func run(_ context: CommandContext) async throws {
         let adapter = try context.adapter
         let info: DeviceInfo
-        if let known = adapter.deviceInfo(device) {
+        if let known = adapter.deviceInfo(address) {
             info = known
         } else {
             // No time to scan (--timeout 0): not found, whatever the adapter's power.
-            guard context.remaining > .zero else { throw BLEError.deviceNotFound(device) }
+            guard context.remaining > .zero else { throw BLEError.deviceNotFound(address) }
             // Scanning needs the radio: as for every command that scans, 69 when it is off.
             if let why = adapter.unavailability { throw BLEError.unavailable(why, during: BLEOperation(.adapter)) }
-            info = try await DeviceInfo.find(device, on: adapter, timeout: context.remaining)
+            info = try await DeviceInfo.find(address, on: adapter, timeout: context.remaining)
         }
         switch context.printer.format {
         case .json: try await context.printer.results([Self.record(info).serialized()])

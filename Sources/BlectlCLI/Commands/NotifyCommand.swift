@@ -9,56 +9,40 @@ struct NotifyCommand: BlectlSubcommand {
     /// The longest delay between two reconnection attempts (`--reconnect`).
     static let reconnectMaximumDelay = Duration.seconds(2)
 
-    static let timeoutOption = Option.timeout(
-        default: NotifyOptions.defaultTimeout,
-        help: "Stop after this many seconds, connecting included; decimals allowed, more than 0, inf for no limit.",
-        parser: .listeningSeconds(allowingZero: false)
-    )
-    static let count = Option<Int>(
-        "count", valueName: "n",
-        help: "Stop after this many values; if the timeout comes first, exit 124.",
-        parser: .count
-    )
-    static let reconnect = Flag(
-        "reconnect",
-        help: "When the link drops, reconnect within the timeout and go on; losses and reconnections are reported on standard error."
-    )
-
-    static let commandName = "notify"
-    static let command = CommandSpec(
-        name: commandName,
+    static let configuration = CommandConfiguration(
+        name: "notify",
         abstract: "Print the notifications of a characteristic.",
         discussion: [
             "Subscribes to the characteristic's notifications (or indications) and prints one JSON line per value as it arrives, in order, each with a sequence number from 1 and the time it was received. Ends with success at the timeout or after --count values. The timeout counts from the start: running out before the subscription is set up exits 124 naming the stage. Without --reconnect, a lost link ends the command with status 4 after the values received.",
-        ],
-        arguments: [DeviceOptions.addressArgument.spec, GATTTarget.characteristicArgument.spec],
-        options: [GATTTarget.serviceOption.spec, timeoutOption.spec, count.spec, reconnect.spec]
+        ]
     )
 
-    var options: NotifyOptions
-    var timeout: Duration { options.timeout }
-    var address: BluetoothAddress? { options.address }
+    @Argument(.device) var address: BluetoothAddress
+    @OptionGroup var target: GATTTarget
 
-    init(options: NotifyOptions) { self.options = options }
+    /// `--timeout`: how long to listen, connecting included, more than 0, up to 86400 s, or
+    /// ``ListeningTimeout/infinite`` (`inf`).
+    @Option(.timeout(help: "Stop after this many seconds, connecting included; decimals allowed, more than 0, inf for no limit.",
+                     parser: .listeningSeconds(allowingZero: false)))
+    var timeout: Duration = .seconds(10)
 
-    init(from values: ParsedValues) throws(UsageError) {
-        let target = try GATTTarget(from: values)
-        options = NotifyOptions(
-            address: try values.requiredValue(of: DeviceOptions.addressArgument),
-            characteristic: target.characteristic, service: target.service,
-            timeout: try values.requiredValue(of: Self.timeoutOption),
-            count: try values.value(of: Self.count),
-            reconnect: values.isSet(Self.reconnect)
-        )
-    }
+    /// `--count`: stop after this many values (1 or more); nil: no limit.
+    @Option("count", valueName: "n", help: "Stop after this many values; if the timeout comes first, exit 124.", parser: .count)
+    var count: Int?
+
+    /// `--reconnect`: reconnect after a link loss and go on.
+    @Flag("reconnect",
+          help: "When the link drops, reconnect within the timeout and go on; losses and reconnections are reported on standard error.")
+    var reconnect = false
+
+    var deviceAddress: BluetoothAddress? { address }
 
     func run(_ context: CommandContext) async throws {
-        let options = options
-        let target = GATTTarget(characteristic: options.characteristic, service: options.service)
+        let command = self
         let deadline = context.deadline
         let printer = context.printer
-        let device = try await Device.find(options.address, on: context.adapter, timeout: context.remaining)
-        let policy = options.reconnect
+        let device = try await Device.find(command.address, on: context.adapter, timeout: context.remaining)
+        let policy = command.reconnect
             ? ReconnectPolicy(initialDelay: Self.reconnectInitialDelay, maximumDelay: Self.reconnectMaximumDelay, deadline: deadline)
             : nil
         // StartNotify, not AcquireNotify: it also gets the values a device sends before its CCC
@@ -67,11 +51,11 @@ struct NotifyCommand: BlectlSubcommand {
             timeout: context.remaining, reconnect: policy, disconnectTimeout: CommandContext.disconnectWait,
             characteristic: { connected in try await target.resolve(on: connected, timeout: max(.zero, deadline - .now)) }
         ) { subscription in
-            let listening = BLEOperation(.notifications, address: options.address, service: subscription.characteristic.service,
+            let listening = BLEOperation(.notifications, address: command.address, service: subscription.characteristic.service,
                                          characteristic: subscription.characteristic.uuid)
             // Reaching the timeout is success, unless --count values were wanted first.
             let timeoutReached: @Sendable () throws -> Void = {
-                if options.count != nil { throw BLEError.timedOut(listening) }
+                if command.count != nil { throw BLEError.timedOut(listening) }
             }
             let executor = device.session.eventExecutor
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -80,9 +64,9 @@ struct NotifyCommand: BlectlSubcommand {
                         // Values are taken on the session's queue, right after the signal that
                         // carried them, with no thread hand-off per value.
                         try await withTaskExecutorPreference(executor) {
-                            try await Self.print(subscription, options: options, printer: printer)
+                            try await Self.print(subscription, command: command, printer: printer)
                         }
-                    } catch is BLEError where options.reconnect && ContinuousClock.now >= deadline {
+                    } catch is BLEError where command.reconnect && ContinuousClock.now >= deadline {
                         // Still reconnecting when the time ran out (the subscription ends at
                         // the deadline too): that is the timeout, not a failure.
                         try timeoutReached()
@@ -108,13 +92,13 @@ struct NotifyCommand: BlectlSubcommand {
     /// writes does: a line per write(2) cost more than the rest of a value's handling. No
     /// line waits for a later value: the batch is written as soon as no value is left to read,
     /// and at the end, whatever ends it.
-    private static func print(_ subscription: NotificationSubscription, options: NotifyOptions, printer: Printer) async throws {
+    private static func print(_ subscription: NotificationSubscription, command: NotifyCommand, printer: Printer) async throws {
         let characteristic = subscription.characteristic
         var seq = 0
         let status = StatusLine.shared
         let listening = "receiving notifications of \(characteristic.uuid.shortString)"
         status.show(listening, detail: "0 so far")
-        var json = JSONLineWriter(address: options.address, service: characteristic.service, characteristic: characteristic.uuid)
+        var json = JSONLineWriter(address: command.address, service: characteristic.service, characteristic: characteristic.uuid)
         var pending: [UInt8] = []
         func flush() async throws {
             guard !pending.isEmpty else { return }
@@ -133,38 +117,38 @@ struct NotifyCommand: BlectlSubcommand {
                     switch printer.format {
                     case .json: json.append(value, seq: seq, to: &pending)
                     case .text:
-                        let rows = seq == 1 ? textHeader(address: options.address, characteristic: characteristic) + [text(value, seq: seq)]
+                        let rows = seq == 1 ? textHeader(address: command.address, characteristic: characteristic) + [text(value, seq: seq)]
                             : [text(value, seq: seq)]
                         for row in rows {
                             pending += row.utf8
                             pending.append(UInt8(ascii: "\n"))
                         }
                     }
-                    if let count = options.count, seq >= count {
+                    if let count = command.count, seq >= count {
                         try await flush()
                         return
                     }
                 case .linkLost(let connection):
                     // Without --reconnect the stream ends with the disconnection, reported as the error.
-                    guard options.reconnect else { continue }
+                    guard command.reconnect else { continue }
                     try await flush()
-                    await diagnostic(.object([("event", .string("link_lost")), ("address", .string(options.address.description)),
+                    await diagnostic(.object([("event", .string("link_lost")), ("address", .string(command.address.description)),
                                               ("connection", .int(connection))]),
-                                     text: "\(options.address): link lost (connection \(connection)); reconnecting", printer: printer)
+                                     text: "\(command.address): link lost (connection \(connection)); reconnecting", printer: printer)
                 case .reconnectFailed(let attempt, let error, let retryIn):
                     try await flush()
                     let milliseconds = Int(retryIn.components.seconds * 1000 + retryIn.components.attoseconds / 1_000_000_000_000_000)
-                    await diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(options.address.description)),
+                    await diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(command.address.description)),
                                               ("attempt", .int(attempt)), ("retry_in_ms", .int(milliseconds)),
                                               ("message", .string(error.description))]),
-                                     text: "\(options.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms",
+                                     text: "\(command.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms",
                                      printer: printer)
                 case .restored(let connection):
                     try await flush()
                     status.show(listening, detail: "\(seq) so far")
-                    await diagnostic(.object([("event", .string("reconnected")), ("address", .string(options.address.description)),
+                    await diagnostic(.object([("event", .string("reconnected")), ("address", .string(command.address.description)),
                                               ("connection", .int(connection))]),
-                                     text: "\(options.address): reconnected (connection \(connection)); notifications restored", printer: printer)
+                                     text: "\(command.address): reconnected (connection \(connection)); notifications restored", printer: printer)
                 }
             }
         } catch {
@@ -180,7 +164,7 @@ struct NotifyCommand: BlectlSubcommand {
     static let batchLimit = 3_072
 
     /// Writes a diagnostic from the cooperative pool: it is a blocking write to stderr, which
-    /// must not hold up the session's queue (where ``print(_:options:printer:)`` runs) when
+    /// must not hold up the session's queue (where ``print(_:command:printer:)`` runs) when
     /// stderr is a stalled pipe or terminal.
     private static func diagnostic(_ json: JSONValue, text: String, printer: Printer) async {
         await withTaskExecutorPreference(globalConcurrentExecutor) { printer.diagnostic(json, text: text) }
@@ -279,35 +263,5 @@ struct NotifyCommand: BlectlSubcommand {
     /// quotes when the bytes are clean UTF-8, else `-`.
     static func text(_ value: NotifiedValue, seq: Int) -> String {
         Records.fixedWidthRow(textColumns.cells(Line(value: value, seq: seq)), widths: textColumns.widths)
-    }
-}
-
-/// Options of `blectl notify`.
-struct NotifyOptions: Sendable, Equatable {
-    /// How long `notify` listens when `--timeout` is not given: 10 s, as `scan`.
-    static let defaultTimeout = Duration.seconds(10)
-
-    /// `<address>`: the device.
-    var address: BluetoothAddress
-    /// `<characteristic>`: its UUID.
-    var characteristic: BluetoothUUID
-    /// `--service`: the service it is in, when its UUID occurs in several; nil: any.
-    var service: BluetoothUUID?
-    /// `--timeout`: how long to listen, connecting included, 0 to 86400 s, or
-    /// ``ListeningTimeout/infinite`` (`inf`).
-    var timeout: Duration
-    /// `--count`: stop after this many values (1 or more); nil: no limit.
-    var count: Int?
-    /// `--reconnect`: reconnect after a link loss and go on.
-    var reconnect: Bool
-
-    init(address: BluetoothAddress, characteristic: BluetoothUUID, service: BluetoothUUID? = nil,
-                timeout: Duration = NotifyOptions.defaultTimeout, count: Int? = nil, reconnect: Bool = false) {
-        self.address = address
-        self.characteristic = characteristic
-        self.service = service
-        self.timeout = timeout
-        self.count = count
-        self.reconnect = reconnect
     }
 }

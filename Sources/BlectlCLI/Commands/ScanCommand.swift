@@ -2,72 +2,64 @@ import BlueZKit
 
 /// `blectl scan`: JSON Lines, one per device seen during this scan (or per update with `--updates`).
 struct ScanCommand: BlectlSubcommand {
-    static let timeoutOption = Option.timeout(
-        default: ScanOptions.defaultTimeout,
-        help: "Stop scanning after this many seconds; decimals allowed, inf to scan until interrupted.",
-        parser: .listeningSeconds()
-    )
-    static let name = Option<String>(
-        "name", short: "n", valueName: "substring",
-        help: "Only report devices whose name contains this text, ignoring case. Repeat to accept any of several.",
-        parser: .nonEmpty(expecting: "a non-empty part of a device name"), repeatable: true
-    )
-    static let service = Option<BluetoothUUID>(
-        "service", short: "s", valueName: "uuid",
-        help: "Only report devices that list this service UUID, such as 180f: advertised, or found by an earlier connection. Repeat to accept any of several.",
-        parser: .uuid, repeatable: true
-    )
-    static let rssiMin = Option<Int16>(
-        "rssi-min", valueName: "dbm",
-        help: "Only report devices heard at this signal strength or stronger, in dBm from \(ScanOptions.rssiRange.lowerBound) to \(ScanOptions.rssiRange.upperBound).",
-        parser: .dBm(in: ScanOptions.rssiRange)
-    )
-    static let address = Option<BluetoothAddress>(
-        "address", valueName: "address",
-        help: "Only report the device with this address. Repeat to accept any of several.",
-        parser: .address, repeatable: true
-    )
-    static let count = Option<Int>(
-        "count", valueName: "n",
-        help: "Stop after this many devices; if the timeout comes first, exit 124.",
-        parser: .count
-    )
-    static let updates = Flag(
-        "updates",
-        help: "Print a line for every advertisement update, not just the first sighting of each device."
-    )
-
-    static let commandName = "scan"
-    static let command = CommandSpec(
-        name: commandName,
+    static let configuration = CommandConfiguration(
+        name: "scan",
         abstract: "Scan for Bluetooth LE devices and print each one found.",
         discussion: [
             "Prints one JSON line per device as it is first seen during this scan, until the timeout; reaching the timeout is success, even with no device found. With --count, the scan ends with success once that many devices are printed, and reaching the timeout first exits 124. Devices BlueZ only remembers from earlier are not printed. A device must pass every kind of filter given (--rssi-min checked by BlueZ and again by blectl; --name, --service and --address by blectl only). Devices that do not advertise as discoverable are found too. --timeout 0 connects, checks the adapter and prints nothing.",
-        ],
-        options: [timeoutOption.spec, name.spec, service.spec, address.spec, rssiMin.spec, count.spec, updates.spec]
+        ]
     )
 
-    init(from values: ParsedValues) throws(UsageError) {
-        options = ScanOptions(
-            timeout: try values.requiredValue(of: Self.timeoutOption),
-            names: try values.values(of: Self.name),
-            services: try values.values(of: Self.service),
-            rssiMin: try values.value(of: Self.rssiMin),
-            addresses: try values.values(of: Self.address),
-            count: try values.value(of: Self.count),
-            updates: values.isSet(Self.updates)
-        )
-    }
+    /// The accepted `--rssi-min` range in dBm (BlueZ doc/org.bluez.Adapter.rst,
+    /// SetDiscoveryFilter `RSSI`).
+    static let rssiRange: ClosedRange<Int16> = -127...20
 
-    var options: ScanOptions
-    var timeout: Duration { options.timeout }
+    /// `--timeout`: how long to scan, 0 to 86400 s, or ``ListeningTimeout/infinite`` (`inf`).
+    @Option(.timeout(help: "Stop scanning after this many seconds; decimals allowed, inf to scan until interrupted.",
+                     parser: .listeningSeconds()))
+    var timeout: Duration = .seconds(10)
 
-    init(options: ScanOptions) { self.options = options }
+    /// `--name`, repeatable: report only devices whose name contains one of these
+    /// (case-insensitive substring match); empty means no name filter. Never contains
+    /// an empty string.
+    @Option("name", short: "n", valueName: "substring",
+            help: "Only report devices whose name contains this text, ignoring case. Repeat to accept any of several.",
+            parser: .nonEmpty(expecting: "a non-empty part of a device name"))
+    var names: [String]
+
+    /// `--service`, repeatable: report only devices whose Device1.UUIDs (advertised, or
+    /// found by an earlier connection) list one of these; empty means no service filter.
+    @Option("service", short: "s", valueName: "uuid",
+            help: "Only report devices that list this service UUID, such as 180f: advertised, or found by an earlier connection. Repeat to accept any of several.",
+            parser: .uuid)
+    var services: [BluetoothUUID]
+
+    /// `--address`, repeatable: report only devices with one of these addresses; empty
+    /// means no address filter (checked by blectl only, see ``DiscoveryFilter/addresses``).
+    @Option("address", valueName: "address", help: "Only report the device with this address. Repeat to accept any of several.",
+            parser: .address)
+    var addresses: [BluetoothAddress]
+
+    /// `--rssi-min`: report only devices heard at this RSSI (dBm) or stronger, within
+    /// ``rssiRange``; nil means no threshold.
+    @Option("rssi-min", valueName: "dbm",
+            help: "Only report devices heard at this signal strength or stronger, in dBm from \(rssiRange.lowerBound) to \(rssiRange.upperBound).",
+            parser: .dBm(in: rssiRange))
+    var rssiMin: Int16?
+
+    /// `--count`: end the scan with success once this many devices (1 or more) are
+    /// printed; reaching the timeout first is then a timeout (124). nil: no limit.
+    @Option("count", valueName: "n", help: "Stop after this many devices; if the timeout comes first, exit 124.", parser: .count)
+    var count: Int?
+
+    /// `--updates`: print a line for every advertisement update, not just the first
+    /// sighting of each device.
+    @Flag("updates", help: "Print a line for every advertisement update, not just the first sighting of each device.")
+    var updates = false
 
     func run(_ context: CommandContext) async throws {
-        guard options.timeout > .zero else { return }
-        let filter = DiscoveryFilter(uuids: options.services, rssiMin: options.rssiMin, names: options.names,
-                                     addresses: options.addresses, duplicateData: options.updates)
+        guard timeout > .zero else { return }
+        let filter = DiscoveryFilter(uuids: services, rssiMin: rssiMin, names: names, addresses: addresses, duplicateData: updates)
         let printer = context.printer
         let adapterName = try context.adapter.name
         // The scan ends at the command's deadline: --timeout counts from blectl's start.
@@ -92,7 +84,7 @@ struct ScanCommand: BlectlSubcommand {
                             var countReached = false
                             for advertisement in batch {
                                 let isNew = reported.insert(advertisement.address).inserted
-                                guard options.updates || isNew else { continue }
+                                guard updates || isNew else { continue }
                                 switch printer.format {
                                 case .json: json.append(advertisement, to: &lines)
                                 case .text:
@@ -105,7 +97,7 @@ struct ScanCommand: BlectlSubcommand {
                                     lines.append(UInt8(ascii: "\n"))
                                 }
                                 // --count: the line of the Nth device is the last one.
-                                if let count = options.count, reported.count >= count {
+                                if let count, reported.count >= count {
                                     countReached = true
                                     break
                                 }
@@ -119,7 +111,7 @@ struct ScanCommand: BlectlSubcommand {
                 group.addTask {
                     try await Task.sleep(until: deadline, clock: .continuous)
                     // Reaching the timeout is success, unless --count devices were wanted first.
-                    if options.count != nil { throw BLEError.timedOut(BLEOperation(.discovery)) }
+                    if count != nil { throw BLEError.timedOut(BLEOperation(.discovery)) }
                 }
                 // Between lines, a reader that has gone ends the scan too.
                 group.addTask { try await Printer.waitUntilStdoutClosed() }
@@ -258,50 +250,5 @@ struct ScanCommand: BlectlSubcommand {
     static func text(_ a: Advertisement, adapter: String) -> String {
         let columns = textColumns(adapter: adapter)
         return Records.fixedWidthRow(columns.cells(a), widths: columns.widths)
-    }
-}
-
-/// Options of `blectl scan`.
-struct ScanOptions: Sendable, Equatable {
-    /// How long a scan lasts when `--timeout` is not given: 10 s.
-    static let defaultTimeout = Duration.seconds(10)
-    /// The accepted `--rssi-min` range in dBm (BlueZ doc/org.bluez.Adapter.rst,
-    /// SetDiscoveryFilter `RSSI`).
-    static let rssiRange: ClosedRange<Int16> = -127...20
-
-    /// `--timeout`: how long to scan, 0 to 86400 s, or ``ListeningTimeout/infinite`` (`inf`).
-    var timeout: Duration
-    /// `--name`, repeatable: report only devices whose name contains one of these
-    /// (case-insensitive substring match); empty means no name filter. Never contains
-    /// an empty string.
-    var names: [String]
-    /// `--service`, repeatable: report only devices whose Device1.UUIDs (advertised, or
-    /// found by an earlier connection) list one of these; empty means no service filter.
-    var services: [BluetoothUUID]
-    /// `--rssi-min`: report only devices heard at this RSSI (dBm) or stronger, within
-    /// `rssiRange`; `nil` means no threshold.
-    var rssiMin: Int16?
-    /// `--address`, repeatable: report only devices with one of these addresses; empty
-    /// means no address filter (checked by blectl only, see ``DiscoveryFilter/addresses``).
-    var addresses: [BluetoothAddress]
-    /// `--count`: end the scan with success once this many devices (1 or more) are
-    /// printed; reaching the timeout first is then a timeout (124). nil: no limit.
-    var count: Int?
-    /// `--updates`: print a line for every advertisement update, not just the first
-    /// sighting of each device.
-    var updates: Bool
-
-    init(
-        timeout: Duration = ScanOptions.defaultTimeout, names: [String] = [],
-        services: [BluetoothUUID] = [], rssiMin: Int16? = nil, addresses: [BluetoothAddress] = [],
-        count: Int? = nil, updates: Bool = false
-    ) {
-        self.timeout = timeout
-        self.names = names
-        self.services = services
-        self.rssiMin = rssiMin
-        self.addresses = addresses
-        self.count = count
-        self.updates = updates
     }
 }

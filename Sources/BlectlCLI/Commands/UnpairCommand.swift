@@ -2,41 +2,28 @@ import BlueZKit
 
 /// `blectl unpair ADDR`: Adapter1.RemoveDevice: the pairing goes with the device object.
 struct UnpairCommand: BlectlSubcommand {
-    static let timeoutOption = Option.timeout(
-        default: DeviceOptions.defaultTimeout
-    )
-
-    static let commandName = "unpair"
-    static let command = CommandSpec(
-        name: commandName,
+    static let configuration = CommandConfiguration(
+        name: "unpair",
         abstract: "Remove a device and its pairing from BlueZ.",
         discussion: [
             "Asks BlueZ to remove the device (Adapter1.RemoveDevice): its pairing and keys go with it, and a connected device is disconnected first, whoever connected it. A device BlueZ does not know, because it never saw it or it was removed already, exits 2 (device_not_found); blectl does not scan for it.",
-        ],
-        arguments: [DeviceOptions.addressArgument.spec],
-        options: [timeoutOption.spec]
+        ]
     )
 
-    var options: DeviceOptions
-    var timeout: Duration { options.timeout }
-    var address: BluetoothAddress? { options.address }
+    @Argument(.device) var address: BluetoothAddress
+    @Option(.timeout()) var timeout: Duration = .seconds(20)
 
-    init(options: DeviceOptions) { self.options = options }
-
-    init(from values: ParsedValues) throws(UsageError) {
-        options = DeviceOptions(address: try values.requiredValue(of: DeviceOptions.addressArgument),
-                                timeout: try values.requiredValue(of: Self.timeoutOption))
-    }
+    var deviceAddress: BluetoothAddress? { address }
 
     func run(_ context: CommandContext) async throws {
-        let device = Device(adapter: try context.adapter, address: options.address)
+        let device = Device(adapter: try context.adapter, address: address)
         let before = device.pairingState
         let wasConnected = device.current?.connected ?? false
         try await device.remove(timeout: context.remaining)
         let removal = Removal(wasPaired: before?.paired ?? false, wasConnected: wasConnected)
         switch context.printer.format {
-        case .json: try await context.printer.results([Self.record(removal, address: options.address).serialized()])
-        case .text: try await context.printer.results(Self.text(removal, address: options.address))
+        case .json: try await context.printer.results([Self.record(removal, address: address).serialized()])
+        case .text: try await context.printer.results(Self.text(removal, address: address))
         }
     }
 

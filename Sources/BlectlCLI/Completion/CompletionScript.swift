@@ -3,7 +3,7 @@ enum Shell: String, Sendable, CaseIterable {
     case bash, zsh, fish
 }
 
-/// The completion scripts, generated from the command declarations (`BlectlCommands.root`),
+/// The completion scripts, generated from the command declarations (`Blectl.spec`),
 /// so every subcommand, alias, option, short name and value kind the parser accepts is what
 /// the shells offer. Each script holds the declarations as data (per subcommand: options,
 /// the options that take a value, what each value and positional argument completes to)
