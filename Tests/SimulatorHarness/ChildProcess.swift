@@ -177,7 +177,10 @@ public final class RunningProcess: @unchecked Sendable {
         if let s = exitStatus { return s }
         var st: Int32 = 0
         let r = waitpid(pid, &st, WNOHANG)
-        if r == pid { exitStatus = shellStatus(st) }
+        if r == pid {
+            exitStatus = shellStatus(st)
+            LiveChildren.remove(pid)
+        }
         return exitStatus
     }
 
@@ -192,7 +195,7 @@ public final class RunningProcess: @unchecked Sendable {
                 var st: Int32 = 0
                 while true {
                     let r = waitpid(pid, &st, 0)
-                    if r == pid { cond.lock(); exitStatus = shellStatus(st); cond.unlock(); break }
+                    if r == pid { cond.lock(); exitStatus = shellStatus(st); cond.unlock(); LiveChildren.remove(pid); break }
                     if r < 0 && errno != EINTR { cond.lock(); if exitStatus == nil { exitStatus = 137 }; cond.unlock(); break }
                 }
                 break
@@ -308,6 +311,7 @@ func spawnChild(_ executable: String, _ args: [String], environment: [String: St
         if let p = errP { close(p.r) }
         throw HarnessError.spawnFailed(executable, rc)
     }
+    LiveChildren.add(pid)
     return RunningProcess(pid: pid, stdinFD: inP?.w ?? -1, stdoutFD: outP.r, stderrFD: errP?.r)
 }
 

@@ -9,6 +9,8 @@ import Glibc
 public final class PrivateBus: @unchecked Sendable {
     /// The bus address (`unix:path=...`).
     public let address: String
+    /// The dbus-daemon's process id.
+    public var pid: Int32 { process.pid }
     private let process: RunningProcess
 
     private init(address: String, process: RunningProcess) {
