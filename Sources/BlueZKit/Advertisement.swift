@@ -3,9 +3,11 @@ import DBusKit
 /// What a device advertised, as BlueZ's org.bluez.Device1 properties show it
 /// (bluez/doc/org.bluez.Device.rst): the properties a scan reads (those ``DeviceProperties``
 /// declares for advertisements; the others nil), when they were seen, and where.
+@dynamicMemberLookup
 public struct Advertisement: Sendable, Equatable {
-    /// The Device1 properties a scan reads (``DeviceProperties/advertisementTable``'s); the
-    /// fields below read them.
+    /// The Device1 properties a scan reads (those ``DeviceProperties`` declares for
+    /// advertisements; the others nil), each also a member of this record (`a.rssi`,
+    /// `a.txPower`), except those shown their own way below.
     public var properties: DeviceProperties
     /// Device1.Address, or the address in the object path when that property is unusable.
     public var address: BluetoothAddress
@@ -15,18 +17,8 @@ public struct Advertisement: Sendable, Equatable {
     /// sighting was handled.
     public var receivedAt: Duration
 
-    /// "public" or "random" (Device1.AddressType), nil when BlueZ does not say.
-    public var addressType: String? { properties.addressType }
     /// Device1.Name when it is a real name: nil when missing, empty, or only the address.
     public var name: String? { address.realName(properties.name) }
-    /// Device1.RSSI in dBm; nil when not heard during discovery (BlueZ invalidates it when
-    /// discovery stops).
-    public var rssi: Int? { properties.rssi }
-    /// Device1.TxPower in dBm.
-    public var txPower: Int? { properties.txPower }
-    /// Device1.Appearance: the GAP appearance value (category in bits 15–6, subcategory in
-    /// bits 5–0; names from ``AssignedNumbers/appearanceNames(for:)``); nil when BlueZ has none.
-    public var appearance: UInt16? { properties.appearance }
     /// Device1.UUIDs: the service UUIDs the device advertises, plus those BlueZ found on an
     /// earlier connection (it keeps them); malformed entries skipped.
     public var uuids: [BluetoothUUID] { properties.uuids ?? [] }
@@ -36,6 +28,11 @@ public struct Advertisement: Sendable, Equatable {
     public var serviceData: [BluetoothUUID: [UInt8]] { properties.serviceData ?? [:] }
     /// Device1.Connected; false when BlueZ does not say.
     public var connected: Bool { properties.connected ?? false }
+
+    /// A Device1 property of the record: `a.rssi` is `a.properties.rssi`.
+    @inlinable public subscript<Value>(dynamicMember field: KeyPath<DeviceProperties, Value>) -> Value {
+        properties[keyPath: field]
+    }
 
     /// Reads the record from Device1 properties, stamped with the current wall-clock time;
     /// nil when the address is missing or malformed.

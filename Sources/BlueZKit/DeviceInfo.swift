@@ -8,8 +8,10 @@ import DBusKit
 /// leaves out Name, Icon, Class, Appearance, Modalias, RSSI and TxPower when it does not
 /// know them, and a bluetoothd older than 5.65 has no Bonded), or it has an unexpected type.
 /// Decoding never fails on a value, only on a missing address.
+@dynamicMemberLookup
 public struct DeviceInfo: Sendable, Equatable {
-    /// Every Device1 property BlueZKit reads (``DeviceProperties``); the fields below read them.
+    /// Every Device1 property BlueZKit reads (``DeviceProperties``), each also a member of
+    /// this record (`info.paired`, `info.rssi`), except those shown their own way below.
     public var properties: DeviceProperties
     /// Device1.Address, or the address in the object path when that property is unusable.
     public var address: BluetoothAddress
@@ -24,40 +26,9 @@ public struct DeviceInfo: Sendable, Equatable {
     public var adapterPath: ObjectPath { properties.adapter ?? objectPath.parent ?? "/" }
     /// `hci0`
     public var adapterName: String { String(adapterPath.lastComponent) }
-    /// Device1.AddressType: `"public"` or `"random"` (as BlueZ spells it).
-    public var addressType: String? { properties.addressType }
     /// Device1.Name when it is a real name: nil when missing, empty, or only the address
     /// (as ``Advertisement/name``).
     public var name: String? { address.realName(properties.name) }
-    /// Device1.Alias as BlueZ gives it: the alias set by a user, else the name, else the
-    /// address with `-` separators (`C0-FF-EE-00-00-E5`).
-    public var alias: String? { properties.alias }
-    /// Device1.Paired: the pairing process has completed.
-    public var paired: Bool? { properties.paired }
-    /// Device1.Bonded (BlueZ 5.65 and later): the keys exchanged on pairing are stored.
-    public var bonded: Bool? { properties.bonded }
-    /// Device1.Trusted.
-    public var trusted: Bool? { properties.trusted }
-    /// Device1.Blocked: incoming connections from the device are rejected.
-    public var blocked: Bool? { properties.blocked }
-    /// Device1.Connected.
-    public var connected: Bool? { properties.connected }
-    /// Device1.ServicesResolved: GATT service discovery has completed on the current link.
-    public var servicesResolved: Bool? { properties.servicesResolved }
-    /// Device1.RSSI in dBm; BlueZ has it only while discovery hears the device.
-    public var rssi: Int? { properties.rssi }
-    /// Device1.TxPower in dBm (advertised transmit power).
-    public var txPower: Int? { properties.txPower }
-    /// Device1.Appearance (GAP Appearance, Bluetooth SIG Assigned Numbers 2.6); BlueZ omits
-    /// it when the device has a Class.
-    public var appearance: UInt16? { properties.appearance }
-    /// Device1.Icon: a freedesktop.org icon name BlueZ derives from Class or Appearance
-    /// (`"input-keyboard"`).
-    public var icon: String? { properties.icon }
-    /// Device1.Class: the 24-bit Class of Device of a BR/EDR device.
-    public var deviceClass: UInt32? { properties.deviceClass }
-    /// Device1.Modalias: Device ID in the kernel's modalias form (`"usb:v046Dp4023d0006"`).
-    public var modalias: String? { properties.modalias }
     /// Device1.UUIDs (advertised service UUIDs, plus those resolved on a connection);
     /// malformed entries skipped.
     public var uuids: [BluetoothUUID] { properties.uuids ?? [] }
@@ -65,6 +36,11 @@ public struct DeviceInfo: Sendable, Equatable {
     public var manufacturerData: [UInt16: [UInt8]] { properties.manufacturerData ?? [:] }
     /// Device1.ServiceData: service UUID -> data.
     public var serviceData: [BluetoothUUID: [UInt8]] { properties.serviceData ?? [:] }
+
+    /// A Device1 property of the record: `info.paired` is `info.properties.paired`.
+    @inlinable public subscript<Value>(dynamicMember field: KeyPath<DeviceProperties, Value>) -> Value {
+        properties[keyPath: field]
+    }
 
     /// Reads the record from an object's Device1 properties and, when it has one, its
     /// Battery1 properties.

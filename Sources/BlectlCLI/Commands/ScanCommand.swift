@@ -164,15 +164,15 @@ struct ScanCommand: BlectlSubcommand {
             JSONValue.writeLiteral(#"{"address":"#, into: &line)
             JSONValue.writeString(a.address.description, into: &line)
             JSONValue.writeLiteral(#","address_type":"#, into: &line)
-            Self.write(a.addressType, to: &line)
+            Self.write(a.properties.addressType, to: &line)
             JSONValue.writeLiteral(#","name":"#, into: &line)
             Self.write(a.name, to: &line)
             JSONValue.writeLiteral(#","rssi":"#, into: &line)
-            Self.write(a.rssi, to: &line)
+            Self.write(a.properties.rssi, to: &line)
             JSONValue.writeLiteral(#","tx_power":"#, into: &line)
-            Self.write(a.txPower, to: &line)
+            Self.write(a.properties.txPower, to: &line)
             JSONValue.writeLiteral(#","appearance":"#, into: &line)
-            if let appearance = a.appearance { line += Records.appearance(appearance).serializedUTF8() } else { JSONValue.writeLiteral("null", into: &line) }
+            if let appearance = a.properties.appearance { line += Records.appearance(appearance).serializedUTF8() } else { JSONValue.writeLiteral("null", into: &line) }
             JSONValue.writeLiteral(#","uuids":"#, into: &line)
             if a.uuids.isEmpty { JSONValue.writeLiteral("[]", into: &line) } else { line += JSONValue.array(a.uuids.map { .string($0.shortString) }).serializedUTF8() }
             if a.manufacturerData.isEmpty {
