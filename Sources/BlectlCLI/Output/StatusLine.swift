@@ -92,9 +92,9 @@ final class StatusLine: Sendable {
         }
     }
 
-    /// Erases the line and stops it for good (before blectl exits).
-    /// On a terminal that takes no output (stopped, or full), the line is left as it is:
-    /// blectl must not wait for the terminal to exit.
+    /// Erases the line and stops it for good (before blectl exits), after a drawing under
+    /// way. On a terminal that takes no output (stopped, or full), the line is left as it
+    /// is: blectl must not wait for the terminal to exit.
     func finish() {
         guard isActive else { return }
         let timer = state.withLock { state in
@@ -103,9 +103,15 @@ final class StatusLine: Sendable {
             return state.timer
         }
         timer?.cancel()
-        _ = terminal.withLockIfAvailable { _ in
+        let erase = { [self] in
             guard Self.stderrTakesOutputNow(), takeDrawn() else { return }
             Self.writeStderr(Self.erase)
+        }
+        // The terminal busy: a drawing begun before the timer was cancelled, or a write
+        // behind the line. On a terminal that takes output, it ends at once, and the line it
+        // may have drawn is erased after it; on one that does not, it is left.
+        if terminal.withLockIfAvailable({ _ in erase() }) == nil, Self.stderrTakesOutputNow() {
+            terminal.withLock { _ in erase() }
         }
     }
 
