@@ -4,7 +4,7 @@
 // descriptor it inherited (a lock a script holds around `make test`, among others). At
 // exit, each child still running is killed.
 
-import Synchronization
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,12 +12,14 @@ import Darwin
 #endif
 
 enum LiveChildren {
-    /// nil until the first child: the exit handler is installed then.
-    private static let pids = Mutex<Set<pid_t>?>(nil)
+    /// A pthread mutex (NSLock), which ThreadSanitizer sees, unlike `Mutex`'s futex.
+    private static let lock = NSLock()
+    /// nil until the first child: the exit handler is installed then. Guarded by `lock`.
+    nonisolated(unsafe) private static var pids: Set<pid_t>?
 
     /// Records a child just spawned.
     static func add(_ pid: pid_t) {
-        let first = pids.withLock { pids in
+        let first = lock.withLock {
             let first = pids == nil
             pids = (pids ?? []).union([pid])
             return first
@@ -27,12 +29,12 @@ enum LiveChildren {
 
     /// Forgets a child that has been reaped (its pid may go to another process).
     static func remove(_ pid: pid_t) {
-        _ = pids.withLock { $0?.remove(pid) }
+        _ = lock.withLock { pids?.remove(pid) }
     }
 
     /// SIGKILLs every child not reaped.
     static func killAll() {
-        for pid in pids.withLock({ $0 ?? [] }) { kill(pid, SIGKILL) }
+        for pid in lock.withLock({ pids ?? [] }) { kill(pid, SIGKILL) }
     }
 }
 
