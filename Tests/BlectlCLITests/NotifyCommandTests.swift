@@ -88,8 +88,8 @@ struct NotifyCommandTests {
                 == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"001b","text":null,"seq":1,"time":"1970-01-01T00:00:00.000Z","connection":1}"#)
     }
 
-    @Test func jsonLineWriterWritesTheRecord() {
-        var writer = NotifyCommand.JSONLineWriter(address: Self.address, service: .batteryService, characteristic: .batteryLevel)
+    @Test func jsonLinesAreTheRecords() {
+        let layout = NotifyCommand.layout(address: Self.address, service: .batteryService, characteristic: .batteryLevel)
         let cases: [([UInt8], Int, Duration)] = [
             (Array("hi".utf8), 12, .seconds(1_796_026_502) + .microseconds(47_999)),
             ([0x00, 0x1b], 1, .seconds(1_796_026_502) + .milliseconds(999)),     // same second
@@ -98,18 +98,16 @@ struct NotifyCommandTests {
             ([0x00, 0x00, 0x27, 0x10], 10_000, .zero),
         ]
         // Appended one after the other to one batch, as notify writes them: each its line.
-        var batch: [UInt8] = []
+        var batch = JSONLines()
         var expected = ""
         for (bytes, seq, time) in cases {
             let value = NotifiedValue(bytes: bytes, connection: seq % 3 + 1, receivedAt: time)
-            writer.append(value, seq: seq, to: &batch)
+            layout.appendLine(NotifyCommand.Line(value: value, seq: seq), to: &batch)
             expected += NotifyCommand.record(value, seq: seq, address: Self.address, service: .batteryService,
                                              characteristic: .batteryLevel).serialized() + "\n"
         }
-        #expect(String(decoding: batch, as: UTF8.self) == expected)
-        var one: [UInt8] = []
-        writer.append(NotifiedValue(bytes: [0x01], connection: 1, receivedAt: .milliseconds(10)), seq: 5, to: &one)
-        #expect(String(decoding: one, as: UTF8.self)
+        #expect(String(decoding: batch.bytes, as: UTF8.self) == expected)
+        #expect(layout.line(NotifyCommand.Line(value: NotifiedValue(bytes: [0x01], connection: 1, receivedAt: .milliseconds(10)), seq: 5))
                 == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"01","text":null,"seq":5,"time":"1970-01-01T00:00:00.010Z","connection":1}"# + "\n")
     }
 

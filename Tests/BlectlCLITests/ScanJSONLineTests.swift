@@ -4,25 +4,25 @@ import Testing
 @testable import BlectlCLI
 @testable import BlueZKit
 
-/// `scan`'s line writer against the record it stands for: for advertisements with every field
-/// present, absent, empty or in need of escaping, written one after another as a scan writes a
-/// batch (the time within one second, then the next), each line is
-/// `ScanCommand.record(...).serialized()` byte for byte, then a newline.
+/// `scan`'s JSON lines, written straight into a batch, against the record as an object: for
+/// advertisements with every field present, absent, empty or in need of escaping, written one
+/// after another as a scan writes a batch (the time within one second, then the next), each
+/// line is `ScanCommand.record(...).serialized()` byte for byte, then a newline.
 @Suite struct ScanJSONLineTests {
     @Test(arguments: ["hci0", "hci\"1\\é"])
     func eachLineIsTheRecordSerialized(_ adapter: String) {
         var generator = SplitMix64(seed: 0x5CA7)
-        var writer = ScanCommand.JSONLineWriter(adapter: adapter)
-        var batch: [UInt8] = []
+        let layout = ScanCommand.layout(adapter: adapter)
+        var batch = JSONLines()
         var expected: [UInt8] = []
         var time = Duration.seconds(1_796_026_502) + .microseconds(47_999)
         for _ in 0..<400 {
             let advertisement = Self.randomAdvertisement(at: time, using: &generator)
-            writer.append(advertisement, to: &batch)
+            layout.appendLine(advertisement, to: &batch)
             expected += ScanCommand.record(advertisement, adapter: adapter).serializedUTF8() + [UInt8(ascii: "\n")]
             time += .milliseconds(Int.random(in: 0...400, using: &generator))
         }
-        #expect(String(decoding: batch, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        #expect(String(decoding: batch.bytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
     }
 
     /// Times the per-second cache does not take (before the epoch, a fraction before it,
@@ -31,13 +31,14 @@ import Testing
                       .seconds(1_796_026_502), .seconds(86_399) + .milliseconds(999)])
     func oddTimesAreTheRecordsToo(_ first: Duration) {
         var generator = SplitMix64(seed: 7)
-        var writer = ScanCommand.JSONLineWriter(adapter: "hci0")
+        let layout = ScanCommand.layout(adapter: "hci0")
+        var lines = JSONLines()
         for time in [first, first, .seconds(1_796_026_502) + .milliseconds(1), first] {
             let advertisement = Self.randomAdvertisement(at: time, using: &generator)
-            var line: [UInt8] = []
-            writer.append(advertisement, to: &line)
+            lines.removeAll()
+            layout.appendLine(advertisement, to: &lines)
             let expected = ScanCommand.record(advertisement, adapter: "hci0").serialized() + "\n"
-            #expect(String(decoding: line, as: UTF8.self) == expected)
+            #expect(String(decoding: lines.bytes, as: UTF8.self) == expected)
         }
     }
 

@@ -98,30 +98,30 @@ struct NotifyCommand: BlectlSubcommand {
         let status = StatusLine.shared
         let listening = "receiving notifications of \(characteristic.uuid.shortString)"
         status.show(listening, detail: "0 so far")
-        var json = JSONLineWriter(address: command.address, service: characteristic.service, characteristic: characteristic.uuid)
-        var pending: [UInt8] = []
+        let layout = Self.layout(address: command.address, service: characteristic.service, characteristic: characteristic.uuid)
+        var pending = JSONLines()
         func flush() async throws {
-            guard !pending.isEmpty else { return }
-            defer { pending.removeAll(keepingCapacity: true) }
-            try await printer.results(utf8: pending)
+            guard !pending.bytes.isEmpty else { return }
+            defer { pending.removeAll() }
+            try await printer.results(utf8: pending.bytes)
         }
         var events = subscription.events.makeAsyncIterator()
         do {
             while true {
-                if events.bufferedCount == 0 || pending.count >= Self.batchLimit { try await flush() }
+                if events.bufferedCount == 0 || pending.bytes.count >= Self.batchLimit { try await flush() }
                 guard let event = try await events.next() else { break }
                 switch event {
                 case .value(let value):
                     seq += 1
                     status.show(listening, detail: "\(seq) so far")
                     switch printer.format {
-                    case .json: json.append(value, seq: seq, to: &pending)
+                    case .json: layout.appendLine(Line(value: value, seq: seq), to: &pending)
                     case .text:
                         let rows = seq == 1 ? textHeader(address: command.address, characteristic: characteristic) + [text(value, seq: seq)]
                             : [text(value, seq: seq)]
                         for row in rows {
-                            pending += row.utf8
-                            pending.append(UInt8(ascii: "\n"))
+                            pending.bytes += row.utf8
+                            pending.bytes.append(UInt8(ascii: "\n"))
                         }
                     }
                     if let count = command.count, seq >= count {
@@ -182,66 +182,25 @@ struct NotifyCommand: BlectlSubcommand {
     /// then ``valueFields``.
     static func layout(address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) -> RecordLayout<Line> {
         RecordLayout([
-            RecordField("address", json: { _ in .string(address.description) }, text: { _ in address.description }),
-            RecordField("service", json: { _ in .string(service.shortString) }, text: { _ in Records.named(service) }),
-            RecordField("characteristic", json: { _ in .string(characteristic.shortString) }, text: { _ in Records.named(characteristic) }),
+            RecordField("address", json: { _ in address.description }, text: { _ in address.description }),
+            RecordField("service", json: { _ in service.shortString }, text: { _ in Records.named(service) }),
+            RecordField("characteristic", json: { _ in characteristic.shortString }, text: { _ in Records.named(characteristic) }),
         ] + valueFields)
     }
 
     /// The fields of each value: its bytes (hex, and text when clean UTF-8), its number, when
     /// it came and on which link.
     static let valueFields: [RecordField<Line>] = [
-        RecordField("value", json: { .string($0.value.bytes.hexString) }, text: { Records.hexForPeople($0.value.bytes) }),
-        RecordField("text", json: { .optional(Records.text(of: $0.value.bytes)) }, text: { Records.textForPeople($0.value.bytes) }),
-        RecordField("seq", json: { .int($0.seq) }, text: { String($0.seq) }),
-        RecordField("time", json: { .string(Records.rfc3339(sinceEpoch: $0.value.receivedAt)) },
-                    text: { Records.rfc3339(sinceEpoch: $0.value.receivedAt) }),
-        RecordField("connection", json: { .int($0.value.connection) }, text: { String($0.value.connection) }),
+        RecordField("value", json: { HexBytes(bytes: $0.value.bytes) }, text: { Records.hexForPeople($0.value.bytes) }),
+        RecordField("text", json: { Records.text(of: $0.value.bytes) }, text: { Records.textForPeople($0.value.bytes) }),
+        RecordField("seq", json: { $0.seq }, text: { String($0.seq) }),
+        RecordField("time", json: { RFC3339Time(sinceEpoch: $0.value.receivedAt) }, text: { Records.rfc3339(sinceEpoch: $0.value.receivedAt) }),
+        RecordField("connection", json: { $0.value.connection }, text: { String($0.value.connection) }),
     ]
 
     static func record(_ value: NotifiedValue, seq: Int, address: BluetoothAddress, service: BluetoothUUID,
                        characteristic: BluetoothUUID) -> JSONValue {
         layout(address: address, service: service, characteristic: characteristic).object(Line(value: value, seq: seq))
-    }
-
-    /// Writes ``record(_:seq:address:service:characteristic:)``'s JSON line (``layout``'s,
-    /// byte for byte) without a ``JSONValue`` per field: the fields every value shares are
-    /// serialized once, the date and time up to the second is kept while the second lasts.
-    /// The layout's own ``RecordLayout/appendLine(_:to:)`` costs 1.11x the CPU per
-    /// notification (BENCHMARKS.md); NotifyCommandTests checks this against the layout.
-    struct JSONLineWriter {
-        private let prefix: [UInt8]
-        private var time = RFC3339Writer()
-
-        init(address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) {
-            // The object's opening and its first three members, no closing brace.
-            prefix = Array(JSONValue.object([
-                ("address", .string(address.description)),
-                ("service", .string(service.shortString)),
-                ("characteristic", .string(characteristic.shortString)),
-            ]).serialized().utf8.dropLast())
-        }
-
-        /// Appends the record of `value` to `line`, as one line of JSON and its newline.
-        mutating func append(_ value: NotifiedValue, seq: Int, to line: inout [UInt8]) {
-            line += prefix
-            JSONValue.writeLiteral(#","value":"#, into: &line)
-            JSONValue.writeHex(value.bytes, into: &line)
-            JSONValue.writeLiteral(#","text":"#, into: &line)
-            if let text = Records.text(of: value.bytes) {
-                JSONValue.writeString(text, into: &line)
-            } else {
-                JSONValue.writeLiteral("null", into: &line)
-            }
-            JSONValue.writeLiteral(#","seq":"#, into: &line)
-            JSONValue.writeInt(seq, into: &line)
-            JSONValue.writeLiteral(#","time":"#, into: &line)
-            time.append(value.receivedAt, to: &line)
-            JSONValue.writeLiteral(#","connection":"#, into: &line)
-            JSONValue.writeInt(value.connection, into: &line)
-            line.append(UInt8(ascii: "}"))
-            line.append(UInt8(ascii: "\n"))
-        }
     }
 
     /// The text columns under ``textHeader(address:characteristic:)``, each padded to its

@@ -70,31 +70,32 @@ struct ScanCommand: BlectlSubcommand {
         try await context.adapter.withDiscovery(filter: filter, setupTimeout: context.remaining) { stream in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 // Batches are taken on the session's queue, right after the signals that made
-                // them, with no thread hand-off per batch (issue 12). Nothing here blocks:
+                // them, with no thread hand-off per batch. Nothing here blocks:
                 // stdout is written at once only when a pipe has room, else by its own thread.
                 group.addTask {
                     try await withTaskExecutorPreference(executor) {
                         var reported = Set<BluetoothAddress>()
                         var headerPrinted = false
-                        var json = JSONLineWriter(adapter: adapterName)
+                        let layout = Self.layout(adapter: adapterName)
+                        var output = JSONLines()
                         let columns = Self.textColumns(adapter: adapterName)
                         for try await batch in stream {
-                            var lines = [UInt8]()
-                            lines.reserveCapacity(batch.count * 200)
+                            output.removeAll()
+                            output.bytes.reserveCapacity(batch.count * 200)
                             var countReached = false
                             for advertisement in batch {
                                 let isNew = reported.insert(advertisement.address).inserted
                                 guard updates || isNew else { continue }
                                 switch printer.format {
-                                case .json: json.append(advertisement, to: &lines)
+                                case .json: layout.appendLine(advertisement, to: &output)
                                 case .text:
                                     if !headerPrinted {
-                                        lines += Records.fixedWidthRow(columns.headers, widths: columns.widths).utf8
-                                        lines.append(UInt8(ascii: "\n"))
+                                        output.bytes += Records.fixedWidthRow(columns.headers, widths: columns.widths).utf8
+                                        output.bytes.append(UInt8(ascii: "\n"))
                                         headerPrinted = true
                                     }
-                                    lines += Records.fixedWidthRow(columns.cells(advertisement), widths: columns.widths).utf8
-                                    lines.append(UInt8(ascii: "\n"))
+                                    output.bytes += Records.fixedWidthRow(columns.cells(advertisement), widths: columns.widths).utf8
+                                    output.bytes.append(UInt8(ascii: "\n"))
                                 }
                                 // --count: the line of the Nth device is the last one.
                                 if let count, reported.count >= count {
@@ -103,7 +104,7 @@ struct ScanCommand: BlectlSubcommand {
                                 }
                             }
                             status.show("scanning", detail: reported.count == 1 ? "1 device" : "\(reported.count) devices")
-                            try await printer.results(utf8: lines)
+                            try await printer.results(utf8: output.bytes)
                             if countReached { return }
                         }
                     }
@@ -132,96 +133,13 @@ struct ScanCommand: BlectlSubcommand {
     static func layout(adapter: String) -> RecordLayout<Advertisement> {
         RecordLayout(DeviceFields.fields(DeviceProperties.advertisementTable, for: .scan) + [
             DeviceFields.scanConnected(),
-            RecordField("adapter", json: { _ in .string(adapter) }, text: { _ in Records.printable(adapter) }),
-            RecordField("time", json: { .string(Records.rfc3339(sinceEpoch: $0.receivedAt)) },
-                        text: { Records.rfc3339(sinceEpoch: $0.receivedAt) }),
+            RecordField("adapter", json: { _ in adapter }, text: { _ in Records.printable(adapter) }),
+            RecordField("time", json: { RFC3339Time(sinceEpoch: $0.receivedAt) }, text: { Records.rfc3339(sinceEpoch: $0.receivedAt) }),
         ])
     }
 
     static func record(_ a: Advertisement, adapter: String) -> JSONValue {
         layout(adapter: adapter).object(a)
-    }
-
-    /// Writes ``record(_:adapter:)``'s line (``layout(adapter:)``'s, byte for byte, then a
-    /// newline) straight into the batch: the names as bytes, the address, type, name and
-    /// numbers with no ``JSONValue``, the time through ``RFC3339Writer``. The layout's own
-    /// ``RecordLayout/appendLine(_:to:)`` costs 1.24x the CPU per device of a discovery
-    /// (BENCHMARKS.md), so a scan's lines keep this; ScanJSONLineTests checks it against the
-    /// layout for random advertisements, and fails when a field is added to one and not the
-    /// other.
-    struct JSONLineWriter {
-        private let adapterAndTime: [UInt8]
-        private var time = RFC3339Writer()
-
-        init(adapter: String) {
-            var bytes = Array(#","adapter":"#.utf8)
-            JSONValue.writeString(adapter, into: &bytes)
-            JSONValue.writeLiteral(#","time":"#, into: &bytes)
-            adapterAndTime = bytes
-        }
-
-        mutating func append(_ a: Advertisement, to line: inout [UInt8]) {
-            JSONValue.writeLiteral(#"{"address":"#, into: &line)
-            JSONValue.writeString(a.address.description, into: &line)
-            JSONValue.writeLiteral(#","address_type":"#, into: &line)
-            Self.write(a.properties.addressType, to: &line)
-            JSONValue.writeLiteral(#","name":"#, into: &line)
-            Self.write(a.name, to: &line)
-            JSONValue.writeLiteral(#","rssi":"#, into: &line)
-            Self.write(a.properties.rssi, to: &line)
-            JSONValue.writeLiteral(#","tx_power":"#, into: &line)
-            Self.write(a.properties.txPower, to: &line)
-            JSONValue.writeLiteral(#","appearance":"#, into: &line)
-            if let appearance = a.properties.appearance { line += Records.appearance(appearance).serializedUTF8() } else { JSONValue.writeLiteral("null", into: &line) }
-            JSONValue.writeLiteral(#","uuids":"#, into: &line)
-            if a.uuids.isEmpty { JSONValue.writeLiteral("[]", into: &line) } else { line += JSONValue.array(a.uuids.map { .string($0.shortString) }).serializedUTF8() }
-            if a.manufacturerData.isEmpty {
-                JSONValue.writeLiteral(#","manufacturer_data":{},"company":{}"#, into: &line)
-            } else {
-                // As Records.manufacturerData and Records.companyNames write them.
-                let companies = a.manufacturerData.count == 1 ? Array(a.manufacturerData.keys) : a.manufacturerData.keys.sorted()
-                JSONValue.writeLiteral(#","manufacturer_data":{"#, into: &line)
-                for (i, company) in companies.enumerated() {
-                    if i > 0 { line.append(UInt8(ascii: ",")) }
-                    JSONValue.writeHex4(company, into: &line)
-                    line.append(UInt8(ascii: ":"))
-                    JSONValue.writeHex(a.manufacturerData[company]!, into: &line)
-                }
-                JSONValue.writeLiteral(#"},"company":{"#, into: &line)
-                var first = true
-                for company in companies {
-                    guard let name = AssignedNumbers.companyName(for: company) else { continue }
-                    if !first { line.append(UInt8(ascii: ",")) }
-                    first = false
-                    JSONValue.writeHex4(company, into: &line)
-                    line.append(UInt8(ascii: ":"))
-                    JSONValue.writeString(name, into: &line)
-                }
-                line.append(UInt8(ascii: "}"))
-            }
-            JSONValue.writeLiteral(#","service_data":"#, into: &line)
-            if a.serviceData.isEmpty { JSONValue.writeLiteral("{}", into: &line) } else { line += Records.serviceData(a.serviceData).serializedUTF8() }
-            JSONValue.writeLiteral(#","service_names":"#, into: &line)
-            if a.uuids.isEmpty && a.serviceData.isEmpty {
-                JSONValue.writeLiteral("{}", into: &line)
-            } else {
-                line += Records.serviceNames(a.uuids + a.serviceData.keys).serializedUTF8()
-            }
-            JSONValue.writeLiteral(#","connected":"#, into: &line)
-            JSONValue.writeLiteral(a.connected ? "true" : "false", into: &line)
-            line += adapterAndTime
-            time.append(a.receivedAt, to: &line)
-            line.append(UInt8(ascii: "}"))
-            line.append(UInt8(ascii: "\n"))
-        }
-
-        private static func write(_ value: String?, to line: inout [UInt8]) {
-            if let value { JSONValue.writeString(value, into: &line) } else { JSONValue.writeLiteral("null", into: &line) }
-        }
-
-        private static func write(_ value: Int?, to line: inout [UInt8]) {
-            if let value { JSONValue.writeInt(value, into: &line) } else { JSONValue.writeLiteral("null", into: &line) }
-        }
     }
 
     /// The text columns: a header, then a column per JSON field, each padded to its width

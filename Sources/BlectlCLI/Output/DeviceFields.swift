@@ -41,21 +41,23 @@ enum DeviceFields {
         case ("Adapter", _):
             return []
         case ("Address", _):
-            return [RecordField(key, json: { .string($0.address.description) }, text: { $0.address.description })]
+            return [RecordField(key, json: { $0.address.description }, text: { $0.address.description })]
         case ("Name", _):
-            return [RecordField(key, json: { .optional($0.name) }, text: { $0.name.map(Records.printable) ?? "-" })]
-        case ("RSSI", _), ("TxPower", _):
-            return [RecordField(key, json: { .optional(integer(value($0.properties))) }, text: { dBm(integer(value($0.properties))) })]
+            return [RecordField(key, json: { $0.name }, text: { $0.name.map(Records.printable) ?? "-" })]
+        case ("RSSI", _):
+            return [RecordField(key, json: { $0.properties.rssi }, text: { dBm($0.properties.rssi) })]
+        case ("TxPower", _):
+            return [RecordField(key, json: { $0.properties.txPower }, text: { dBm($0.properties.txPower) })]
         case ("Connected", .scan):
             return []   // ``scanConnected``, at the end of the line
         case ("Appearance", .scan):
             return [RecordField(key, json: { $0.properties.appearance.map(Records.appearance) ?? .null },
                                 text: { appearanceText($0.properties.appearance) })]
         case ("Appearance", .info):
-            return [RecordField(key, json: { .optional($0.properties.appearance.map(Int.init)) },
+            return [RecordField(key, json: { $0.properties.appearance.map(Int.init) },
                                 text: { $0.properties.appearance.map { Records.hex($0, digits: 4) } ?? "-" })]
         case ("Class", _):
-            return [RecordField(key, json: { .optional($0.properties.deviceClass.map(Int.init)) },
+            return [RecordField(key, json: { $0.properties.deviceClass.map(Int.init) },
                                 text: { $0.properties.deviceClass.map { Records.hex($0, digits: 6) } ?? "-" })]
         case ("UUIDs", .scan):
             return [RecordField(key, json: { uuidsJSON($0.properties.uuids ?? []) }, text: { s in
@@ -66,14 +68,14 @@ enum DeviceFields {
             })]
         case ("ManufacturerData", .scan):
             return [
-                RecordField(key, json: { Records.manufacturerData($0.properties.manufacturerData ?? [:]) }, text: { s in
+                RecordField(key, json: { ManufacturerDataJSON(data: $0.properties.manufacturerData ?? [:]) }, text: { s in
                     let data = s.properties.manufacturerData ?? [:]
                     return data.isEmpty ? "-" : data.sorted { $0.key < $1.key }.map { id, bytes in
                         Records.hex4(id) + "=" + bytes.hexString + (AssignedNumbers.companyName(for: id).map { " (\(Records.printable($0)))" } ?? "")
                     }.joined(separator: ",")
                 }),
                 // The SIG's names of the companies, in text beside each identifier above.
-                RecordField("company", json: { Records.companyNames(($0.properties.manufacturerData ?? [:]).keys) }, text: { _ in "" }),
+                RecordField("company", json: { CompanyNamesJSON(data: $0.properties.manufacturerData ?? [:]) }, text: { _ in "" }),
             ]
         case ("ServiceData", .scan):
             return [
@@ -94,7 +96,7 @@ enum DeviceFields {
     /// Whether a scan's device is connected (false when BlueZ does not say): near the end of
     /// a scan's line, after the advertised data, where scripts have always found it.
     static func scanConnected<Source: DeviceRecordSource>() -> RecordField<Source> {
-        RecordField("connected", json: { .bool($0.properties.connected ?? false) }, text: { Records.yesNo($0.properties.connected ?? false) })
+        RecordField("connected", json: { $0.properties.connected ?? false }, text: { Records.yesNo($0.properties.connected ?? false) })
     }
 
     /// The fields a scan's text shows beside others rather than in a column of their own.
@@ -111,7 +113,7 @@ enum DeviceFields {
         case .bool(let b): .bool(b)
         case .integer(let i): .int(i)
         case .uuids(let uuids): uuidsJSON(uuids)
-        case .manufacturerData(let data): Records.manufacturerData(data)
+        case .manufacturerData(let data): ManufacturerDataJSON(data: data).jsonValue
         case .serviceData(let data): Records.serviceData(data)
         }
     }
@@ -165,10 +167,6 @@ enum DeviceFields {
             out.append(contentsOf: c.lowercased())
         }
         return out
-    }
-
-    private static func integer(_ value: ReflectedPropertyValue?) -> Int? {
-        if case .integer(let i) = value { i } else { nil }
     }
 
     private static func uuidsJSON(_ uuids: [BluetoothUUID]) -> JSONValue {

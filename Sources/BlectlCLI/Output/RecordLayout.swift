@@ -6,16 +6,32 @@ struct RecordField<Source>: Sendable {
     let key: String
     /// The JSON value (`null` for none).
     let json: @Sendable (Source) -> JSONValue
+    /// Appends the JSON value to a line, as ``json`` serializes it.
+    let write: @Sendable (Source, inout JSONLines) -> Void
     /// The value for people, in `key: value` lines: `-` for none, control characters shown as `?`.
     let text: @Sendable (Source) -> String
     /// The value in a table's cell or a text column, where it may be shorter than ``text``
     /// (`180f,180a` where the text names the services); ``text`` unless given.
     let cell: @Sendable (Source) -> String
 
-    init(_ key: String, json: @escaping @Sendable (Source) -> JSONValue, text: @escaping @Sendable (Source) -> String,
-         cell: (@Sendable (Source) -> String)? = nil) {
+    /// - Parameters:
+    ///   - json: the value: a String, Int or Bool (optional or not), an ``RFC3339Time``,
+    ///     ``HexBytes``, or any ``JSONValue``.
+    init<Value: JSONFieldValue>(_ key: String, json value: @escaping @Sendable (Source) -> Value,
+                                text: @escaping @Sendable (Source) -> String, cell: (@Sendable (Source) -> String)? = nil) {
         self.key = key
-        self.json = json
+        json = { value($0).jsonValue }
+        write = { value($0).write(to: &$1) }
+        self.text = text
+        self.cell = cell ?? text
+    }
+
+    /// A field whose value is built as a ``JSONValue`` (`.string(...)`, `.object(...)`).
+    init(_ key: String, json value: @escaping @Sendable (Source) -> JSONValue,
+         text: @escaping @Sendable (Source) -> String, cell: (@Sendable (Source) -> String)? = nil) {
+        self.key = key
+        json = value
+        write = { value($0).write(into: &$1.bytes) }
         self.text = text
         self.cell = cell ?? text
     }
@@ -27,7 +43,7 @@ struct RecordLayout<Source>: Sendable {
     let fields: [RecordField<Source>]
     /// Each field's JSON value after its key as it opens its member: `{"address":`, then
     /// `,"name":` and so on.
-    private let members: [(opening: [UInt8], json: @Sendable (Source) -> JSONValue)]
+    private let members: [(opening: [UInt8], write: @Sendable (Source, inout JSONLines) -> Void)]
 
     init(_ fields: [RecordField<Source>]) {
         self.fields = fields
@@ -35,7 +51,7 @@ struct RecordLayout<Source>: Sendable {
             var bytes: [UInt8] = [i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
             JSONValue.writeString(field.key, into: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            return (bytes, field.json)
+            return (bytes, field.write)
         }
     }
 
@@ -47,17 +63,24 @@ struct RecordLayout<Source>: Sendable {
         .object(fields.map { ($0.key, $0.json(source)) })
     }
 
-    /// Appends the record's JSON line to `line`: ``object(_:)``'s serialization, byte for
+    /// Appends the record's JSON line to `lines`: ``object(_:)``'s serialization, byte for
     /// byte, and a newline, with no object built (a scan with `--updates` and a notification
     /// stream write thousands of lines a second).
-    func appendLine(_ source: Source, to line: inout [UInt8]) {
+    func appendLine(_ source: Source, to lines: inout JSONLines) {
         for member in members {
-            line += member.opening
-            member.json(source).write(into: &line)
+            lines.bytes += member.opening
+            member.write(source, &lines)
         }
-        if fields.isEmpty { line.append(UInt8(ascii: "{")) }
-        line.append(UInt8(ascii: "}"))
-        line.append(UInt8(ascii: "\n"))
+        if fields.isEmpty { lines.bytes.append(UInt8(ascii: "{")) }
+        lines.bytes.append(UInt8(ascii: "}"))
+        lines.bytes.append(UInt8(ascii: "\n"))
+    }
+
+    /// The record's JSON line, with its newline (``appendLine(_:to:)``'s bytes).
+    func line(_ source: Source) -> String {
+        var lines = JSONLines()
+        appendLine(source, to: &lines)
+        return String(decoding: lines.bytes, as: UTF8.self)
     }
 
     /// `key: value` lines, one per field, keys as in JSON, values aligned.

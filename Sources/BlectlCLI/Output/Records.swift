@@ -35,11 +35,6 @@ enum Records {
         return control ? nil : string
     }
 
-    /// `manufacturer_data` as scan prints it: the company identifier as 4 lowercase hex
-    /// digits to the data as lowercase hex, ordered by company.
-    static func manufacturerData(_ data: [UInt16: [UInt8]]) -> JSONValue {
-        .object(data.sorted { $0.key < $1.key }.map { (hex4($0.key), .string($0.value.hexString)) })
-    }
 
     /// `service_data` as scan prints it: the service UUID (short form) to the data as
     /// lowercase hex, ordered by UUID.
@@ -47,12 +42,6 @@ enum Records {
         .object(data.sorted { $0.key.description < $1.key.description }.map { ($0.key.shortString, .string($0.value.hexString)) })
     }
 
-    /// `company` as scan prints it: each company identifier of the manufacturer data that the
-    /// SIG has assigned, as 4 lowercase hex digits (as in `manufacturer_data`), to its name;
-    /// ordered by identifier.
-    static func companyNames(_ identifiers: some Sequence<UInt16>) -> JSONValue {
-        .object(identifiers.sorted().compactMap { id in AssignedNumbers.companyName(for: id).map { (hex4(id), .string($0)) } })
-    }
 
     /// `service_names` as scan prints it: each UUID (short form) that the SIG has named, to
     /// its name; each once, ordered by UUID.
