@@ -59,7 +59,7 @@ extension ConnectedDevice {
         }
         do {
             let percentage = try await session.wait(for: operation, timeout: max(.zero, min(graceEnd, deadline) - .now)) { cache, event -> WaitStep<Int> in
-                if let p = cache.property("Percentage", of: path, on: BlueZ.batteryInterface)?.integer { return .done(p) }
+                if let p = cache.battery(of: path)?.percentage { return .done(p) }
                 return lost(cache, event).map { .fail($0) } ?? .keepWaiting
             }
             return try Self.checked(percentage, on: device)

@@ -46,7 +46,7 @@ public struct ConnectedDevice: Sendable {
     /// org.bluez.Battery1.Percentage (0-100) when BlueZ's battery plugin exports it.
     public var battery1Percentage: Int? {
         let path = device.path
-        return session.withCache { $0.property("Percentage", of: path, on: BlueZ.batteryInterface)?.integer }
+        return session.withCache { $0.battery(of: path)?.percentage }
     }
 
     /// The service with `uuid`, waiting for GATT objects that arrive after ServicesResolved.

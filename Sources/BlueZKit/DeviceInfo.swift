@@ -51,7 +51,7 @@ public struct DeviceInfo: Sendable, Equatable {
         self.address = address
         objectPath = path
         properties = device
-        batteryPercentage = battery?["Percentage"]?.integer
+        batteryPercentage = battery.flatMap { BatteryProperties($0).percentage }
     }
 
     /// Reads the record of the Device1 object at `path` in `cache`; nil when there is none

@@ -96,7 +96,7 @@ public struct DeviceProperties: Sendable, Equatable {
 
     /// Folds a Device1 PropertiesChanged (as the object cache keeps its changed properties)
     /// into this record: changed properties replaced, invalidated ones cleared.
-    mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
+    public mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
         Self.table.fold(changed.packed, invalidated: invalidated, into: &self)
     }
 
@@ -104,4 +104,9 @@ public struct DeviceProperties: Sendable, Equatable {
     mutating func foldAdvertisement(_ changed: ObjectCache.Properties, invalidated: [String]) {
         Self.advertisementTable.fold(changed.packed, invalidated: invalidated, into: &self)
     }
+}
+
+extension DeviceProperties: InterfaceProperties {
+    public static var interface: String { BlueZ.deviceInterface }
+    public static let propertyNames = table.names
 }

@@ -1,6 +1,7 @@
 import DBusKit
 
-/// A GATT descriptor, org.bluez.GattDescriptor1 (bluez/doc/org.bluez.GattDescriptor.rst).
+/// A GATT descriptor, org.bluez.GattDescriptor1 (bluez/doc/org.bluez.GattDescriptor.rst,
+/// read through ``GATTDescriptorProperties``).
 public struct GATTDescriptor: Sendable, Equatable {
     public var path: ObjectPath
     public var uuid: BluetoothUUID
@@ -10,7 +11,8 @@ public struct GATTDescriptor: Sendable, Equatable {
     public var service: BluetoothUUID
 }
 
-/// A GATT characteristic, org.bluez.GattCharacteristic1 (bluez/doc/org.bluez.GattCharacteristic.rst).
+/// A GATT characteristic, org.bluez.GattCharacteristic1
+/// (bluez/doc/org.bluez.GattCharacteristic.rst, read through ``GATTCharacteristicProperties``).
 public struct GATTCharacteristic: Sendable, Equatable {
     public var path: ObjectPath
     public var uuid: BluetoothUUID
@@ -21,7 +23,8 @@ public struct GATTCharacteristic: Sendable, Equatable {
     public var descriptors: [GATTDescriptor]
 }
 
-/// A GATT service, org.bluez.GattService1 (bluez/doc/org.bluez.GattService.rst).
+/// A GATT service, org.bluez.GattService1 (bluez/doc/org.bluez.GattService.rst, read
+/// through ``GATTServiceProperties``).
 public struct GATTService: Sendable, Equatable {
     public var path: ObjectPath
     public var uuid: BluetoothUUID
@@ -51,30 +54,28 @@ extension ObjectCache {
     public func hasGATTService(_ uuid: BluetoothUUID, under device: ObjectPath) -> Bool {
         objects.contains { path, interfaces in
             guard let service = interfaces[BlueZ.gattServiceInterface], path.isDescendant(ofOrEqualTo: device) else { return false }
-            return service["UUID"]?.string.flatMap { BluetoothUUID($0) } == uuid
+            return GATTServiceProperties(service).uuid == uuid
         }
     }
 
     /// The GATT tree under a device, services and characteristics sorted by object path
     /// (which follows the attribute handles). Objects with a malformed UUID are skipped.
     public func gattServices(of device: ObjectPath) -> [GATTService] {
-        var services = [GATTService]()
-        for servicePath in paths(with: BlueZ.gattServiceInterface, under: device) {
-            guard let properties = self[servicePath, BlueZ.gattServiceInterface],
-                  let uuid = properties["UUID"]?.string.flatMap({ BluetoothUUID($0) }) else { continue }
+        paths(with: BlueZ.gattServiceInterface, under: device).compactMap { servicePath in
+            guard let service = self[servicePath, BlueZ.gattServiceInterface].map(GATTServiceProperties.init),
+                  let uuid = service.uuid else { return nil }
             let characteristics = paths(with: BlueZ.gattCharacteristicInterface, under: servicePath).compactMap { charPath -> GATTCharacteristic? in
-                guard let c = self[charPath, BlueZ.gattCharacteristicInterface],
-                      let charUUID = c["UUID"]?.string.flatMap({ BluetoothUUID($0) }) else { return nil }
+                guard let characteristic = self[charPath, BlueZ.gattCharacteristicInterface].map(GATTCharacteristicProperties.init),
+                      let charUUID = characteristic.uuid else { return nil }
                 let descriptors = paths(with: BlueZ.gattDescriptorInterface, under: charPath).compactMap { descPath -> GATTDescriptor? in
-                    guard let d = self[descPath, BlueZ.gattDescriptorInterface]?["UUID"]?.string.flatMap({ BluetoothUUID($0) }) else { return nil }
-                    return GATTDescriptor(path: descPath, uuid: d, characteristic: charUUID, service: uuid)
+                    guard let descUUID = self[descPath, BlueZ.gattDescriptorInterface].flatMap({ GATTDescriptorProperties($0).uuid }) else { return nil }
+                    return GATTDescriptor(path: descPath, uuid: descUUID, characteristic: charUUID, service: uuid)
                 }
-                return GATTCharacteristic(path: charPath, uuid: charUUID, service: uuid,
-                                          flags: c["Flags"]?.stringArray ?? [], descriptors: descriptors)
+                return GATTCharacteristic(path: charPath, uuid: charUUID, service: uuid, flags: characteristic.flags ?? [],
+                                          descriptors: descriptors)
             }
-            services.append(GATTService(path: servicePath, uuid: uuid, primary: properties["Primary"]?.bool ?? true,
-                                        characteristics: characteristics))
+            // BlueZ always sends Primary; a service without it counts as primary.
+            return GATTService(path: servicePath, uuid: uuid, primary: service.primary ?? true, characteristics: characteristics)
         }
-        return services
     }
 }

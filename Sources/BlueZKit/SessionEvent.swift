@@ -10,12 +10,12 @@ import DBusKit
 public enum SessionEvent: Sendable, Equatable {
     /// InterfacesAdded (org.freedesktop.DBus.ObjectManager): the object, and for each interface
     /// the cache keeps (``BlueZ``'s Adapter1, Device1, GattService1, GattCharacteristic1,
-    /// GattDescriptor1, Battery1) the properties as sent.
+    /// GattDescriptor1, Battery1) the properties as sent; typed by ``changes(of:at:)``.
     case added(ObjectPath, interfaces: [String: ObjectCache.Properties])
     /// InterfacesRemoved: the object and the interfaces it lost (those the cache had).
     case removed(ObjectPath, interfaces: [String])
     /// PropertiesChanged (org.freedesktop.DBus.Properties): the new values as sent, and the
-    /// names invalidated (their values dropped from the cache).
+    /// names invalidated (their values dropped from the cache); typed by ``changes(of:at:)``.
     case changed(ObjectPath, interface: String, changed: ObjectCache.Properties, invalidated: [String])
     /// GetManagedObjects answered: the cache was replaced by bluetoothd's objects (after
     /// bluetoothd started again under a new owner).

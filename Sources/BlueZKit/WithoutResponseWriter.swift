@@ -34,8 +34,8 @@ public struct WithoutResponseWriter: Sendable {
         acquired = nil
         self.refusal = refusal
         let path = characteristic.path
-        let advertised = device.session.withCache { $0.property("MTU", of: path, on: BlueZ.gattCharacteristicInterface)?.integer }
-        mtu = max(Self.defaultMTU, advertised ?? Self.defaultMTU)
+        let advertised = device.session.withCache { $0[path, BlueZ.gattCharacteristicInterface].flatMap { GATTCharacteristicProperties($0).mtu } }
+        mtu = max(Self.defaultMTU, advertised.map(Int.init) ?? Self.defaultMTU)
         self.device = device
     }
 

@@ -14,20 +14,20 @@ struct DeviceFieldsTests {
         ("LegacyPairing", "legacy_pairing"), ("PreferredBearer", "preferred_bearer"),
     ])
     func snakeCase(_ name: String, _ key: String) {
-        #expect(DeviceFields.snakeCase(name) == key)
+        #expect(PropertyFields.snakeCase(name) == key)
     }
 
     /// `info` shows every declared property (Adapter as the adapter's name), in the table's
     /// order, then Battery1's percentage and the adapter.
     @Test func infoShowsEveryDeclaredProperty() {
-        let declared = DeviceProperties.table.names.filter { $0 != "Adapter" }.map(DeviceFields.snakeCase)
+        let declared = DeviceProperties.table.names.filter { $0 != "Adapter" }.map(PropertyFields.snakeCase)
         #expect(InfoCommand.layout.fields.map(\.key) == declared + ["battery_percentage", "adapter"])
     }
 
     /// `scan` shows the properties declared for advertisements, in the table's order, with
     /// the SIG's names beside the data, then connected, the adapter and the time.
     @Test func scanShowsTheAdvertisementsProperties() {
-        var keys = DeviceProperties.advertisementTable.names.filter { $0 != "Connected" }.map(DeviceFields.snakeCase)
+        var keys = DeviceProperties.advertisementTable.names.filter { $0 != "Connected" }.map(PropertyFields.snakeCase)
         keys.insert("company", at: keys.firstIndex(of: "manufacturer_data")! + 1)
         keys.insert("service_names", at: keys.firstIndex(of: "service_data")! + 1)
         #expect(ScanCommand.layout(adapter: "hci0").fields.map(\.key) == keys + ["connected", "adapter", "time"])
@@ -50,15 +50,15 @@ struct DeviceFieldsTests {
                     "ManufacturerData": .dictionary(keySignature: "q", valueSignature: "v", [.init(.uint16(0x05F1), .variant(.bytes([1, 2])))])],
                    into: &record)
         let shown = table.declarations.map { d in
-            (DeviceFields.snakeCase(d.name), DeviceFields.json(d.value(record)).serialized(), DeviceFields.text(d.value(record)),
-             DeviceFields.cell(d.value(record)))
+            (PropertyFields.snakeCase(d.name), PropertyFields.json(d.value(record)).serialized(), PropertyFields.text(d.value(record)),
+             PropertyFields.cell(d.value(record)))
         }
         #expect(shown.map(\.0) == ["advertising_flags", "icon", "wake_allowed", "uuids", "manufacturer_data"])
         #expect(shown.map(\.1) == ["6", #""phone\u0001""#, "true", #"["180f","feed"]"#, #"{"05f1":"0102"}"#])
         #expect(shown.map(\.2) == ["6", "phone?", "yes", "180f (Battery), feed (Tile, Inc.)", "05f1=0102"])
         #expect(shown.map(\.3) == ["6", "phone?", "yes", "180f,feed", "05f1=0102"])
         let absent = table.declarations.map { d in
-            (DeviceFields.json(d.value(Record())).serialized(), DeviceFields.text(d.value(Record())))
+            (PropertyFields.json(d.value(Record())).serialized(), PropertyFields.text(d.value(Record())))
         }
         #expect(absent.map(\.0) == ["null", "null", "null", "[]", "{}"])
         #expect(absent.map(\.1) == ["-", "-", "-", "-", "-"])

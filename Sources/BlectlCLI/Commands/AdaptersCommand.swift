@@ -29,38 +29,39 @@ struct AdaptersCommand: BlectlSubcommand {
 
     // MARK: - Records
 
-    static func record(_ a: AdapterInfo) -> JSONValue {
-        .object([
-            ("name", .string(a.name)),
-            ("address", .optional(a.address?.description)),
-            ("alias", .optional(a.alias)),
-            ("powered", .optional(a.powered)),
-            ("power_state", .optional(a.powerState)),
-            ("discovering", .optional(a.discovering)),
-            ("pairable", .optional(a.pairable)),
-            ("discoverable", .optional(a.discoverable)),
-            ("roles", a.roles.map { .array($0.map { .string($0) }) } ?? .null),
-        ])
+    /// The JSON object of one adapter: its name, then the Adapter1 properties BlueZKit
+    /// declares (``AdapterProperties``, in the table's order, as ``PropertyFields`` shows
+    /// them) except ``notShown``. A property added to the table shows here with no change.
+    static let layout = Self.layout(declaring: AdapterProperties.table)
+
+    /// The Adapter1 properties `adapters` has never shown, left out so that its lines stay
+    /// as scripts know them (Name would also clash with the record's `name`, the adapter's).
+    static let notShown: Set<String> = ["AddressType", "Name", "Class", "PairableTimeout", "DiscoverableTimeout", "UUIDs", "Modalias"]
+
+    static func layout(declaring table: PropertyTable<AdapterProperties>) -> RecordLayout<AdapterInfo> {
+        RecordLayout([RecordField("name", json: { .string($0.name) }, text: { $0.name })]
+            + table.declarations.filter { !notShown.contains($0.name) }.map { PropertyFields.field($0, of: { $0.properties }) })
     }
 
-    static let columns = ["NAME", "ADDRESS", "POWERED", "POWER_STATE", "DISCOVERING", "PAIRABLE", "DISCOVERABLE", "ROLES", "ALIAS"]
+    static func record(_ a: AdapterInfo) -> JSONValue {
+        layout.object(a)
+    }
 
-    /// A header and one aligned row per adapter, a column per JSON field; nothing at all for
-    /// no adapter.
+    /// The text table's columns, a column per JSON field: ALIAS last, a field not placed
+    /// here before it.
+    static let columns = Self.columns(of: layout)
+
+    static func columns(of layout: RecordLayout<AdapterInfo>) -> TextColumns<AdapterInfo> {
+        TextColumns(layout, [
+            ("NAME", .field("name"), 0), ("ADDRESS", .field("address"), 0), ("POWERED", .field("powered"), 0),
+            ("POWER_STATE", .field("power_state"), 0), ("DISCOVERING", .field("discovering"), 0), ("PAIRABLE", .field("pairable"), 0),
+            ("DISCOVERABLE", .field("discoverable"), 0), ("ROLES", .field("roles"), 0), ("ALIAS", .field("alias"), 0),
+        ], othersBefore: "ALIAS")
+    }
+
+    /// A header and one aligned row per adapter; nothing at all for no adapter.
     static func table(_ adapters: [AdapterInfo]) -> [String] {
         guard !adapters.isEmpty else { return [] }
-        return Records.table([columns] + adapters.map { a in
-            [
-                a.name,
-                a.address?.description ?? "-",
-                Records.yesNo(a.powered),
-                a.powerState.map(Records.printable) ?? "-",
-                Records.yesNo(a.discovering),
-                Records.yesNo(a.pairable),
-                Records.yesNo(a.discoverable),
-                a.roles.map { $0.isEmpty ? "-" : Records.printable($0.joined(separator: ",")) } ?? "-",
-                a.alias.map(Records.printable) ?? "-",
-            ]
-        })
+        return Records.table([columns.headers] + adapters.map(columns.cells))
     }
 }

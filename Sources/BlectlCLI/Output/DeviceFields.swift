@@ -15,11 +15,10 @@ extension Advertisement: DeviceRecordSource {}
 extension DeviceInfo: DeviceRecordSource {}
 
 /// How blectl's records show the Device1 properties BlueZKit declares
-/// (``DeviceProperties``): one field per property, in the table's order, keyed by the D-Bus
-/// name in snake case (`TxPower` → `tx_power`, `UUIDs` → `uuids`), its value as JSON by its
-/// type (a string, a number, a boolean, null for none), and in text `-` for none. A property
-/// added to the table shows in `info` and `devices` (and in `scan` when it is an
-/// advertisement's) with no change here; the properties listed below are shown their own way.
+/// (``DeviceProperties``): one field per property, in the table's order, each as
+/// ``PropertyFields`` shows a value of its type. A property added to the table shows in
+/// `info` and `devices` (and in `scan` when it is an advertisement's) with no change here;
+/// the properties listed below are shown their own way.
 enum DeviceFields {
     /// Which record: a scan's line, or `info`'s object (and `devices`' lines).
     enum Record {
@@ -30,13 +29,13 @@ enum DeviceFields {
     /// The fields of the properties in `table`, as `record` shows them. Device1.Adapter is
     /// left to the record (both show the adapter's name, not its path).
     static func fields<Source: DeviceRecordSource>(_ table: PropertyTable<DeviceProperties>, for record: Record) -> [RecordField<Source>] {
-        table.declarations.flatMap { declaration in fields(declaration.name, value: declaration.value, for: record) as [RecordField<Source>] }
+        table.declarations.flatMap { declaration in fields(declaration, for: record) as [RecordField<Source>] }
     }
 
-    private static func fields<Source: DeviceRecordSource>(
-        _ name: String, value: @escaping @Sendable (DeviceProperties) -> ReflectedPropertyValue?, for record: Record
-    ) -> [RecordField<Source>] {
-        let key = snakeCase(name)
+    private static func fields<Source: DeviceRecordSource>(_ declaration: PropertyDeclaration<DeviceProperties>,
+                                                           for record: Record) -> [RecordField<Source>] {
+        let name = declaration.name
+        let key = PropertyFields.snakeCase(name)
         switch (name, record) {
         case ("Adapter", _):
             return []
@@ -60,7 +59,7 @@ enum DeviceFields {
             return [RecordField(key, json: { $0.properties.deviceClass.map(Int.init) },
                                 text: { $0.properties.deviceClass.map { Records.hex($0, digits: 6) } ?? "-" })]
         case ("UUIDs", .scan):
-            return [RecordField(key, json: { uuidsJSON($0.properties.uuids ?? []) }, text: { s in
+            return [RecordField(key, json: { PropertyFields.uuidsJSON($0.properties.uuids ?? []) }, text: { s in
                 let uuids = s.properties.uuids ?? []
                 return uuids.isEmpty ? "-" : uuids.map { uuid in
                     uuid.shortString + (AssignedNumbers.name(for: uuid).map { " (\(Records.printable($0)))" } ?? "")
@@ -88,8 +87,7 @@ enum DeviceFields {
                 }, text: { _ in "" }),
             ]
         default:
-            return [RecordField(key, json: { json(value($0.properties)) }, text: { text(value($0.properties)) },
-                                cell: { cell(value($0.properties)) })]
+            return [PropertyFields.field(declaration, of: { $0.properties })]
         }
     }
 
@@ -102,44 +100,7 @@ enum DeviceFields {
     /// The fields a scan's text shows beside others rather than in a column of their own.
     static let scanTextOmitted: Set<String> = ["company", "service_names"]
 
-    // MARK: - Values by type
-
-    /// A value as JSON: strings, numbers and booleans as themselves, UUIDs by their short
-    /// form, data as lowercase hex keyed by company identifier or UUID; null for none.
-    static func json(_ value: ReflectedPropertyValue?) -> JSONValue {
-        switch value {
-        case nil: .null
-        case .string(let s): .string(s)
-        case .bool(let b): .bool(b)
-        case .integer(let i): .int(i)
-        case .uuids(let uuids): uuidsJSON(uuids)
-        case .manufacturerData(let data): ManufacturerDataJSON(data: data).jsonValue
-        case .serviceData(let data): Records.serviceData(data)
-        }
-    }
-
-    /// A value for people: `yes`/`no`, UUIDs with the SIG's names, `-` for none or an empty list.
-    static func text(_ value: ReflectedPropertyValue?) -> String {
-        switch value {
-        case nil: "-"
-        case .string(let s): Records.printable(s)
-        case .bool(let b): Records.yesNo(b)
-        case .integer(let i): String(i)
-        case .uuids(let uuids): uuids.isEmpty ? "-" : uuids.map(Records.named).joined(separator: ", ")
-        case .manufacturerData(let data): Records.manufacturerDataText(data)
-        case .serviceData(let data): Records.serviceDataText(data)
-        }
-    }
-
-    /// A value in a table's cell: as ``text(_:)``, lists without spaces or names.
-    static func cell(_ value: ReflectedPropertyValue?) -> String {
-        switch value {
-        case .uuids(let uuids): uuids.isEmpty ? "-" : uuids.map(\.shortString).joined(separator: ",")
-        case .manufacturerData(let data): Records.manufacturerDataText(data, separator: ",")
-        case .serviceData(let data): Records.serviceDataText(data, separator: ",")
-        default: text(value)
-        }
-    }
+    // MARK: - Values shown their own way
 
     /// `-61 dBm`, `-` for none.
     static func dBm(_ value: Int?) -> String {
@@ -152,24 +113,5 @@ enum DeviceFields {
         guard let value else { return "-" }
         let names = AssignedNumbers.appearanceNames(for: value)
         return Records.hex(value, digits: 4) + ((names.subcategory ?? names.category).map { " " + Records.printable($0) } ?? "")
-    }
-
-    /// The D-Bus name in snake case: `TxPower` → `tx_power`, `RSSI` → `rssi`, `UUIDs` →
-    /// `uuids`, `ServicesResolved` → `services_resolved`.
-    static func snakeCase(_ name: String) -> String {
-        var out = ""
-        let characters = Array(name)
-        for (i, c) in characters.enumerated() {
-            // A word starts at an upper-case letter after a lower-case one, or before one.
-            let startsWord = c.isUppercase && i > 0
-                && (characters[i - 1].isLowercase || (i + 1 < characters.count && characters[i + 1].isLowercase && characters[i + 1] != "s"))
-            if startsWord { out.append("_") }
-            out.append(contentsOf: c.lowercased())
-        }
-        return out
-    }
-
-    private static func uuidsJSON(_ uuids: [BluetoothUUID]) -> JSONValue {
-        uuids.isEmpty ? .array([]) : .array(uuids.map { .string($0.shortString) })
     }
 }
