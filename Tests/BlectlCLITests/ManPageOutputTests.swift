@@ -2,7 +2,8 @@ import BlueZKit
 import Testing
 @testable import BlectlCLI
 
-/// The man page's OUTPUT describes every key of the records made from a ``RecordLayout``, and
+/// The man page's OUTPUT describes every key of the records made from a ``RecordLayout`` (scan,
+/// notify, info and devices, adapters), and
 /// no key they lack: a field added to a record (a property added to BlueZKit's table, say)
 /// fails here until OUTPUT says what it is. The prose is written by hand.
 @Suite("man page OUTPUT against the records")
@@ -30,6 +31,7 @@ struct ManPageOutputTests {
         ("notify", Set(NotifyCommand.layout(address: BluetoothAddress("C0:FF:EE:00:00:01")!, service: .batteryService,
                                             characteristic: .batteryLevel).fields.map(\.key))),
         ("\"info, devices\"", Set(InfoCommand.layout.fields.map(\.key))),
+        ("adapters", Set(AdaptersCommand.layout.fields.map(\.key))),
     ])
     func outputDescribesEveryKey(subsection: String, keys: Set<String>) throws {
         let documented = try #require(Self.documentedKeys(subsection), "OUTPUT has no .SS \(subsection)")
