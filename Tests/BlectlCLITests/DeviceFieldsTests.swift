@@ -75,6 +75,21 @@ struct DeviceFieldsTests {
         ])
         #expect(two.line(-7) == two.object(-7).serialized() + "\n")
         #expect(two.object(-7).serialized() == #"{"n":-7,"quoted \"key\"":"-7\n"}"#)
+
+        // Constant fields, written once into the layout's bytes: first, between, last, alone.
+        let constants = RecordLayout<Int>([
+            RecordField("a", constant: "x\"", text: "x"),
+            RecordField("n", json: { $0 }, text: { String($0) }),
+            RecordField("b", constant: 5, text: "5"),
+            RecordField("m", json: { $0 == 0 ? nil : $0 }, text: { String($0) }),
+            RecordField("c", constant: JSONValue.object([("k", .null)]), text: ""),
+        ])
+        for n in [0, 3] {
+            #expect(constants.line(n) == constants.object(n).serialized() + "\n")
+        }
+        #expect(constants.line(3) == #"{"a":"x\"","n":3,"b":5,"m":3,"c":{"k":null}}"# + "\n")
+        let alone = RecordLayout<Int>([RecordField("only", constant: true, text: "yes")])
+        #expect(alone.line(1) == #"{"only":true}"# + "\n")
     }
 
     /// A table's columns: those it places, in its order; a field it does not place under its

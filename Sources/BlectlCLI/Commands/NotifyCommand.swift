@@ -182,9 +182,9 @@ struct NotifyCommand: BlectlSubcommand {
     /// then ``valueFields``.
     static func layout(address: BluetoothAddress, service: BluetoothUUID, characteristic: BluetoothUUID) -> RecordLayout<Line> {
         RecordLayout([
-            RecordField("address", json: { _ in address.description }, text: { _ in address.description }),
-            RecordField("service", json: { _ in service.shortString }, text: { _ in Records.named(service) }),
-            RecordField("characteristic", json: { _ in characteristic.shortString }, text: { _ in Records.named(characteristic) }),
+            RecordField("address", constant: address.description, text: address.description),
+            RecordField("service", constant: service.shortString, text: Records.named(service)),
+            RecordField("characteristic", constant: characteristic.shortString, text: Records.named(characteristic)),
         ] + valueFields)
     }
 

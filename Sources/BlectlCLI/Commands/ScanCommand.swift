@@ -133,7 +133,7 @@ struct ScanCommand: BlectlSubcommand {
     static func layout(adapter: String) -> RecordLayout<Advertisement> {
         RecordLayout(DeviceFields.fields(DeviceProperties.advertisementTable, for: .scan) + [
             DeviceFields.scanConnected(),
-            RecordField("adapter", json: { _ in adapter }, text: { _ in Records.printable(adapter) }),
+            RecordField("adapter", constant: adapter, text: Records.printable(adapter)),
             RecordField("time", json: { RFC3339Time(sinceEpoch: $0.receivedAt) }, text: { Records.rfc3339(sinceEpoch: $0.receivedAt) }),
         ])
     }

@@ -8,6 +8,9 @@ struct RecordField<Source>: Sendable {
     let json: @Sendable (Source) -> JSONValue
     /// Appends the JSON value to a line, as ``json`` serializes it.
     let write: @Sendable (Source, inout JSONLines) -> Void
+    /// The JSON value when it is the same for every record of a layout (the adapter a scan
+    /// listens on): serialized once, with the key, rather than per line.
+    let constant: JSONValue?
     /// The value for people, in `key: value` lines: `-` for none, control characters shown as `?`.
     let text: @Sendable (Source) -> String
     /// The value in a table's cell or a text column, where it may be shorter than ``text``
@@ -22,8 +25,20 @@ struct RecordField<Source>: Sendable {
         self.key = key
         json = { value($0).jsonValue }
         write = { value($0).write(to: &$1) }
+        constant = nil
         self.text = text
         self.cell = cell ?? text
+    }
+
+    /// A field with the same value in every record (the device of a notification stream).
+    init(_ key: String, constant value: some JSONFieldValue, text: String) {
+        let json = value.jsonValue
+        self.key = key
+        self.json = { _ in json }
+        write = { _, lines in json.write(into: &lines.bytes) }
+        constant = json
+        self.text = { _ in text }
+        cell = { _ in text }
     }
 
     /// A field whose value is built as a ``JSONValue`` (`.string(...)`, `.object(...)`).
@@ -32,6 +47,7 @@ struct RecordField<Source>: Sendable {
         self.key = key
         json = value
         write = { value($0).write(into: &$1.bytes) }
+        constant = nil
         self.text = text
         self.cell = cell ?? text
     }
@@ -41,18 +57,29 @@ struct RecordField<Source>: Sendable {
 /// from the same declarations.
 struct RecordLayout<Source>: Sendable {
     let fields: [RecordField<Source>]
-    /// Each field's JSON value after its key as it opens its member: `{"address":`, then
-    /// `,"name":` and so on.
+    /// Each field's JSON value after the bytes before it: `{"address":`, then `,"name":`
+    /// and so on, with the members of constant fields in between written out.
     private let members: [(opening: [UInt8], write: @Sendable (Source, inout JSONLines) -> Void)]
+    /// The bytes after the last member that is not constant, up to and with the newline.
+    private let closing: [UInt8]
 
     init(_ fields: [RecordField<Source>]) {
         self.fields = fields
-        members = fields.enumerated().map { i, field in
-            var bytes: [UInt8] = [i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
+        var members: [(opening: [UInt8], write: @Sendable (Source, inout JSONLines) -> Void)] = []
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        for (i, field) in fields.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
             JSONValue.writeString(field.key, into: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            return (bytes, field.write)
+            if let constant = field.constant {
+                constant.write(into: &bytes)
+            } else {
+                members.append((bytes, field.write))
+                bytes = []
+            }
         }
+        self.members = members
+        closing = bytes + Array("}\n".utf8)
     }
 
     /// The field with JSON key `key`, if the record has one.
@@ -71,9 +98,7 @@ struct RecordLayout<Source>: Sendable {
             lines.bytes += member.opening
             member.write(source, &lines)
         }
-        if fields.isEmpty { lines.bytes.append(UInt8(ascii: "{")) }
-        lines.bytes.append(UInt8(ascii: "}"))
-        lines.bytes.append(UInt8(ascii: "\n"))
+        lines.bytes += closing
     }
 
     /// The record's JSON line, with its newline (``appendLine(_:to:)``'s bytes).
