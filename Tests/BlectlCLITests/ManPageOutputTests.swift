@@ -37,7 +37,7 @@ struct ManPageOutputTests {
         let documented = try #require(Self.documentedKeys(subsection), "OUTPUT has no .SS \(subsection)")
         #expect(keys.subtracting(documented).sorted() == [], "keys of the record not described under \(subsection)")
         #expect(documented.subtracting(keys).sorted() == [], "keys described under \(subsection) that the record lacks")
-        #expect(keys.count >= 6)
+        #expect(!keys.isEmpty)
     }
 
     @Test("the key reader finds single and grouped entries")
