@@ -6,24 +6,20 @@ import Testing
 /// exact pages are in HelpPage…Tests.
 @Suite("Help text")
 struct HelpTextTests {
-    /// Every way to ask for one subcommand's help, which must all print the same text.
-    static let helpRequests: [(command: String, requests: [[String]])] = [
-        ("scan", [["scan", "--help"], ["scan", "-h"], ["help", "scan"], ["--help", "scan"]]),
-        ("connect", [["connect", "--help"], ["connect", "-h"], ["help", "connect"]]),
-        ("get-version", [["get-version", "--help"], ["version", "-h"], ["help", "get-version"], ["help", "version"]]),
-        ("get-battery", [["get-battery", "--help"], ["battery", "-h"], ["help", "get-battery"], ["help", "battery"]]),
-        ("read", [["read", "--help"], ["read", "-h"], ["help", "read"]]),
-        ("write", [["write", "--help"], ["write", "-h"], ["help", "write"]]),
-        ("request", [["request", "--help"], ["request", "-h"], ["help", "request"]]),
-        ("notify", [["notify", "--help"], ["notify", "-h"], ["help", "notify"], ["notify", "C0:FF:EE:00:00:04", "--help"]]),
-        ("disconnect", [["disconnect", "--help"], ["disconnect", "-h"], ["help", "disconnect"]]),
-        ("info", [["info", "--help"], ["info", "-h"], ["help", "info"], ["--help", "info"]]),
-        ("devices", [["devices", "--help"], ["devices", "-h"], ["help", "devices"]]),
-        ("adapters", [["adapters", "--help"], ["adapters", "-h"], ["help", "adapters"]]),
-        ("pair", [["pair", "--help"], ["pair", "-h"], ["help", "pair"]]),
-        ("unpair", [["unpair", "--help"], ["unpair", "-h"], ["help", "unpair"]]),
-        ("doctor", [["doctor", "--help"], ["doctor", "-h"], ["help", "doctor"]]),
-        ("help", [["help", "--help"], ["help", "help"]]),
+    /// Every way to ask for one subcommand's help, which must all print the same text: `NAME
+    /// --help`, `NAME -h`, `help NAME`, the same by each alias, and a few more below.
+    static let helpRequests: [(command: String, requests: [[String]])] = Blectl.spec.subcommands.map { command in
+        let names = [command.name] + command.aliases
+        let requests = names.flatMap { [[$0, "--help"], [$0, "-h"], ["help", $0]] } + (extraHelpRequests[command.name] ?? [])
+        return (command.name, requests)
+    }
+
+    /// Ways to ask for help beyond the usual ones: the global flag before the subcommand, and
+    /// after an argument.
+    static let extraHelpRequests: [String: [[String]]] = [
+        "scan": [["--help", "scan"]],
+        "info": [["--help", "info"]],
+        "notify": [["notify", "C0:FF:EE:00:00:04", "--help"]],
     ]
 
     /// The options each subcommand must document, written out by hand so that
@@ -78,9 +74,18 @@ struct HelpTextTests {
         "pair": ["<address>"], "unpair": ["<address>"], "doctor": [], "completions": ["<shell>"], "help": ["<subcommand>"],
     ]
 
+    /// `blectl` and every subcommand it declares.
     static var allCommands: [String] {
-        ["blectl", "scan", "connect", "get-version", "get-battery", "read", "write", "request", "notify",
-         "disconnect", "info", "devices", "adapters", "pair", "unpair", "doctor", "completions", "help"]
+        ["blectl"] + Blectl.spec.subcommands.map(\.name)
+    }
+
+    /// The lists above are the contract: a subcommand added, removed or renamed fails here
+    /// until they say so.
+    @Test func theListsCoverExactlyTheDeclaredCommands() {
+        #expect(Set(Self.expectedOptions.keys) == Set(Self.allCommands))
+        #expect(Set(Self.expectedArguments.keys) == Set(Self.allCommands))
+        #expect(Self.allCommands.count == 18)
+        #expect(Set(Self.extraHelpRequests.keys).isSubset(of: Set(Self.allCommands)))
     }
 
     static func path(for command: String) -> [CommandSpec] {
