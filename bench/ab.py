@@ -5,7 +5,7 @@ C libdbus baseline in the same run, interleaved so that load drifts hit all thre
 
 BEFORE and AFTER are release blectl binaries (`make build`, then copy the binary; or
 `swift build -c release ... --scratch-path DIR` at two commits). Needs CBASELINE (the C
-baseline, `gcc -O2 -o cbaseline bench/c/cbaseline.c $(pkg-config --cflags --libs dbus-1)`)
+baseline, `gcc -O2 -o cbaseline bench/c/cbaseline*.c $(pkg-config --cflags --libs dbus-1)`)
 and BENCH_PYTHON (the venv bench/run makes). Each measure prints one line per run, then
 medians and the ratios AFTER/BEFORE and AFTER/C:
 - startup: process start to exit of `--version` and `scan --timeout 0` (C: `--version`,
