@@ -12,7 +12,7 @@ client shows what a libdbus client receives of it.
 
 write_drain: writes out. `blectl write --without-response --file` through AcquireWrite with
 the simulated link draining at a set rate (`acquire_write_drain_bps`): the throughput over
-the drain rate (target >= 0.9); bench_write in bench.py compares with bleak's loop. The
+the drain rate (target >= 0.9); bench_write in commands.py compares with bleak's loop. The
 simulated link takes at most what the client's end of the socket holds (capacity_bytes, about
 1.7 KB with the default acquire_write_sndbuf) per 5 ms tick, about 340 KB/s: above that the
 link, not the client, is the bound, so the default rates stay below it (131072: the
