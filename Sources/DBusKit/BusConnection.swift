@@ -48,7 +48,8 @@ public final class BusConnection: @unchecked Sendable {
     var isOpen = true
     /// Whether libdbus's side has been torn down (after ``isOpen`` went false).
     var tornDown = false
-    var replyHandlers = ReplyTable()
+    /// The reply handlers of the calls in flight, by the serial of the call.
+    var replyHandlers: [UInt32: @Sendable (Result<Message, BusError>) -> Void] = [:]
     /// The calls awaiting replies, counted from any thread for the read thread (``ReplyWatch``).
     let replies = ReplyWatch()
     /// When each call awaiting its reply was sent; kept only for an ``observer``.
