@@ -63,11 +63,10 @@ enum MessageDecoder {
         )
     }
 
-    /// Header fields only, for routing a signal before paying for its body; the sender and
-    /// the path reused from `recent` when they came lately.
-    static func header(_ raw: OpaquePointer, recent: inout StringInterner) -> SignalHeader {
-        SignalHeader(sender: dbus_message_get_sender(raw).map { recent.string($0) },
-                     path: dbus_message_get_path(raw).map { ObjectPath(recent.string($0)) },
+    /// Header fields only, for routing a signal before paying for its body.
+    static func header(_ raw: OpaquePointer) -> SignalHeader {
+        SignalHeader(sender: string(dbus_message_get_sender(raw)),
+                     path: string(dbus_message_get_path(raw)).map { ObjectPath($0) },
                      interface: name(dbus_message_get_interface(raw)),
                      member: name(dbus_message_get_member(raw)))
     }

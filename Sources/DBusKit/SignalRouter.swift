@@ -12,8 +12,6 @@ final class SignalRouter {
     // Swift's run-time exclusivity check is left out for them.
     /// Routes in registration order: handlers of one batch run in that order.
     @exclusivity(unchecked) private var routes: [(id: UInt64, route: SignalRoute)] = []
-    /// The senders and paths of the latest signals (header strings reused).
-    @exclusivity(unchecked) private var recentStrings = StringInterner()
 
     /// Signal handlers registered.
     var count: Int { routes.count }
@@ -39,7 +37,7 @@ final class SignalRouter {
             observer?.observe(.signal(MessageDecoder.decode(raw), routed: false), at: .now)
             return
         }
-        let header = MessageDecoder.header(raw, recent: &recentStrings)
+        let header = MessageDecoder.header(raw)
         var decoded: Message?
         var routed = false
         for (_, route) in routes {
