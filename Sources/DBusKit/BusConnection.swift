@@ -66,9 +66,8 @@ public final class BusConnection: @unchecked Sendable {
     var inPollTurn = false
     var drainWanted = false
     var drainScheduled = false
-    /// What the current (between turns: the last) ``ReadPoller`` turn dispatched; touched for
-    /// every signal, and confined to the queue, so Swift's run-time exclusivity check is left out.
-    @exclusivity(unchecked) var thisTurn = ReadPoller.Turn(signals: 0, callsReceived: 0)
+    /// What the current (between turns: the last) ``ReadPoller`` turn dispatched.
+    var thisTurn = ReadPoller.Turn(signals: 0, callsReceived: 0)
     /// Whether a ``ReadPoller`` turn has run (tests read ``lastPollTurn``).
     var turnsRun = false
     /// Handler tokens, handed out from any thread without touching the queue.

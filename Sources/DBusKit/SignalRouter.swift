@@ -8,10 +8,8 @@ internal import CDBus
 /// each batch to its handler, in registration order (once per dispatch pass, and before any
 /// reply that arrived after the signals). Confined to the connection's queue.
 final class SignalRouter {
-    // Touched for every signal, and confined to one queue (never accessed twice at once), so
-    // Swift's run-time exclusivity check is left out for them.
     /// Routes in registration order: handlers of one batch run in that order.
-    @exclusivity(unchecked) private var routes: [(id: UInt64, route: SignalRoute)] = []
+    private var routes: [(id: UInt64, route: SignalRoute)] = []
 
     /// Signal handlers registered.
     var count: Int { routes.count }
