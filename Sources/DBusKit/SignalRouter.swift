@@ -40,13 +40,10 @@ final class SignalRouter {
         var routed = false
         for (_, route) in routes {
             var matched = false
-            // By index: `for rule in rules` copies each rule (a retain and a release of each
-            // of its strings).
-            let rules = route.rules
-            for i in rules.indices where rules[i].matches(header) {
-                if rules[i].arg0 != nil {
+            for rule in route.rules where rule.matches(header) {
+                if rule.arg0 != nil {
                     if decoded == nil { decoded = MessageDecoder.decodeSignal(raw, header: header) }
-                    guard rules[i].matchesArguments(of: decoded!) else { continue }
+                    guard rule.matchesArguments(of: decoded!) else { continue }
                 }
                 matched = true
                 break
