@@ -25,8 +25,8 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
     /// The rule string for `org.freedesktop.DBus.AddMatch` (`type='signal',sender='org.bluez',...`).
     public var description: String {
         // Appended to one string, not collected and `joined(separator:)`: that generic call
-        // is not specialized, and its first use looks up conformances at run time, 130,000
-        // instructions of every start-up (issue 12).
+        // is not specialized, and its first use looks up conformances at run time, a cost
+        // every start-up pays (BENCHMARKS.md, "Mechanisms kept for speed").
         var rule = "type='signal'"
         func add(_ key: String, _ value: String?) {
             guard let value else { return }
@@ -76,9 +76,9 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
 
 extension String {
     /// The string with each `'` written `'\''` (close the quotes, an escaped quote, reopen),
-    /// read as UTF-8 bytes: `'` is ASCII, never part of a multi-byte sequence, and comparing
-    /// Characters (grapheme clusters) cost 53,000 instructions for the four rules of every
-    /// session's start (issue 12).
+    /// read as UTF-8 bytes, as the bus daemon reads the rule: `'` is ASCII, never part of a
+    /// multi-byte sequence, and a quote followed by a combining mark is one Character but
+    /// still a quote to the daemon.
     var singleQuotesEscapedForMatchRule: String {
         let quote = UInt8(ascii: "'")
         guard utf8.contains(quote) else { return self }
