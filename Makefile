@@ -67,35 +67,36 @@ ASAN_OPTIONS ?= detect_leaks=0
 SWIFT_BUILD   := $(SWIFT) build --scratch-path $(SCRATCH) $(SWIFTFLAGS)
 SWIFT_TEST    := $(SWIFT) test --scratch-path $(SCRATCH) $(SWIFTFLAGS)
 # The release binary packs its relative relocations (DT_RELR, lld's -z pack-relative-relocs;
-# glibc 2.36+, Debian 12): the static Swift runtime leaves ~28,000 of them, which the dynamic
-# loader otherwise applies one by one at every start (LD_DEBUG=statistics: 2.9M cycles in
-# ld.so per start, 1.4M packed). `make build RELR_FLAGS=` links without, and without lld: the
-# code layout (ORDER_FLAGS, below) goes too.
+# glibc 2.36+, Debian 12): the static Swift runtime leaves tens of thousands of them, which the
+# dynamic loader otherwise applies one by one at every start, writing to every page of data
+# they lie in. What it saves: BENCHMARKS.md, "Mechanisms kept for speed" (as for each flag
+# below). `make build RELR_FLAGS=` links without, and without lld: the code layout
+# (ORDER_FLAGS, below) goes too; `RELR_FLAGS="-Xswiftc -use-ld=lld"` drops only the packing.
 RELR_FLAGS    ?= $(if $(LLD_FLAGS),$(LLD_FLAGS) -Xlinker -z -Xlinker pack-relative-relocs,)
 # The static Swift runtime is C++ and needs libstdc++; linked as a shared library, the dynamic
-# loader resolves some 1,700 of its symbols at every start (1.8M of --version's 4.5M
-# instructions, callgrind; issue 12). Linked statically (GCC Runtime Library Exception), only
-# what the runtime uses comes in and is bound at link time. SwiftPM cannot ask for it, so
-# the link searches first a directory holding only libstdc++.a. `make build STATIC_CXX=` links
-# the shared one.
+# loader resolves some 1,700 of its symbols at every start. Linked statically (GCC Runtime
+# Library Exception), only what the runtime uses comes in and is bound at link time. SwiftPM
+# cannot ask for it, so the link searches first a directory holding only libstdc++.a.
+# `make build STATIC_CXX=` links the shared one.
 STATIC_CXX_A  := $(shell $(dir $(SWIFT_BIN))clang -print-file-name=libstdc++.a 2>/dev/null)
 STATIC_CXX    ?= $(if $(and $(STATIC_STDLIB),$(filter /%,$(STATIC_CXX_A))),$(abspath $(SCRATCH))/static-libstdc++,)
 # Generic types are instantiated through their metadata accessors, with the conformances
 # passed in, instead of from mangled type names: the runtime otherwise demangles each name
 # and looks up each conformance a generic requirement needs by scanning the binary's
-# conformance tables, 1.3M of `scan --timeout 0`'s 4.8M instructions (callgrind; issue 12).
+# conformance tables, at every start.
 # A frontend option, so it stays here rather than in Package.swift (unsafe flags would keep
 # BlueZKit from being a dependency). `make build METADATA_FLAGS=` builds without.
 METADATA_FLAGS ?= -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
-# The release binary's code is laid out for what the commands run (issue 12): each of blectl's
+# The release binary's code is laid out for what the commands run: each of blectl's
 # functions in a section of its own (-function-sections), lld places those that
 # packaging/symbol-order.txt lists first, in its order (scripts/gen-symbol-order profiles the
 # commands; `make symbol-order`), and packaging/text-layout.ld gathers the compiler's small
 # local helpers after the rest. The code a run executes then shares pages instead of touching
 # one in every few of the 6.7 MB of text, and as the kernel maps a file's pages 64 KB around each
-# fault, `scan`'s resident set is 2 MB smaller (VmHWM 10.4 -> 8.4 MB, `bench/ab.py ... rss`) and
-# start-up takes 6 % fewer page faults. A name the binary no longer has is skipped; the list only places code,
-# never changes it. Only with lld (RELR_FLAGS); `make build ORDER_FLAGS=` links without.
+# fault, the resident set is smaller and start-up takes fewer page faults. A name the binary no
+# longer has is skipped; the list only places code, never changes it (`make symbol-order`
+# after changing the code the commands run). Only with lld (RELR_FLAGS); `make build
+# ORDER_FLAGS=` links without.
 SYMBOL_ORDER  := packaging/symbol-order.txt
 TEXT_LAYOUT   := packaging/text-layout.ld
 # SwiftPM does not know the list and the script are inputs of the link: `build` removes the

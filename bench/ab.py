@@ -1,5 +1,5 @@
-"""Two blectl builds side by side (issue 12: a profile before and after each change), with the
-C libdbus baseline in the same run, interleaved so that load drifts hit all three alike.
+"""Two blectl builds side by side (a profile before and after each change), with the C
+libdbus baseline in the same run, interleaved so that load drifts hit all three alike.
 
     bench/ab.py BEFORE AFTER [startup,live,queued,notify,instructions,notify-instructions,updates,rss]
 
@@ -240,7 +240,7 @@ def main():
         sys.exit(__doc__)
     # Both binaries copied afresh, so that both are whole in the page cache: peak RSS counts
     # the cached neighbours fault-around maps, and an older file, partly evicted, looked
-    # 0.6 MB smaller than a fresh copy of the same bytes (BENCHMARKS.md, fourteenth session).
+    # 0.6 MB smaller than a fresh copy of the same bytes (BENCHMARKS.md, "Two builds side by side").
     fresh = tempfile.mkdtemp(prefix="ab-builds-")
     atexit.register(shutil.rmtree, fresh, True)
     builds = {}

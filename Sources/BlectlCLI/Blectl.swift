@@ -69,7 +69,7 @@ public struct Blectl: ParsableCommand {
             guard case .run(let global, let subcommand) = invocation else { return }
             signal(SIGPIPE, SIG_IGN)
             observer = Blectl.observer(for: global, started: started)
-            if subcommand.command.sessionOpening == nil { opening = Session.Opening(observer: observer) }
+            if !(subcommand.command is any SessionOpeningSubcommand) { opening = Session.Opening(observer: observer) }
         }
     }
 
@@ -178,7 +178,7 @@ public struct Blectl: ParsableCommand {
         // only puts its calls on the wire (CommandDeadline).
         let command = subcommand.command
         let deadline = ContinuousClock.now + command.timeout
-        if let command = command.sessionOpening {
+        if let command = command as? any SessionOpeningSubcommand {
             var failure: (any Error)?
             do {
                 try await CommandDeadline.$instant.withValue(deadline) {

@@ -16,9 +16,7 @@ public final class Session: Sendable {
     /// The first call, at registration, has no event (nil), or the event that ended bluetoothd.
     typealias Watcher = @Sendable (ObjectCache, SessionEvent?) -> (@Sendable () -> Void)?
 
-    /// A watcher and its registration number. A struct, not a tuple: a closure in a tuple in
-    /// an array is kept in its most general form, and each call then wrapped the action it
-    /// returned in a new closure (an allocation per event, per watcher that acts on it).
+    /// A watcher and its registration number.
     struct RegisteredWatcher {
         let id: UInt64
         let watcher: Watcher
@@ -270,24 +268,17 @@ public final class Session: Sendable {
     private func withEvents(_ body: (inout State, inout Emitted) -> Void) {
         var emitted = Emitted()
         state.withLock { state in body(&state, &emitted) }
-        for action in emitted.actions { action.run() }
+        for action in emitted.actions { action() }
     }
 
     /// The watchers' actions collected while events are emitted under the lock.
     struct Emitted {
-        var actions: [Action] = []
-
-        /// A watcher's action. A struct, as ``RegisteredWatcher`` is: a closure stored in an
-        /// array as itself is kept in its most general form, and each append wrapped it in a
-        /// new closure (an allocation per event, per watcher that acts on it).
-        struct Action {
-            let run: @Sendable () -> Void
-        }
+        var actions: [@Sendable () -> Void] = []
 
         /// Runs every watcher on `event` and the cache as it is now (in `state`).
         mutating func callAsFunction(_ event: SessionEvent, _ state: State) {
             for entry in state.watchers {
-                if let action = entry.watcher(state.cache, event) { actions.append(Action(run: action)) }
+                if let action = entry.watcher(state.cache, event) { actions.append(action) }
             }
         }
     }

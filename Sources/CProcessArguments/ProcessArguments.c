@@ -1,10 +1,12 @@
 // The process's arguments for the Swift runtime's `CommandLine`, taken from what glibc hands
 // the executable's constructors (argc, argv, envp), in place of the runtime's own.
 //
-// Why (issue 12, start-up): linked statically, the Swift runtime finds argv with a C++ static
-// constructor that reads /proc/self/maps line by line (some 100 sscanf calls and the kernel
-// writing out every mapping) to locate the stack, then walks back from `environ`: 216,000 of
-// `scan --timeout 0`'s 3.7M instructions (callgrind), at every start, before `main`. The
+// Why: linked statically, the Swift runtime finds argv with a C++ static constructor that
+// reads /proc/self/maps line by line (an sscanf per mapping) to locate the stack, then walks
+// back from `environ`, at every start, before `main` (what that costs: BENCHMARKS.md,
+// "Mechanisms kept for speed"). Where /proc is not mounted it finds no arguments at all, and
+// blectl built without this file stops on a trap at start (`unshare -m` and `umount /proc`);
+// glibc's constructor arguments are always there. The
 // runtime asks for argv through `_swift_stdlib_getUnsafeArgvArgc`, the only symbol of its
 // object in libswiftCore.a that anything needs; this file defines it, so the linker never takes
 // that object (nor its constructor) from the archive. Linked against the shared runtime (debug

@@ -38,7 +38,7 @@ extension BusConnection {
                 return
             }
             pending.serial = serial
-            replyHandlers.insert(replyHandler, for: serial)
+            replyHandlers[serial] = replyHandler
             // The read thread fell asleep after the turn it last ran (a signal stream) without
             // this call: woken, it reads the reply as soon as it comes (ReplyWatch).
             if replies.isSleeping { mainLoop.interruptPollerSleep() }
@@ -180,7 +180,7 @@ extension BusConnection {
     }
 
     fileprivate func cancelReply(serial: UInt32) {
-        if replyHandlers.remove(serial) != nil { replies.settled() }
+        if replyHandlers.removeValue(forKey: serial) != nil { replies.settled() }
     }
 }
 

@@ -61,7 +61,7 @@ func scheduleDrain() {
         switch Int32(dbus_message_get_type(message)) {
         case CDBUS_MESSAGE_TYPE_METHOD_RETURN, CDBUS_MESSAGE_TYPE_ERROR:
             let serial = dbus_message_get_reply_serial(message)
-            let handler = replyHandlers.remove(serial)
+            let handler = replyHandlers.removeValue(forKey: serial)
             if handler != nil { replies.settled() }
             var traced: Message?
             if let observer { traced = observeReply(message, serial: serial, abandoned: handler == nil, observer) }
@@ -115,7 +115,9 @@ func scheduleDrain() {
     }
 
     func failPending(with error: BusError) {
-        let handlers = replyHandlers.removeAll()
+        // In the order the calls were sent (libdbus hands serials out in sequence).
+        let handlers = replyHandlers.sorted { $0.key < $1.key }.map(\.value)
+        replyHandlers.removeAll()
         replies.settled(handlers.count)
         for handler in handlers { handler(.failure(error)) }
     }

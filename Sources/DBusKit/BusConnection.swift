@@ -48,7 +48,8 @@ public final class BusConnection: @unchecked Sendable {
     var isOpen = true
     /// Whether libdbus's side has been torn down (after ``isOpen`` went false).
     var tornDown = false
-    var replyHandlers = ReplyTable()
+    /// The reply handlers of the calls in flight, by the serial of the call.
+    var replyHandlers: [UInt32: @Sendable (Result<Message, BusError>) -> Void] = [:]
     /// The calls awaiting replies, counted from any thread for the read thread (``ReplyWatch``).
     let replies = ReplyWatch()
     /// When each call awaiting its reply was sent; kept only for an ``observer``.
@@ -65,9 +66,8 @@ public final class BusConnection: @unchecked Sendable {
     var inPollTurn = false
     var drainWanted = false
     var drainScheduled = false
-    /// What the current (between turns: the last) ``ReadPoller`` turn dispatched; touched for
-    /// every signal, and confined to the queue, so Swift's run-time exclusivity check is left out.
-    @exclusivity(unchecked) var thisTurn = ReadPoller.Turn(signals: 0, callsReceived: 0)
+    /// What the current (between turns: the last) ``ReadPoller`` turn dispatched.
+    var thisTurn = ReadPoller.Turn(signals: 0, callsReceived: 0)
     /// Whether a ``ReadPoller`` turn has run (tests read ``lastPollTurn``).
     var turnsRun = false
     /// Handler tokens, handed out from any thread without touching the queue.

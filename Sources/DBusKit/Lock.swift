@@ -19,19 +19,16 @@ import Darwin
 /// session, a deadlock two threads reach only by chance. Debug builds (the tests) check it
 /// on every acquisition and trap at the first violation, whatever the timing.
 package final class Lock<Value>: @unchecked Sendable {
+    /// In memory of its own: a pthread mutex must not move once initialized, and a stored
+    /// property's address is not guaranteed to stay the same.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    /// The value, in memory of its own rather than a stored `var`: the mutex already gives
-    /// `withLock`'s body exclusive access, and a stored property's access was also checked at
-    /// run time (Swift's dynamic exclusivity enforcement, about 90 instructions a time; a
-    /// notification passes through four locks).
-    private let value: UnsafeMutablePointer<Value>
+    private var value: Value
     #if DEBUG
     private let outermost: Bool
     #endif
 
     package init(_ value: Value, outermost: Bool = false) {
-        self.value = .allocate(capacity: 1)
-        self.value.initialize(to: value)
+        self.value = value
         #if DEBUG
         self.outermost = outermost
         #endif
@@ -43,8 +40,6 @@ package final class Lock<Value>: @unchecked Sendable {
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
-        value.deinitialize(count: 1)
-        value.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value. Do not resume continuations or call
@@ -58,7 +53,7 @@ package final class Lock<Value>: @unchecked Sendable {
         #endif
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value.pointee)
+        return try body(&value)
     }
 
     /// Takes the lock and releases it: a continuation's task calls this after its `await`
@@ -88,7 +83,7 @@ package final class Lock<Value>: @unchecked Sendable {
         defer { LockOrder.held = held }
         #endif
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value.pointee)
+        return try body(&value)
     }
 
     #if DEBUG

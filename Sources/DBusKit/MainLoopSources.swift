@@ -15,10 +15,10 @@ import Musl
 /// the closures given with it. Confined to the connection's queue.
 final class MainLoopSources {
     private let queue: DispatchQueue
-    private var watches = HandleTable<WatchSources>()
+    private var watches = [OpaquePointer: WatchSources]()
     /// Read watches served by a thread of their own instead of a Dispatch source.
-    private var pollers = HandleTable<ReadPoller>()
-    private var timeouts = HandleTable<any DispatchSourceTimer>()
+    private var pollers = [OpaquePointer: ReadPoller]()
+    private var timeouts = [OpaquePointer: any DispatchSourceTimer]()
 
     init(queue: DispatchQueue) { self.queue = queue }
 

@@ -25,8 +25,8 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
     /// The rule string for `org.freedesktop.DBus.AddMatch` (`type='signal',sender='org.bluez',...`).
     public var description: String {
         // Appended to one string, not collected and `joined(separator:)`: that generic call
-        // is not specialized, and its first use looks up conformances at run time, 130,000
-        // instructions of every start-up (issue 12).
+        // is not specialized, and its first use looks up conformances at run time, a cost
+        // every start-up pays (BENCHMARKS.md, "Mechanisms kept for speed").
         var rule = "type='signal'"
         func add(_ key: String, _ value: String?) {
             guard let value else { return }
@@ -57,25 +57,14 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
     /// Whether a signal with these header fields matches every part of this rule but
     /// ``arg0`` (which needs the body: ``matchesArguments(of:)``).
     func matches(_ header: SignalHeader) -> Bool {
-        if let interface, !Self.same(header.interface, interface) { return false }
-        if let member, !Self.same(header.member, member) { return false }
+        if let interface, header.interface != interface { return false }
+        if let member, header.member != member { return false }
         if let path, header.path != path { return false }
         if let pathNamespace {
             guard let messagePath = header.path, messagePath.isDescendant(ofOrEqualTo: pathNamespace) else { return false }
         }
-        // A unique name starts with ':' (`utf8.first`: `hasPrefix` cost 330 instructions a signal).
-        if let sender, sender.utf8.first == UInt8(ascii: ":"), header.sender != sender { return false }
+        if let sender, sender.hasPrefix(":"), header.sender != sender { return false }
         return true
-    }
-
-    /// `name == expected`, decided on the length first: a signal is tried against rules for
-    /// other interfaces and members, and `==` on two different names of the standard
-    /// interfaces (``StandardNames``) compared their bytes (equal ones share storage and
-    /// compare on identity).
-    @inline(__always)
-    private static func same(_ name: String?, _ expected: String) -> Bool {
-        guard let name else { return false }
-        return name.utf8.count == expected.utf8.count && name == expected
     }
 
     /// Whether the signal's body matches ``arg0`` (true for a rule without one).
@@ -87,9 +76,9 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
 
 extension String {
     /// The string with each `'` written `'\''` (close the quotes, an escaped quote, reopen),
-    /// read as UTF-8 bytes: `'` is ASCII, never part of a multi-byte sequence, and comparing
-    /// Characters (grapheme clusters) cost 53,000 instructions for the four rules of every
-    /// session's start (issue 12).
+    /// read as UTF-8 bytes, as the bus daemon reads the rule: `'` is ASCII, never part of a
+    /// multi-byte sequence, and a quote followed by a combining mark is one Character but
+    /// still a quote to the daemon.
     var singleQuotesEscapedForMatchRule: String {
         let quote = UInt8(ascii: "'")
         guard utf8.contains(quote) else { return self }

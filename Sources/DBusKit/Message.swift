@@ -3,7 +3,7 @@
 /// A value type whose fields live in one shared, immutable-until-written storage object
 /// (copy on write): handing a message to a route's batch, an event or an observer costs one
 /// reference count, not one per field (a signal is copied three to five times on its way to
-/// the code that reads it).
+/// the code that reads it; BENCHMARKS.md, "Mechanisms kept for speed").
 public struct Message: Sendable {
     public enum Kind: Sendable, Equatable {
         case methodCall, methodReturn, error, signal

@@ -23,8 +23,8 @@ enum MessageDecoder {
                member: name(dbus_message_get_member(raw)))
     }
 
-    /// The signal, with the header fields ``header(_:recent:)`` already read for it (a signal
-    /// is routed on them before its body is decoded; reading them again cost a third of that).
+    /// The signal, with the header fields ``header(_:)`` already read for it (a signal is
+    /// routed on them before its body is decoded).
     static func decodeSignal(_ raw: OpaquePointer, header: SignalHeader) -> Message {
         decode(raw, sender: header.sender, path: header.path, interface: header.interface, member: header.member)
     }
@@ -63,11 +63,10 @@ enum MessageDecoder {
         )
     }
 
-    /// Header fields only, for routing a signal before paying for its body; the sender and
-    /// the path reused from `recent` when they came lately.
-    static func header(_ raw: OpaquePointer, recent: inout StringInterner) -> SignalHeader {
-        SignalHeader(sender: dbus_message_get_sender(raw).map { recent.string($0) },
-                     path: dbus_message_get_path(raw).map { ObjectPath(recent.string($0)) },
+    /// Header fields only, for routing a signal before paying for its body.
+    static func header(_ raw: OpaquePointer) -> SignalHeader {
+        SignalHeader(sender: string(dbus_message_get_sender(raw)),
+                     path: string(dbus_message_get_path(raw)).map { ObjectPath($0) },
                      interface: name(dbus_message_get_interface(raw)),
                      member: name(dbus_message_get_member(raw)))
     }
@@ -115,7 +114,8 @@ enum MessageDecoder {
 
     /// An interface or member name: one of ``wellKnownNames`` is that constant (no allocation,
     /// and `==` against the same constant, as the match rules hold it, is decided on identity
-    /// before any byte is compared); any other is copied.
+    /// before any byte is compared; BENCHMARKS.md, "Mechanisms kept for speed"); any other is
+    /// copied.
     static func name(_ pointer: UnsafePointer<CChar>?) -> String? {
         guard let pointer else { return nil }
         let length = strlen(pointer)

@@ -73,8 +73,7 @@ extension MessageRoundTrip {
         defer { dbus_free(buffer) }
         guard let received = dbus_message_demarshal(buffer, length, nil) else { return nil }
         defer { dbus_message_unref(received) }
-        var recent = StringInterner()
-        return MessageDecoder.decodeSignal(received, header: MessageDecoder.header(received, recent: &recent))
+        return MessageDecoder.decodeSignal(received, header: MessageDecoder.header(received))
     }
 }
 

@@ -6,8 +6,8 @@ import Dispatch
 /// A task that consumes what the handlers produce (`withTaskExecutorPreference`) is then
 /// resumed on the queue, right after the handler that resumed it, instead of waking a thread
 /// of the cooperative pool for every batch: one thread hand-off less per message received,
-/// which is most of what a stream of small signals costs (issue 12: a notification stream,
-/// a discovery fed by a live bus). Work run this way holds up every message behind it, so it
+/// which is most of what a stream of small signals costs (a notification stream, a discovery
+/// fed by a live bus; BENCHMARKS.md, "Mechanisms kept for speed"). Work run this way holds up every message behind it, so it
 /// must not block: no blocking I/O, no waiting on a lock held across I/O; suspending (`await`)
 /// frees the queue.
 ///

@@ -13,9 +13,9 @@ import Musl
 ///
 /// Why not a Dispatch read source: libdispatch waits for every source on its manager thread
 /// (epoll) and hands each event to a worker thread for the queue, two thread wake-ups per
-/// batch received. A stream of small signals (a live discovery, a notification stream) paid
-/// 3-4 context switches per message against 0.94 for a C client that reads on the thread that
-/// waited (issue 12). Here the thread that waited reads, dispatches, runs the signal handlers
+/// batch received, and a stream of small signals (a live discovery, a notification stream)
+/// paid several context switches per message where a C client that reads on the thread that
+/// waited pays one (BENCHMARKS.md, "Mechanisms kept for speed"). Here the thread that waited reads, dispatches, runs the signal handlers
 /// and the consumers that prefer ``BusConnection/taskExecutor``.
 ///
 /// It watches a duplicate of the socket (closed when the thread ends), for the reason
@@ -26,7 +26,7 @@ import Musl
 /// signals whose data came within the window, the thread sleeps the window before it polls
 /// again, so that what arrives meanwhile is read, dispatched and handed to its consumers in
 /// one turn. Each turn costs a wake-up, a queue entry, the handlers' and consumers' fixed work
-/// and several system calls; a live discovery woke once per one or two signals (issue 12).
+/// and several system calls; a live discovery woke once per one or two signals.
 /// The thread never sleeps while a call awaits its reply, and a call made while it sleeps
 /// wakes it (``ReplyWatch``).
 final class ReadPoller: Sendable {

@@ -8,12 +8,8 @@ internal import CDBus
 /// each batch to its handler, in registration order (once per dispatch pass, and before any
 /// reply that arrived after the signals). Confined to the connection's queue.
 final class SignalRouter {
-    // Touched for every signal, and confined to one queue (never accessed twice at once), so
-    // Swift's run-time exclusivity check is left out for them.
     /// Routes in registration order: handlers of one batch run in that order.
-    @exclusivity(unchecked) private var routes: [(id: UInt64, route: SignalRoute)] = []
-    /// The senders and paths of the latest signals (header strings reused).
-    @exclusivity(unchecked) private var recentStrings = StringInterner()
+    private var routes: [(id: UInt64, route: SignalRoute)] = []
 
     /// Signal handlers registered.
     var count: Int { routes.count }
@@ -39,18 +35,15 @@ final class SignalRouter {
             observer?.observe(.signal(MessageDecoder.decode(raw), routed: false), at: .now)
             return
         }
-        let header = MessageDecoder.header(raw, recent: &recentStrings)
+        let header = MessageDecoder.header(raw)
         var decoded: Message?
         var routed = false
         for (_, route) in routes {
             var matched = false
-            // By index: `for rule in rules` copies each rule (a retain and a release of each
-            // of its strings).
-            let rules = route.rules
-            for i in rules.indices where rules[i].matches(header) {
-                if rules[i].arg0 != nil {
+            for rule in route.rules where rule.matches(header) {
+                if rule.arg0 != nil {
                     if decoded == nil { decoded = MessageDecoder.decodeSignal(raw, header: header) }
-                    guard rules[i].matchesArguments(of: decoded!) else { continue }
+                    guard rule.matchesArguments(of: decoded!) else { continue }
                 }
                 matched = true
                 break

@@ -8,8 +8,8 @@ import Musl
 
 /// Decodes a received message's body straight from its wire form (the D-Bus specification,
 /// "Message Format" and "Marshaling (Wire Format)"), instead of walking it with libdbus's
-/// iterator, whose `dbus_message_iter_next` alone costs some 470 instructions a call (a
-/// scan's InterfacesAdded has about 70 of them).
+/// iterator, which is made for any message and is slow for the many small values of BlueZ's
+/// property dictionaries (BENCHMARKS.md, "Mechanisms kept for speed").
 ///
 /// It takes only what it is sure of: a little-endian message (what every Linux machine
 /// blectl runs on sends) that carries no Unix file descriptor, whose values fit their
@@ -101,8 +101,7 @@ package final class WireBody: Sendable {
     /// The body's signature (`oa{sa{sv}}`).
     package let signature: String
     /// ``values`` once read. Set at most once, lock-free: most bodies are read only from
-    /// their wire form and never decoded, and a lock made for each (an object and a mutex)
-    /// cost three allocations per signal. Two first readers at once both decode; the first
+    /// their wire form and never decoded. Two first readers at once both decode; the first
     /// to store wins, and both return its values.
     private let decoded = AtomicLazyReference<Decoded>()
 

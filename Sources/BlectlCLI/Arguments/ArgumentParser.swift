@@ -196,8 +196,8 @@ struct ArgumentParser: Sendable {
 
     /// `"scan"` for `[root, scan]`; `nil` for `[root]`.
     static func subcommandName(of path: [CommandSpec]) -> String? {
-        // Concatenated in a loop: the generic `joined(separator:)` on a slice cost a run-time
-        // conformance lookup at every start-up (issue 12).
+        // Concatenated in a loop: the generic `joined(separator:)` on a slice costs a run-time
+        // conformance lookup at every start-up (BENCHMARKS.md, "Mechanisms kept for speed").
         guard path.count > 1 else { return nil }
         var name = path[1].name
         for command in path[2...] { name += " " + command.name }

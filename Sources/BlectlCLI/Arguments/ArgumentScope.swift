@@ -7,8 +7,8 @@ import DBusKit
 ///
 /// swift-argument-parser finds the declarations with a `Mirror` over a blank instance and
 /// fills the values in with a `Decoder`; a `Mirror` instantiates the standard library's own
-/// generic types by mangled name at start-up, a cost BENCHMARKS.md measures (nineteenth
-/// session). Initializing the type inside a scope finds the same declarations, in the same
+/// generic types by mangled name at start-up, a cost BENCHMARKS.md measures ("Mechanisms
+/// kept for speed"). Initializing the type inside a scope finds the same declarations, in the same
 /// order, without reflection: ``ParsableArguments/declarations`` and
 /// ``ParsableArguments/parse(_:)`` are the only places that make one.
 final class ArgumentScope: Sendable {

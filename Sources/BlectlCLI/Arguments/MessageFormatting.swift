@@ -28,7 +28,7 @@ extension Array where Element == String {
         guard count > 1, let last else { return first ?? "" }
         // A loop rather than `dropLast().joined(separator:)`: that generic call looks up
         // ArraySlice's conformances at run time, a scan of the binary's conformance tables
-        // that cost every start-up some 50,000 instructions (issue 12).
+        // at every start-up (BENCHMARKS.md, "Mechanisms kept for speed").
         var out = self[0]
         for word in self[1..<(count - 1)] { out += ", " + word }
         return out + " \(conjunction) " + last

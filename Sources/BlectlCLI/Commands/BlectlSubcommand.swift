@@ -16,16 +16,10 @@ protocol BlectlSubcommand: ParsableCommand, Equatable {
     static var adapterRequirement: AdapterRequirement { get }
     /// Runs the command: results on stdout through `context.printer`, failures thrown.
     func run(_ context: CommandContext) async throws
-    /// The command as one that opens its session itself, or nil (the default). A requirement
-    /// rather than an `as? any SessionOpeningSubcommand` cast: a cast to an existential scans
-    /// the binary's conformance tables at run time, some 160,000 instructions of every
-    /// start-up (issue 12).
-    var sessionOpening: (any SessionOpeningSubcommand)? { get }
 }
 
 extension BlectlSubcommand {
     var deviceAddress: BluetoothAddress? { nil }
-    var sessionOpening: (any SessionOpeningSubcommand)? { nil }
     static var adapterRequirement: AdapterRequirement { .powered }
 
     func isEqual(to other: any BlectlSubcommand) -> Bool { (other as? Self) == self }
@@ -44,7 +38,6 @@ protocol SessionOpeningSubcommand: BlectlSubcommand {
 
 extension SessionOpeningSubcommand {
     static var adapterRequirement: AdapterRequirement { .none }
-    var sessionOpening: (any SessionOpeningSubcommand)? { self }
 
     func run(_ context: CommandContext) async throws {
         try await run(global: GlobalOptions(adapter: context.adapterName, format: context.printer.format),

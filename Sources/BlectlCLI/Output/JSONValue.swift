@@ -3,7 +3,7 @@
 /// character, so any device name (control characters included) gives valid JSON.
 ///
 /// Not `indirect`: arrays and objects hold their values in their own buffers already, and a
-/// boxed case cost an allocation per value (a scan line has fourteen; issue 12).
+/// boxed case would cost an allocation per value.
 enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
@@ -63,7 +63,7 @@ enum JSONValue: Sendable, Equatable {
     }
 
     /// A literal's UTF-8 bytes, copied as one block (appending a `String.UTF8View` goes
-    /// through the generic sequence copy: some 180 instructions for a JSON key).
+    /// through the generic sequence copy, byte by byte).
     @inline(__always)
     static func writeLiteral(_ s: StaticString, into out: inout [UInt8]) {
         s.withUTF8Buffer { out.append(contentsOf: $0) }

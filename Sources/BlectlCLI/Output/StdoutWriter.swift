@@ -115,7 +115,7 @@ final class StdoutWriter: @unchecked Sendable {
     /// pipe that takes a write (POLLOUT: a free buffer slot), nothing is queued or being
     /// written (order), and `bytes` is at most `PIPE_BUF` (a pipe takes such a write whole,
     /// into that slot). Saves the writer thread's wake-up per batch of `scan` lines
-    /// (issue 12: a thread hand-off per small batch dominated the scan's CPU). Under the lock,
+    /// (a thread hand-off per small batch dominated the scan's CPU). Under the lock,
     /// so the writer thread cannot start a write meanwhile. Returns whether it wrote (a
     /// failure is recorded as the thread's would be).
     private func writtenDirectly(_ bytes: [UInt8]) -> Bool {
