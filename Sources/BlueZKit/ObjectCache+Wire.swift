@@ -7,7 +7,7 @@ import Musl
 
 // The signals and the reply the cache folds, read from their wire form (``WireBody``): each
 // `a{sv}` packed straight into the cache's record (``PackedProperties/init(wireDictionary:)``)
-// with no ``DBusValue`` made on the way (issue 12). Each reader returns nil when the bytes are
+// with no ``DBusValue`` made on the way (BENCHMARKS.md has its worth). Each reader returns nil when the bytes are
 // not what it reads (another signature, or a value that cannot be packed); the cache then
 // reads the decoded body, which gives the same result (ObjectCacheWireTests).
 

@@ -5,9 +5,9 @@ import Glibc
 import Musl
 #endif
 
-// Properties packed straight from a received message's wire form (issue 12: decoding an
-// InterfacesAdded into `DBusValue`s, a dictionary, then packing it, and freeing the values
-// again, cost about half of blectl's own work per discovered device). The record is the one
+// Properties packed straight from a received message's wire form, rather than decoded into
+// `DBusValue`s and a dictionary, packed, and the values freed again (BENCHMARKS.md, "Mechanisms
+// kept for speed"). The record is the one
 // ``PackedWriter`` makes from the same values decoded: ObjectCacheWireTests checks both ways
 // give the same cache and the same events.
 
