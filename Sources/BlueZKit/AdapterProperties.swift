@@ -45,7 +45,7 @@ public struct AdapterProperties: Sendable, Equatable {
 
     /// The table: each Adapter1 property blectl reads, and its field, in the order
     /// `adapters` shows them.
-    package static let table = PropertyTable<AdapterProperties>([
+    public static let table = PropertyTable<AdapterProperties>([
         .init("Address", \.address),
         .init("AddressType", \.addressType),
         .init("Name", \.systemName),
@@ -66,17 +66,4 @@ public struct AdapterProperties: Sendable, Equatable {
 
 extension AdapterProperties: InterfaceProperties {
     public static var interface: String { BlueZ.adapterInterface }
-    public static let propertyNames = table.names
-
-    /// The record of an object's Adapter1 properties, as the object cache keeps them.
-    public init(_ properties: ObjectCache.Properties) {
-        self.init()
-        Self.table.fold(properties.packed, into: &self)
-    }
-
-    /// Folds an Adapter1 PropertiesChanged into this record: changed properties replaced,
-    /// invalidated ones cleared.
-    public mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
-        Self.table.fold(changed.packed, invalidated: invalidated, into: &self)
-    }
 }

@@ -16,7 +16,7 @@ public struct BatteryProperties: Sendable, Equatable {
     public init() {}
 
     /// The table: each Battery1 property blectl reads, and its field.
-    package static let table = PropertyTable<BatteryProperties>([
+    public static let table = PropertyTable<BatteryProperties>([
         .init("Percentage", \.percentage),
         .init("Source", \.source),
     ])
@@ -24,19 +24,6 @@ public struct BatteryProperties: Sendable, Equatable {
 
 extension BatteryProperties: InterfaceProperties {
     public static var interface: String { BlueZ.batteryInterface }
-    public static let propertyNames = table.names
-
-    /// The record of an object's Battery1 properties, as the object cache keeps them.
-    public init(_ properties: ObjectCache.Properties) {
-        self.init()
-        Self.table.fold(properties.packed, into: &self)
-    }
-
-    /// Folds a Battery1 PropertiesChanged into this record: changed properties replaced,
-    /// invalidated ones cleared.
-    public mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
-        Self.table.fold(changed.packed, invalidated: invalidated, into: &self)
-    }
 }
 
 extension ObjectCache {

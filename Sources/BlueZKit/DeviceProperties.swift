@@ -54,7 +54,7 @@ public struct DeviceProperties: Sendable, Equatable {
     public init() {}
 
     /// The table: each Device1 property blectl reads, and its field.
-    package static let table = PropertyTable<DeviceProperties>([
+    public static let table = PropertyTable<DeviceProperties>([
         .init("Address", \.address, in: .advertisement),
         .init("AddressType", \.addressType, in: .advertisement),
         .init("Name", \.name, in: .advertisement),
@@ -80,11 +80,6 @@ public struct DeviceProperties: Sendable, Equatable {
     /// The properties an ``Advertisement`` reads (``PropertyUses/advertisement``).
     package static let advertisementTable = table.only(.advertisement)
 
-    /// The record of an object's Device1 properties, as the object cache keeps them.
-    public init(_ properties: ObjectCache.Properties) {
-        self.init(packed: properties.packed)
-    }
-
     init(packed: PackedProperties) {
         Self.table.fold(packed, into: &self)
     }
@@ -92,12 +87,6 @@ public struct DeviceProperties: Sendable, Equatable {
     /// The record of the properties an ``Advertisement`` reads (the others nil).
     init(advertisementIn packed: PackedProperties) {
         Self.advertisementTable.fold(packed, into: &self)
-    }
-
-    /// Folds a Device1 PropertiesChanged (as the object cache keeps its changed properties)
-    /// into this record: changed properties replaced, invalidated ones cleared.
-    public mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
-        Self.table.fold(changed.packed, invalidated: invalidated, into: &self)
     }
 
     /// ``fold(_:invalidated:)`` of the properties an ``Advertisement`` reads only.
@@ -108,5 +97,4 @@ public struct DeviceProperties: Sendable, Equatable {
 
 extension DeviceProperties: InterfaceProperties {
     public static var interface: String { BlueZ.deviceInterface }
-    public static let propertyNames = table.names
 }

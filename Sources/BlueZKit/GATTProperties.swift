@@ -22,7 +22,7 @@ public struct GATTServiceProperties: Sendable, Equatable {
     public init() {}
 
     /// The table: each GattService1 property BlueZKit reads, and its field.
-    package static let table = PropertyTable<GATTServiceProperties>([
+    public static let table = PropertyTable<GATTServiceProperties>([
         .init("UUID", \.uuid),
         .init("Primary", \.primary),
         .init("Device", \.device),
@@ -60,7 +60,7 @@ public struct GATTCharacteristicProperties: Sendable, Equatable {
     public init() {}
 
     /// The table: each GattCharacteristic1 property BlueZKit reads, and its field.
-    package static let table = PropertyTable<GATTCharacteristicProperties>([
+    public static let table = PropertyTable<GATTCharacteristicProperties>([
         .init("UUID", \.uuid),
         .init("Service", \.service),
         .init("Flags", \.flags),
@@ -91,7 +91,7 @@ public struct GATTDescriptorProperties: Sendable, Equatable {
     public init() {}
 
     /// The table: each GattDescriptor1 property BlueZKit reads, and its field.
-    package static let table = PropertyTable<GATTDescriptorProperties>([
+    public static let table = PropertyTable<GATTDescriptorProperties>([
         .init("UUID", \.uuid),
         .init("Characteristic", \.characteristic),
         .init("Flags", \.flags),
@@ -102,50 +102,12 @@ public struct GATTDescriptorProperties: Sendable, Equatable {
 
 extension GATTServiceProperties: InterfaceProperties {
     public static var interface: String { BlueZ.gattServiceInterface }
-    public static let propertyNames = table.names
-
-    /// The record of an object's GattService1 properties, as the object cache keeps them.
-    public init(_ properties: ObjectCache.Properties) {
-        self.init()
-        Self.table.fold(properties.packed, into: &self)
-    }
-
-    /// Folds a GattService1 PropertiesChanged into this record.
-    public mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
-        Self.table.fold(changed.packed, invalidated: invalidated, into: &self)
-    }
 }
 
 extension GATTCharacteristicProperties: InterfaceProperties {
     public static var interface: String { BlueZ.gattCharacteristicInterface }
-    public static let propertyNames = table.names
-
-    /// The record of an object's GattCharacteristic1 properties, as the object cache keeps
-    /// them (with no Value).
-    public init(_ properties: ObjectCache.Properties) {
-        self.init()
-        Self.table.fold(properties.packed, into: &self)
-    }
-
-    /// Folds a GattCharacteristic1 PropertiesChanged into this record.
-    public mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
-        Self.table.fold(changed.packed, invalidated: invalidated, into: &self)
-    }
 }
 
 extension GATTDescriptorProperties: InterfaceProperties {
     public static var interface: String { BlueZ.gattDescriptorInterface }
-    public static let propertyNames = table.names
-
-    /// The record of an object's GattDescriptor1 properties, as the object cache keeps them
-    /// (with no Value).
-    public init(_ properties: ObjectCache.Properties) {
-        self.init()
-        Self.table.fold(properties.packed, into: &self)
-    }
-
-    /// Folds a GattDescriptor1 PropertiesChanged into this record.
-    public mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
-        Self.table.fold(changed.packed, invalidated: invalidated, into: &self)
-    }
 }

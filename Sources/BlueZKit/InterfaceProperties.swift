@@ -12,6 +12,8 @@ import DBusKit
 public protocol InterfaceProperties: Sendable, Equatable {
     /// The D-Bus interface (``BlueZ/adapterInterface``, ...).
     static var interface: String { get }
+    /// The table declaring the record's properties: each D-Bus name and the field it goes to.
+    static var table: PropertyTable<Self> { get }
     /// The D-Bus names of the properties the record has (`"Powered"`), in the table's order.
     static var propertyNames: [String] { get }
     /// The record with no property known.
@@ -22,6 +24,20 @@ public protocol InterfaceProperties: Sendable, Equatable {
     /// Folds a PropertiesChanged of ``interface`` into the record: changed properties
     /// replaced, invalidated ones cleared.
     mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String])
+}
+
+/// Each record is read and folded through its table.
+extension InterfaceProperties {
+    public static var propertyNames: [String] { table.names }
+
+    public init(_ properties: ObjectCache.Properties) {
+        self.init()
+        Self.table.fold(properties.packed, into: &self)
+    }
+
+    public mutating func fold(_ changed: ObjectCache.Properties, invalidated: [String]) {
+        Self.table.fold(changed.packed, invalidated: invalidated, into: &self)
+    }
 }
 
 /// What one ``SessionEvent`` did to the properties of one object on one interface, typed

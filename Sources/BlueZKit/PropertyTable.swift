@@ -41,8 +41,9 @@ package struct PropertyUses: OptionSet, Sendable {
 /// `define_properties!`): the table reads a typed record from an object's properties and
 /// folds PropertiesChanged into it. Properties not declared are ignored. Immutable, and a
 /// class so that a reader shares it rather than copying its arrays (a scan folds a change
-/// per advertisement).
-package final class PropertyTable<Record>: Sendable {
+/// per advertisement). Public only as ``InterfaceProperties/table``'s type: its members are
+/// BlueZKit's.
+public final class PropertyTable<Record>: Sendable {
     package let declarations: [PropertyDeclaration<Record>]
     private let byName: [String: Int]
     /// Declaration index by ``PackedProperties/knownNames`` index (-1: not declared).
