@@ -8,6 +8,8 @@
 #   SCRATCH     SwiftPM's build directory               (.build)
 #   VENV        Python venv with bleak, for sim-smoke and bench (.venv)
 #   BLEAK       what pip installs into it               (bleak==3.1.0, the version sim/ was tested with)
+#   BTHOME_BLE, IBEACON_BLE, BLUETOOTH_SIG  the decoders Home Assistant uses and the GATT one, pip-installed into VENV as the
+#               advertisement- and value-decoding tests' oracles (bthome-ble==3.25.0, ibeacon-ble==1.2.0, bluetooth-sig==0.6.0)
 #   APT_LOCK_TIMEOUT  seconds deps waits for another apt's lock (600)
 #   PREFIX      install prefix                          (/usr/local)
 #   STRIP, OBJCOPY  binutils for install's stripping and its debug file (strip, objcopy)
@@ -26,6 +28,9 @@ TESTFLAGS  ?=
 SCRATCH    ?= .build
 VENV       ?= .venv
 BLEAK      ?= bleak==3.1.0
+BTHOME_BLE ?= bthome-ble==3.25.0
+BLUETOOTH_SIG ?= bluetooth-sig==0.6.0
+IBEACON_BLE ?= ibeacon-ble==1.2.0
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 BINDIR     ?= $(PREFIX)/bin
@@ -38,11 +43,12 @@ OBJCOPY    ?= objcopy
 # blectl-sim's Python files (the launcher goes in BINDIR).
 SIMDIR     ?= $(PREFIX)/share/blectl/sim
 
-# Debian 12 packages: libdbus headers (CDBus, via pkg-config), the dbus-daemon and
+# Debian 12 packages: libdbus headers (CDBus, via pkg-config), libmosquitto's header
+# (CMosquitto; the library itself is loaded only for --mqtt, libmosquitto1), the dbus-daemon and
 # Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke); pip and
 # PyYAML for scripts/gen-assigned-numbers (make check-assigned-numbers); mosquitto, its
-# clients and systemd (systemd-analyze) for make test-gateway.
-APT_PACKAGES := libdbus-1-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish python3-yaml python3-pip \
+# clients for the --mqtt tests and make test-gateway, and systemd (systemd-analyze) for the latter.
+APT_PACKAGES := libdbus-1-dev libmosquitto-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish python3-yaml python3-pip \
                 mosquitto mosquitto-clients systemd
 
 # `apt-get` as root, through sudo otherwise. It waits up to APT_LOCK_TIMEOUT seconds for
@@ -121,8 +127,8 @@ RELEASE_FLAGS := -c release $(DWARF_FLAGS) $(STATIC_STDLIB) $(RPATH_FLAGS) $(REL
 # The release binary, computed when a recipe needs it (SwiftPM knows the triple).
 RELEASE_BIN = $$($(SWIFT_BUILD) $(RELEASE_FLAGS) --show-bin-path)/blectl
 
-.PHONY: help deps venv build debug man test test-signals test-tsan test-asan test-timeouts test-install test-gateway soak demo sim-smoke symbol-order bench \
-        assigned-numbers check-assigned-numbers install install-debug install-sim uninstall clean distclean pkg-deps lint-man deb test-deb
+.PHONY: help deps venv oracles bthome-objects check-bthome-objects build debug man test test-signals test-tsan test-asan test-timeouts test-install test-gateway soak demo sim-smoke symbol-order bench \
+        assigned-numbers check-assigned-numbers gatt-formats check-gatt-formats install install-debug install-sim uninstall clean distclean pkg-deps lint-man deb test-deb
 
 help: ## Show this list.
 	@echo "blectl make targets (see README.md):"
@@ -145,6 +151,14 @@ $(VENV)/.bleak-installed:
 	$(VENV)/bin/pip install --disable-pip-version-check '$(BLEAK)'
 	touch $@
 
+# The tests decode beacon frames with blectl and with these (AdvertisementOracleTests,
+# which finds the venv's python as BLECTL_ORACLE_PYTHON or .venv/bin/python).
+oracles: $(VENV)/.oracles-installed ## Install the PyPI decoders the tests compare against (bthome-ble, ibeacon-ble, bluetooth-sig) into VENV.
+
+$(VENV)/.oracles-installed: $(VENV)/.bleak-installed Makefile
+	$(VENV)/bin/pip install --disable-pip-version-check '$(BTHOME_BLE)' '$(IBEACON_BLE)' '$(BLUETOOTH_SIG)'
+	touch $@
+
 build: ## Release build of blectl (Swift runtime linked statically when available).
 	$(if $(STATIC_CXX),mkdir -p '$(STATIC_CXX)' && ln -sf '$(STATIC_CXX_A)' '$(STATIC_CXX)/libstdc++.a')
 	$(if $(ORDER_FLAGS),$(RELINK_IF_LAYOUT_CHANGED))
@@ -165,9 +179,9 @@ man: ## Rewrite man/blectl.1's generated blocks (SYNOPSIS, the commands' heading
 	"$$($(SWIFT_BUILD) --show-bin-path)/blectl" __manual < man/blectl.1 > man/blectl.1.new || { rm -f man/blectl.1.new; exit 1; }
 	mv man/blectl.1.new man/blectl.1
 
-test: ## Build, then run every test (they start their own dbus-daemon and simulator).
+test: oracles ## Build, then run every test (they start their own dbus-daemon and simulator).
 	$(SWIFT_BUILD) --build-tests
-	BLECTL_BIN="$$($(SWIFT_BUILD) --show-bin-path)/blectl" $(SWIFT_TEST) --skip-build $(TESTFLAGS)
+	BLECTL_ORACLE_PYTHON="$(abspath $(VENV))/bin/python" BLECTL_BIN="$$($(SWIFT_BUILD) --show-bin-path)/blectl" $(SWIFT_TEST) --skip-build $(TESTFLAGS)
 
 test-signals: ## SIGINT/SIGTERM at 52 points of each subcommand's run; the simulator must be left clean.
 	$(SWIFT_BUILD) --build-tests
@@ -211,12 +225,16 @@ bench: build venv ## Run the benchmarks (bench/run; see BENCHMARKS.md).
 	    echo "make bench: no bench/run in this tree; nothing to run" >&2; \
 	fi
 
-# test-real: a real bluetoothd 5.66 in a qemu (TCG) VM with a bumble virtual controller
-# and peripheral; see realbluez/README.md. The VM image is cached in
-# ${XDG_CACHE_HOME:-~/.cache}/blectl-realbluez.
+# test-real: the acceptance suite against a real bluetoothd in a qemu (TCG) VM with a
+# bumble virtual controller and peripheral, one VM per Debian suite in REALBLUEZ_SUITES:
+# bookworm (bluetoothd 5.66), trixie (5.82), forky (5.87), one after the other (about 6 min
+# each); fails if any fails, a summary line per suite at the end. See realbluez/README.md.
+# The VM images are cached per suite in ${XDG_CACHE_HOME:-~/.cache}/blectl-realbluez.
+#   make test-real REALBLUEZ_SUITES=trixie      one rig only
 REALBLUEZ_SCRATCH ?= $(CURDIR)/.build/realbluez
 BLECTL_BIN        ?=
-REALBLUEZ_APT_PACKAGES := qemu-system-x86 debootstrap cpio zstd python3-pip python3-dbus dbus \
+REALBLUEZ_SUITES  ?= bookworm trixie forky
+REALBLUEZ_APT_PACKAGES := qemu-system-x86 debootstrap cpio zstd xz-utils curl python3-pip python3-dbus dbus \
                           libdbus-1-dev pkg-config
 
 realbluez-deps: ## Install what test-real needs on the host (apt-get: qemu, debootstrap, ...).
@@ -230,7 +248,8 @@ realbluez-deps: ## Install what test-real needs on the host (apt-get: qemu, debo
 	fi
 
 test-real: realbluez-deps ## Acceptance tests against a real bluetoothd in a qemu VM (realbluez/).
-	BLECTL_BIN='$(BLECTL_BIN)' REALBLUEZ_SCRATCH='$(REALBLUEZ_SCRATCH)' realbluez/run
+	BLECTL_BIN='$(BLECTL_BIN)' REALBLUEZ_SCRATCH='$(REALBLUEZ_SCRATCH)' REALBLUEZ_SUITES='$(REALBLUEZ_SUITES)' \
+	    realbluez/run-suites
 
 test-gateway: debug ## The gateway recipe (scan and notify piped to mosquitto_pub) into a private mosquitto, against the simulator; the systemd unit verified.
 	scripts/gateway-test "$$($(SWIFT_BUILD) --show-bin-path)/blectl"
@@ -238,8 +257,20 @@ test-gateway: debug ## The gateway recipe (scan and notify piped to mosquitto_pu
 assigned-numbers: ## Regenerate Sources/BlueZKit/AssignedNumbers+Tables.swift from the pinned Bluetooth SIG data (pip download; README: Assigned numbers).
 	scripts/gen-assigned-numbers
 
+bthome-objects: oracles ## Regenerate Sources/BlueZKit/BTHome+Objects.swift from bthome-ble's object table (BTHOME_BLE).
+	$(VENV)/bin/python scripts/gen-bthome-objects
+
+check-bthome-objects: oracles ## Check that the BTHome object table is what scripts/gen-bthome-objects makes.
+	$(VENV)/bin/python scripts/gen-bthome-objects --check
+
 check-assigned-numbers: ## Check that the assigned-numbers table is what scripts/gen-assigned-numbers makes (pip download).
 	scripts/gen-assigned-numbers --check
+
+gatt-formats: ## Regenerate Sources/BlueZKit/CharacteristicFormats+Tables.swift from the pinned GATT Specification Supplement (pip download; HACKING.md: Assigned numbers).
+	scripts/gen-gatt-formats
+
+check-gatt-formats: ## Check that the characteristic formats table is what scripts/gen-gatt-formats makes (pip download).
+	scripts/gen-gatt-formats --check
 
 # install puts a stripped blectl in BINDIR (its debug info and symbols, about 45% of the
 # release binary, go to $(SCRATCH)/blectl.debug, which the binary names in its

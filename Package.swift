@@ -20,13 +20,17 @@ let package = Package(
         ),
         .target(name: "DBusKit", dependencies: ["CDBus"]),
         .target(name: "BlueZKit", dependencies: ["DBusKit"]),
-        .target(name: "BlectlCLI", dependencies: ["BlueZKit", "DBusKit"]),
+        // libmosquitto's header, and its functions through dlopen when --mqtt is first used
+        // (Sources/CMosquitto says why it is not linked).
+        .target(name: "CMosquitto"),
+        .target(name: "BlectlCLI", dependencies: ["BlueZKit", "DBusKit", "CMosquitto"]),
         // Gives the Swift runtime the process's arguments as glibc hands them to constructors,
         // so that the static runtime's /proc/self/maps scan is not linked (its file says why).
         .target(name: "CProcessArguments"),
         .executableTarget(name: "blectl", dependencies: ["BlectlCLI", "CProcessArguments"]),
-        // The README's library example (built with everything else, so CI builds it).
+        // The README's library examples (built with everything else, so CI builds them).
         .executableTarget(name: "scan-notify", dependencies: ["BlueZKit"], path: "Examples/ScanAndNotify"),
+        .executableTarget(name: "battery-sweep", dependencies: ["BlueZKit"], path: "Examples/BatterySweep"),
 
         // Test support: starts a private dbus-daemon with the simulated BlueZ (sim/).
         .target(name: "SimulatorHarness", path: "Tests/SimulatorHarness"),

@@ -5,6 +5,7 @@ import platform
 import subprocess
 import time
 
+import fleet
 import floor
 import instructions
 import prompt
@@ -228,6 +229,7 @@ def report(B):
     streams.report_write_drain(B, L, verdict)
     streams.report_streams(B, L, verdict)
     prompt.report(B, L, verdict)
+    fleet.report(B, L, verdict)
     verdict.extend(scancost.report_rows(B))
     verdict.extend(instructions.report_rows(B))
     L.extend(instructions.report_lines(B))

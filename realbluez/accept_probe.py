@@ -88,3 +88,21 @@ def test_back_to_back():
             eq(connected_now(), True, "the link right after the first get-battery exited (result before the link went down)")
     note(f"back to back: {found_up} of {BACK_TO_BACK_RUNS} get-battery found the link up; sources {sources}")
     assert_idle("back-to-back get-battery")
+
+
+def test_sweep_two_devices():
+    """get-battery of two devices in one command, one of them absent: one JSON line each (73
+    for the peripheral, device_not_found for the other), the present one not held behind the
+    absent one's --timeout, exit 2 (the status every failed device shares); nothing left."""
+    r = blectl("get-battery", PERIPHERAL, MISSING, "--timeout", "10")
+    expect_rc(r, 2)
+    lines = r.json_lines()
+    eq(len(lines), 2, f"one line per device ({r})")
+    by_address = {line["address"]: line for line in lines}
+    eq(sorted(by_address), sorted([PERIPHERAL, MISSING]), "addresses")
+    eq(by_address[PERIPHERAL].get("percentage"), 73, f"the present device's percentage ({r})")
+    eq(by_address[MISSING].get("error", {}).get("code"), "device_not_found", f"the absent device's error ({r})")
+    eq(by_address[MISSING]["error"].get("retryable"), True, "device_not_found is retryable")
+    check(r.elapsed <= 16.0, f"the run ends about the absent device's 10 s --timeout (took {r.elapsed:.2f} s)")
+    note(f"get-battery {PERIPHERAL} {MISSING}: exit {r.rc} after {r.elapsed:.2f} s")
+    assert_idle("a sweep of two devices, one absent")

@@ -14,15 +14,16 @@ from rig_notify import *  # noqa: F401,F403
 def test_read_battery():
     r = blectl("read", PERIPHERAL, "2a19", "--timeout", "30")
     expect_ok(r)
-    eq(r.json(), read_record("2a19", "180f", "49", "I"), "read 2a19")
-    eq(list(r.json()), ["address", "service", "characteristic", "descriptor", "value", "text"], "read keys in order")
+    eq(r.json(), read_record("2a19", "180f", "49", "I", decoded=decoded_one("Battery Level", "Battery Level", 73, "percentage")), "read 2a19")
+    eq(list(r.json()), ["address", "service", "characteristic", "descriptor", "value", "text", "decoded"], "read keys in order")
     assert_idle("read 2a19")
 
 
 def test_read_device_information():
     r = blectl("read", PERIPHERAL, "2a26", "--timeout", "30")
     expect_ok(r)
-    eq(r.json(), read_record("2a26", "180a", "332e312e34", "3.1.4"), "read 2a26")
+    eq(r.json(), read_record("2a26", "180a", "332e312e34", "3.1.4",
+                               decoded=decoded_one("Firmware Revision String", "Firmware Revision", "3.1.4")), "read 2a26")
     assert_idle("read 2a26")
     t = blectl("read", PERIPHERAL, "2a29", "--format", "text", "--timeout", "30")
     expect_ok(t)
@@ -30,6 +31,7 @@ def test_read_device_information():
         f"address: {PERIPHERAL}", "service: 180a (Device Information)",
         "characteristic: 2a29 (Manufacturer Name String)", "descriptor: -",
         "value: " + b"Bumble Labs".hex(), 'text: "Bumble Labs"',
+        'decoded: Manufacturer Name String: Manufacturer Name "Bumble Labs"',
     ], "read 2a29 --format text")
     assert_idle("read 2a29 --format text")
 
@@ -77,15 +79,23 @@ def test_read_descriptor():
     assert_idle("read --descriptor with a link held")
 
 
-def test_read_refused():
-    """Refused before anything is read (exit 3): the Device Name 0x2A00 (the device has it,
-    but bluetoothd's gap plugin claims the GAP service and exports no GattService1 for it),
-    a descriptor the characteristic lacks, a characteristic without the read flag (the
-    flags in bluetoothd's order)."""
+def test_read_gap():
+    """The Device Name 0x2A00 in GAP 0x1800, which the device has and bluetoothd's gap
+    plugin claims: 5.66 exports no GattService1 for it (exit 3 not_supported, nothing
+    read); 5.80 and later export it read-only and the read answers the device's name."""
     gap = blectl("read", PERIPHERAL, "2a00", "--timeout", "30")
-    expect_error(gap, 3, "not_supported", f"not supported by the device: no characteristic 2a00 (Device Name) on {PERIPHERAL}",
-                 operation="service_lookup", characteristic="2a00")
+    if claimed_read_only():
+        expect_ok(gap)
+        eq(gap.json(), read_record("2a00", "1800", b"blesim Real".hex(), "blesim Real"), "read 2a00 (GAP exported)")
+    else:
+        expect_error(gap, 3, "not_supported", f"not supported by the device: no characteristic 2a00 (Device Name) on {PERIPHERAL}",
+                     operation="service_lookup", characteristic="2a00")
     assert_idle("read 2a00")
+
+
+def test_read_refused():
+    """Refused before anything is read (exit 3): a descriptor the characteristic lacks, a
+    characteristic without the read flag (the flags in bluetoothd's order)."""
     desc = blectl("read", PERIPHERAL, "2a26", "--descriptor", "2902", "--timeout", "30")
     expect_error(desc, 3, "not_supported",
                  "not supported by the device: no descriptor 2902 (Client Characteristic Configuration) on characteristic "

@@ -29,6 +29,38 @@ def test_write_vendor():
         assert_idle(f"write {' '.join(argv)}")
 
 
+def test_write_claimed():
+    """A writable characteristic inside 0x180A, a service bluetoothd's deviceinfo plugin
+    claims. 5.66 exports the service as it is: the write succeeds and reaches the device
+    exactly once. 5.80 and later export claimed services read-only: WriteValue fails
+    org.bluez.Error.NotAuthorized and nothing reaches the device; blectl says so with its
+    own code, service_read_only (exit 77), and how to change it (main.conf's
+    ExportClaimedServices), not the pairing hint of not_permitted."""
+    before = claimed_writes()
+    r = blectl("write", PERIPHERAL, CLAIMED_WRITE, "c1", "--timeout", "30")
+    if claimed_read_only():
+        expect_rc(r, 77)
+        eq(r.out, "", f"stdout of a failed write")
+        e = error_of(r)
+        eq({k: e[k] for k in ("code", "exit_status", "retryable", "operation", "address", "service", "characteristic", "dbus_error")},
+           {"code": "service_read_only", "exit_status": 77, "retryable": False, "operation": "write", "address": PERIPHERAL,
+            "service": "180a", "characteristic": CLAIMED_WRITE, "dbus_error": "org.bluez.Error.NotAuthorized"},
+           f"error object ({r})")
+        check("ExportClaimedServices" in e["message"] and "pair" not in e["message"],
+              f"the message names main.conf's ExportClaimedServices, no pairing hint: {e['message']!r}")
+        time.sleep(0.5)
+        eq(claimed_writes(), before, "nothing reached the device")
+    else:
+        expect_ok(r)
+        eq(r.json(), {**write_record(1, "request"), "service": "180a", "characteristic": CLAIMED_WRITE},
+           "write to the claimed service's characteristic")
+        wait_until(lambda: claimed_writes() == before + ["c1"], 3.0, "the device received c1")
+        time.sleep(0.5)
+        eq(claimed_writes(), before + ["c1"], "the device received the write exactly once")
+    note(f"write to {CLAIMED_WRITE} in 0x180A: exit {r.rc}")
+    assert_idle("write to a claimed service")
+
+
 def test_write_refused():
     """Flags that do not allow the write: exit 3 before anything is sent (bluetoothd would
     pass a write to 2a19 on); the Battery Level reads 73 afterwards."""
@@ -48,7 +80,7 @@ def test_write_refused():
     assert_idle("write to the notify characteristic")
     back = blectl("read", PERIPHERAL, "2a19", "--timeout", "30")
     expect_ok(back)
-    eq(back.json(), read_record("2a19", "180f", "49", "I"), "2a19 read back unchanged")
+    eq(back.json(), read_record("2a19", "180f", "49", "I", decoded=decoded_one("Battery Level", "Battery Level", 73, "percentage")), "2a19 read back unchanged")
     assert_idle("read after the refused writes")
 
 

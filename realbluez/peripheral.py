@@ -52,7 +52,7 @@ from bumble.device import AdvertisingType
 from bumble.transport import open_transport
 
 from peripheral_control import Control
-from peripheral_devices import build_filler, build_peripheral
+from peripheral_devices import build_filler, build_peripheral, build_quiet
 from peripheral_fixes import HostController, RoutedLink, clear_unsupported_features
 
 CONTROL_PORT = 7778
@@ -79,9 +79,11 @@ async def main():
         )
         clear_unsupported_features(host_controller)
 
+        # blesim Real first (the control port's peripheral), blesim Quiet last.
         devices = [build_peripheral(link)]
         if not args.no_fillers:
             devices += [build_filler(link, 1, "blesim Filler"), build_filler(link, 2, None)]
+        devices.append(build_quiet(link))
         advertisers = []
         for index, (device, data) in enumerate(devices):
             await device.power_on()
@@ -90,7 +92,8 @@ async def main():
                 # types are not put on the link), so the fillers are connectable too.
                 advertising_type=AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE,
                 advertising_data=data,
-                auto_restart=(index == 0),  # advertise again after a disconnection
+                # blesim Real and blesim Quiet advertise again after a disconnection.
+                auto_restart=(index in (0, len(devices) - 1)),
                 advertising_interval_min=100 + 37 * index,
                 advertising_interval_max=100 + 37 * index,
             )

@@ -66,6 +66,8 @@ class Control:
             if received is not None:
                 out.append(f"{device.name} received: commands {len(received['commands'])} "
                            f"{' '.join(received['commands'])}".rstrip() + f"; pairings {received['pairings']}")
+                out.append(f"{device.name} claimed-service writes: {len(received['claimed'])} "
+                           f"{' '.join(received['claimed'])}".rstrip())
         return out
 
     @property
@@ -111,9 +113,12 @@ class Control:
 
     @staticmethod
     async def run(*argv):
+        # stdin an empty pipe: btmgmt 5.7x and later (bt_shell) attaches its stdin even
+        # with a command given, and never exits on a /dev/null it cannot poll (bluez#700).
         p = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        out, _ = await asyncio.wait_for(p.communicate(), 15)
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT)
+        out, _ = await asyncio.wait_for(p.communicate(b""), 15)
         return p.returncode, out.decode(errors="replace")
 
     async def host_view(self):

@@ -30,6 +30,12 @@ FIRMWARE = (3, 1, 4)
 VENDOR_SERVICE = "5a1e0001-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 VENDOR_WRITE = "5a1e0002-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
 VENDOR_NOTIFY = "5a1e0003-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+# A writable characteristic inside Device Information 0x180A, a service bluetoothd's
+# deviceinfo plugin claims: 5.80 and later export it read-only (ExportClaimedServices).
+CLAIMED_WRITE = "5a1e0004-6c2d-4b8e-9f3a-0c1d2e3f4a5b"
+QUIET_NAME = "blesim Quiet"
+QUIET_ADDRESS = "F0:5E:A1:00:00:02"
+QUIET_BATTERY = 42
 COMPANY_ID = 0x05F1
 
 log = logging.getLogger("peripheral")
@@ -61,7 +67,7 @@ def build_peripheral(link):
     # What the acceptance tests check arrived (or did not): the control port's `state`.
     # "stream": every value written to 5a1e0002-... since the last `reset-stream`, as one
     # byte stream (bytes, packets, sha256) with the ATT MTU of the link each came over.
-    received = {"commands": [], "pairings": 0, "stream": StreamRecord()}
+    received = {"commands": [], "pairings": 0, "stream": StreamRecord(), "claimed": []}
     vendor_notify = Characteristic(
         VENDOR_NOTIFY, Characteristic.Properties.NOTIFY, Characteristic.READABLE, b""
     )
@@ -92,9 +98,17 @@ def build_peripheral(link):
         Characteristic.WRITEABLE,
         CharacteristicValue(write=on_command),
     )
+    def on_claimed_write(connection, value):
+        log.info("claimed-service write %s from %s", bytes(value).hex(), connection.peer_address)
+        received["claimed"].append(bytes(value).hex())
+
+    claimed_write = Characteristic(
+        CLAIMED_WRITE, Characteristic.Properties.WRITE, Characteristic.WRITEABLE,
+        CharacteristicValue(write=on_claimed_write),
+    )
     device.add_services([
         Service(GATT_BATTERY_SERVICE, [battery_level]),
-        Service(GATT_DEVICE_INFORMATION_SERVICE, device_information),
+        Service(GATT_DEVICE_INFORMATION_SERVICE, [*device_information, claimed_write]),
         Service(VENDOR_SERVICE, [vendor_write, vendor_notify]),
     ])
     def on_connection(c):
@@ -145,6 +159,27 @@ class StreamRecord:
     def line(self):
         return (f"bytes {self.bytes}; packets {self.packets}; largest {self.largest}; "
                 f"sha256 {self.hash.hexdigest()}; mtu {' '.join(map(str, sorted(self.mtus))) or 'none'}")
+
+
+def build_quiet(link):
+    """"blesim Quiet": connectable, with Battery 0x180F (0x2A19 = 42), advertising its name
+    and manufacturer data but no Flags AD at all, so neither LE General nor Limited
+    Discoverable: bluetoothd 5.83 and later (FilterDiscoverable, on by default) drop it
+    from a discovery they count as unfiltered."""
+    controller = Controller("quiet", link=link)
+    clear_unsupported_features(controller)
+    device = Device.with_hci(QUIET_NAME, hci.Address(QUIET_ADDRESS), controller, controller)
+    device.add_services([Service(GATT_BATTERY_SERVICE, [Characteristic(
+        GATT_BATTERY_LEVEL_CHARACTERISTIC,
+        Characteristic.Properties.READ | Characteristic.Properties.NOTIFY,
+        Characteristic.READABLE,
+        bytes([QUIET_BATTERY]),
+    )])])
+    device.on("connection", lambda c: log.info("quiet: connection from %s", c.peer_address))
+    return device, adv_data(
+        (AdvertisingData.COMPLETE_LOCAL_NAME, QUIET_NAME.encode()),
+        (AdvertisingData.MANUFACTURER_SPECIFIC_DATA, COMPANY_ID.to_bytes(2, "little") + b"\x02"),
+    )
 
 
 def build_filler(link, index, name):

@@ -27,6 +27,10 @@ PERIPHERAL = "F0:5E:A1:00:00:01"
 
 FILLER = "F0:5E:A1:00:00:11"
 
+QUIET = "F0:5E:A1:00:00:02"  # "blesim Quiet": no Flags AD (not discoverable), Battery 42
+
+CLAIMED_WRITE = "5a1e0004-6c2d-4b8e-9f3a-0c1d2e3f4a5b"  # write, inside 0x180A (claimed)
+
 MISSING = "C0:FF:EE:DE:AD:00"
 
 
@@ -38,7 +42,8 @@ VENDOR = [
 
 
 SCAN_FIELDS = ["address", "address_type", "name", "rssi", "tx_power", "appearance", "uuids",
-               "manufacturer_data", "company", "service_data", "service_names", "connected", "adapter", "time"]
+               "manufacturer_data", "company", "service_data", "service_names", "decoded", "connected", "adapter", "time",
+               "first_seen", "last_seen"]
 
 
 # The Bluetooth SIG's names (Sources/BlueZKit/AssignedNumbers+Tables.swift).
@@ -46,6 +51,19 @@ SIG_NAMES = {"1800": "GAP", "1801": "GATT", "180a": "Device Information", "180f"
 
 
 args = None
+
+bluez = (5, 66)  # the running bluetoothd's (major, minor), from Adapter1.Modalias (acceptance.py)
+
+
+def bluez_at_least(major, minor):
+    return bluez >= (major, minor)
+
+
+def claimed_read_only():
+    """5.80 and later export the services their plugins claim (0x1800 gap, 0x180A
+    deviceinfo, 0x180F battery), read-only (main.conf ExportClaimedServices=read-only);
+    5.66 exports no GAP service and 0x180A/0x180F writable."""
+    return bluez_at_least(5, 80)
 
 results = []   # (test, ok, detail)
 
@@ -332,11 +350,16 @@ def check_scan_entry(d, after_connect=False):
     eq(d["company"], {"05f1": "The Linux Foundation"}, "company")
     eq(d["service_data"], {}, "service_data")
     eq(d["service_names"], {u: SIG_NAMES[u] for u in d["uuids"] if u in SIG_NAMES}, "service_names")
+    # Manufacturer data 0x05F1 is no beacon format: nothing decoded.
+    eq(d["decoded"], {}, "decoded")
     eq(d["appearance"], None, "appearance (the peripheral advertises none)")
     check(isinstance(d["time"], str) and len(d["time"]) == 24 and d["time"].endswith("Z"),
           f"time is RFC 3339 UTC with milliseconds: {d['time']!r}")
     eq(d["connected"], False, "connected")
     eq(d["adapter"], "hci0", "adapter")
+    # A scan's line is a sighting: last_seen is its time; first_seen no later.
+    eq(d["last_seen"], d["time"], "last_seen is the line's time")
+    check(isinstance(d["first_seen"], str) and d["first_seen"] <= d["time"], f"first_seen no later than time: {d['first_seen']!r}")
 
 
 def flags_by_uuid(services):

@@ -10,12 +10,12 @@ import rig
 from rig import *  # noqa: F401,F403
 
 
-ERROR_KEYS = ["code", "exit_status", "message", "operation", "address", "service", "characteristic", "dbus_error"]
+ERROR_KEYS = ["code", "exit_status", "retryable", "message", "operation", "address", "service", "characteristic", "dbus_error"]
 
 
 INFO_KEYS = ["address", "address_type", "name", "alias", "paired", "bonded", "trusted", "blocked", "connected",
              "services_resolved", "rssi", "tx_power", "appearance", "icon", "class", "modalias", "uuids",
-             "manufacturer_data", "service_data", "battery_percentage", "adapter"]
+             "manufacturer_data", "service_data", "decoded", "battery_percentage", "adapter"]
 
 
 # Device1.UUIDs once bluetoothd has resolved the services (1800 is there although the gap
@@ -23,20 +23,35 @@ INFO_KEYS = ["address", "address_type", "name", "alias", "paired", "bonded", "tr
 RESOLVED_UUIDS = ["1800", "1801", "180a", "180f", VENDOR_SERVICE]
 
 
-def error_of(r):
-    """The one JSON error object blectl wrote on stderr, with its keys in order checked."""
+# After dbus_error, in a `disconnected` error where bluetoothd sent Device1.Disconnected
+# (5.83 and later): its reason and message.
+DISCONNECT_KEYS = ["disconnect_reason", "disconnect_message"]
+
+
+def error_of(r, disconnect_reason=False):
+    """The one JSON error object blectl wrote on stderr, with its keys in order checked
+    (`disconnect_reason`: the error carries bluetoothd's Disconnected reason and message)."""
     lines = [line for line in r.err.splitlines() if line.strip()]
     eq(len(lines), 1, f"stderr lines of {r}")
     err = json.loads(lines[0])["error"]
-    eq(list(err), ERROR_KEYS, f"error keys ({r})")
+    eq(list(err), ERROR_KEYS + (DISCONNECT_KEYS if disconnect_reason else []), f"error keys ({r})")
     return err
+
+
+# The codes whose failures are retryable (man page, NOTES, Retries), except during a write or
+# the wait for its response.
+RETRYABLE_CODES = {"busy", "disconnected", "device_not_found", "connection_aborted"}
+
+
+def retryable(code, operation):
+    return code in RETRYABLE_CODES and operation not in ("write", "response")
 
 
 def expect_error(r, rc, code, message, operation=None, service=None, characteristic=None, dbus_error=None,
                  address=PERIPHERAL):
     expect_rc(r, rc)
     eq(r.out, "", f"stdout of a failed {r.argv[0]}")
-    eq(error_of(r), {"code": code, "exit_status": rc, "message": message, "operation": operation, "address": address,
+    eq(error_of(r), {"code": code, "exit_status": rc, "retryable": retryable(code, operation), "message": message, "operation": operation, "address": address,
                      "service": service, "characteristic": characteristic, "dbus_error": dbus_error},
        f"error object ({r})")
 
@@ -46,9 +61,14 @@ def expect_ok(r):
     eq(r.err, "", f"stderr of {' '.join(r.argv)}")
 
 
-def read_record(characteristic, service, value, text, descriptor=None):
+def read_record(characteristic, service, value, text, descriptor=None, decoded=None):
     return {"address": PERIPHERAL, "service": service, "characteristic": characteristic, "descriptor": descriptor,
-            "value": value, "text": text}
+            "value": value, "text": text, "decoded": decoded}
+
+
+def decoded_one(name, field, value, unit=None):
+    """`decoded` of a characteristic of one field (man page OUTPUT, read)."""
+    return {"name": name, "fields": [{"name": field, "value": value, "unit": unit}]}
 
 
 def peripheral_counters():
@@ -63,6 +83,19 @@ def peripheral_counters():
     commands = fields["commands"].split()[1:]  # "N a b c"
     eq(len(commands), int(fields["commands"].split()[0]), f"command count in {line!r}")
     return commands, int(fields["pairings"])
+
+
+def claimed_writes():
+    """What reached blesim Real's writable characteristic in 0x180A (CLAIMED_WRITE), in
+    order, since the start (`state`): [hex, ...]."""
+    check(rig.args.ctl, "--ctl needed for the peripheral's counters")
+    status, out = ctl.command(rig.args.ctl, "bumble-state", timeout=30)
+    eq(status, 0, f"bumble-state: {out}")
+    line = next((l for l in out.splitlines() if l.startswith("blesim Real claimed-service writes:")), None)
+    check(line is not None, f"claimed-service writes in bumble-state: {out}")
+    fields = line.split(":", 1)[1].split()
+    eq(len(fields) - 1, int(fields[0]), f"count in {line!r}")
+    return fields[1:]
 
 
 def known(address=PERIPHERAL):
@@ -135,7 +168,7 @@ def info_record(**changes):
               "paired": False, "bonded": False, "trusted": False, "blocked": False, "connected": False,
               "services_resolved": False, "rssi": None, "tx_power": None, "appearance": None, "icon": None,
               "class": None, "modalias": None, "uuids": ["180f", "180a"], "manufacturer_data": {"05f1": "0102"},
-              "service_data": {}, "battery_percentage": None, "adapter": "hci0"}
+              "service_data": {}, "decoded": {}, "battery_percentage": None, "adapter": "hci0"}
     record.update(changes)
     return record
 

@@ -11,7 +11,7 @@ from rig import *  # noqa: F401,F403
 from rig_gatt import *  # noqa: F401,F403
 
 
-NOTIFY_KEYS = ["address", "service", "characteristic", "value", "text", "seq", "time", "connection"]
+NOTIFY_KEYS = ["address", "service", "characteristic", "value", "text", "decoded", "seq", "time", "connection"]
 
 
 def bumble(command, timeout=60):
@@ -65,6 +65,21 @@ class Background:
         wait_until(lambda: text in "".join(self.err) or self.p.poll() is not None, timeout, f"{text!r} on stderr")
         check(text in "".join(self.err), f"blectl {self.argv[0]} ended without {text!r}: {''.join(self.err)[-800:]}")
 
+    def wait_event(self, event, connection, timeout=30.0):
+        """Waits for the JSON event line `event` with `connection` on stderr (it also carries
+        the address and the time)."""
+        def seen():
+            for line in "".join(self.err).splitlines():
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(e, dict) and e.get("event") == event and e.get("connection") == connection:
+                    return True
+            return False
+        wait_until(lambda: seen() or self.p.poll() is not None, timeout, f"{event} {connection} on stderr")
+        check(seen(), f"blectl {self.argv[0]} ended without {event} {connection}: {''.join(self.err)[-800:]}")
+
     def finish(self, timeout=60.0):
         try:
             self.p.wait(timeout=timeout)
@@ -90,6 +105,7 @@ def expect_notify_records(r, values, connections):
     eq([x["seq"] for x in records], list(range(1, len(values) + 1)), "seq")
     eq([x["value"] for x in records], [f"{v:08x}" for v in values], "values, in order")
     eq([x["connection"] for x in records], connections, "connection of each value")
+    eq([x["decoded"] for x in records], [None] * len(records), "decoded: null for the vendor characteristic")
     eq({(x["address"], x["service"], x["characteristic"], x["text"]) for x in records},
        {(PERIPHERAL, VENDOR_SERVICE, VENDOR_NOTIFY, None)} if records else set(), "address, service, characteristic, text")
     for x in records:
@@ -111,9 +127,10 @@ def notify_argv(*rest):
 
 
 def fail_then(what):
-    """A command that fails after connecting (read of 2a00, exit 3), then at once what():
+    """A command that fails after connecting (read of a descriptor 2a26 lacks, exit 3, on
+    every version: 2a00 is readable from 5.80), then at once what():
     -> (whether the link was still up when what() started, what() returns)."""
-    first = blectl("read", PERIPHERAL, "2a00", "--timeout", "30")
+    first = blectl("read", PERIPHERAL, "2a26", "--descriptor", "2902", "--timeout", "30")
     expect_rc(first, 3)
     linked = connected_now()
     return linked, what()

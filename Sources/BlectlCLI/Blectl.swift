@@ -192,7 +192,7 @@ public struct Blectl: ParsableCommand {
             return
         }
         let context = try await CommandContext.open(global, deadline: deadline, requirement: type(of: command).adapterRequirement,
-                                                    observer: observer, opening: opening)
+                                                    retryPolicy: RetryPolicy(retries: command.retries), observer: observer, opening: opening)
         var failure: (any Error)?
         do {
             try await CommandDeadline.$instant.withValue(deadline) {

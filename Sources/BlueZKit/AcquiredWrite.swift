@@ -124,7 +124,7 @@ public final class AcquiredWrite: Sendable {
         do {
             return try await session.wait(for: operation, timeout: Self.hangUpCauseWait) { cache, _ -> WaitStep<BLEError> in
                 if cache.property("Connected", of: devicePath, on: BlueZ.deviceInterface)?.bool != true {
-                    return .done(.disconnected(operation))
+                    return .done(.disconnected(operation, reason: cache.disconnectReason(of: devicePath)))
                 }
                 if cache[path, BlueZ.gattCharacteristicInterface] == nil {
                     return .done(.outcomeUnknown(operation, "\(what) left with the link up while its acquired socket was "

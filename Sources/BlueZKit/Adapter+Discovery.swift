@@ -14,27 +14,41 @@ extension Adapter {
 
     /// Runs `body` while this adapter discovers LE devices, then stops discovery.
     ///
-    /// Sets the discovery filter (Transport "le", DuplicateData explicit, an RSSI floor: see
-    /// ``DiscoveryFilter``), then StartDiscovery (an `org.bluez.Error.InProgress` answer is retried once after
-    /// 200 ms; a StartDiscovery still unanswered ``CleanupPolicy/unansweredStartGrace`` after
-    /// the adapter started discovering is taken as started, see there). `body` gets a stream
-    /// of batches of devices *seen during this scan* (added, or a change of RSSI, ManufacturerData, ServiceData or TxPower; then also a change of UUIDs or
-    /// Name, as a scan response completes the advertisement) that pass `filter`, checked
-    /// again here because BlueZ merges the filters of all clients. Devices only cached from
-    /// earlier are never reported.
+    /// The discovery is shared by every user of this session on this adapter (concurrent
+    /// calls, ``Device/find(_:on:timeout:)``, a connect that scans): bluetoothd allows one
+    /// discovery per client (bluez/doc/org.bluez.Adapter.rst StartDiscovery), so the first
+    /// user starts it, later users join it, and the last to leave stops it; concurrent users
+    /// never fail busy. The first user sets the discovery filter (Transport "le", DuplicateData
+    /// explicit, an RSSI floor: see ``DiscoveryFilter``), then StartDiscovery (an
+    /// `org.bluez.Error.InProgress` answer is retried once after 200 ms; a StartDiscovery still
+    /// unanswered ``CleanupPolicy/unansweredStartGrace`` after the adapter started discovering
+    /// is taken as started, see there). A user joining with a filter that asks for more (a
+    /// lower RSSI floor, DuplicateData) widens the discovery's filter to the merge of both, as
+    /// bluetoothd merges its clients' filters (SetDiscoveryFilter again); the filter is not
+    /// narrowed again until the discovery stops. A failed start fails every user waiting for it.
+    ///
+    /// `body` gets a stream of batches of devices *seen during this scan* (added, or a change
+    /// of RSSI, ManufacturerData, ServiceData or TxPower; then also a change of UUIDs or Name,
+    /// as a scan response completes the advertisement) that pass `filter`, checked here
+    /// because the discovery's filter is the merge of all its users' (and bluetoothd merges
+    /// those of all clients). Devices only cached from earlier are never reported.
     ///
     /// The stream ends with an error when the adapter powers off or goes away
     /// (``BLEError/unavailable(_:)``) or bluetoothd leaves the bus. When `body` returns or
-    /// throws, or the task is cancelled, StopDiscovery is sent, after the StartDiscovery reply if
+    /// throws, or the task is cancelled, this user leaves the discovery; the other users' scan
+    /// goes on. The last user to leave sends StopDiscovery, after the StartDiscovery reply if
     /// that was still pending (waited for up to ``CleanupPolicy/pendingStartTimeout``), under
-    /// ``CleanupPolicy/interruptedTimeout``; its errors (NotReady,
-    /// "No discovery started", InProgress) are dropped and never replace the result.
+    /// ``CleanupPolicy/interruptedTimeout``; its errors (NotReady, "No discovery started",
+    /// InProgress) are dropped and never replace the result. A StartDiscovery answered only
+    /// after that wait still gets its StopDiscovery, in the background, when the reply comes.
     /// - Parameters:
     ///   - filter: what to report.
-    ///   - setupTimeout: the limit for SetDiscoveryFilter and StartDiscovery.
-    /// - Throws: ``BLEError/busy(_:dbusError:message:)`` when discovery stays InProgress,
-    ///   ``BLEError/unavailable(_:)``, ``BLEError/failed(_:dbusError:message:)``,
-    ///   ``BLEError/timedOut(_:)``, what `body` throws, `CancellationError`.
+    ///   - setupTimeout: the limit for SetDiscoveryFilter and StartDiscovery (or for the
+    ///     discovery this user joins to be started).
+    /// - Throws: ``BLEError/busy(_:dbusError:message:)`` when discovery stays InProgress
+    ///   (another process's use of this bus connection), ``BLEError/unavailable(_:)``,
+    ///   ``BLEError/failed(_:dbusError:message:)``, ``BLEError/timedOut(_:)``, what `body`
+    ///   throws, `CancellationError`.
     public func withDiscovery<T: Sendable>(
         filter: DiscoveryFilter, setupTimeout: Duration,
         isolation: isolated (any Actor)? = #isolation,
@@ -42,25 +56,8 @@ extension Adapter {
     ) async throws -> T {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Advertisement].self)
         let watcher = session.addWatcher(discoveryWatcher(filter: filter, continuation: continuation))
-        let operation = BLEOperation(.discovery)
-        let session = self.session
-        let path = self.path
-        // Not a child of this task: its reply must be seen even when we are cancelled, so that
-        // StopDiscovery follows a StartDiscovery that succeeded.
-        let start = Task<Void, any Error> {
-            _ = try await session.call(BlueZ.call(path, BlueZ.adapterInterface, "SetDiscoveryFilter", [filter.dbusValue]),
-                                       operation: operation, timeout: setupTimeout)
-            do {
-                _ = try await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StartDiscovery"), operation: operation, timeout: setupTimeout)
-            } catch BLEError.busy {
-                try await Task.sleep(for: .milliseconds(200))
-                do {
-                    _ = try await session.call(BlueZ.call(path, BlueZ.adapterInterface, "StartDiscovery"), operation: operation, timeout: setupTimeout)
-                } catch BLEError.busy(let op, let name, let message) {
-                    throw BLEError.busy(op, dbusError: name, message: "adapter busy: discovery could not start (\(message))")
-                }
-            }
-        }
+        let membership = session.discoveries.join(path, on: session, filter: filter, setupTimeout: setupTimeout)
+        let start = membership.start
         var result: Result<T, any Error>
         var answered = true
         var lateStart: Task<Void, Never>?
@@ -75,6 +72,7 @@ extension Adapter {
                     }
                 }
             }
+            if let update = membership.filterUpdate { try await awaitCancellable(update) }
             result = .success(try await body(stream))
         } catch {
             result = .failure(error)
@@ -87,21 +85,25 @@ extension Adapter {
         // At least ``CleanupPolicy/wireTime``, so that a start already answered is seen as such.
         let startWait = max(CleanupPolicy.budget(answered ? CleanupPolicy.pendingStartTimeout : CleanupPolicy.interruptedTimeout),
                             CleanupPolicy.wireTime)
-        let startOutcome = Lock<Result<Void, any Error>?>(nil)
-        await runCleanup {
-            do {
-                try await awaitCancellable(start, timeout: startWait)
-            } catch {
-                startOutcome.withLock { $0 = .failure(error) }
-                return
-            }
-            await session.sendAsCleanup(BlueZ.call(path, BlueZ.adapterInterface, "StopDiscovery"), waitingUpTo: CleanupPolicy.interruptedTimeout)
-        }
+        var startFailure = await session.discoveries.leave(membership, on: session, waitingForStartUpTo: startWait)
         // A start taken as begun that then failed: the scan reports that failure, not success.
-        if !answered, case .success = result, case .failure(let error)? = startOutcome.withLock({ $0 }), Self.isLateStartFailure(error) {
-            result = .failure(error)
+        if !answered, case .success = result {
+            if startFailure == nil, case .failure(let error) = await runCleanup({ await Self.outcome(of: start, within: startWait) }) {
+                startFailure = error
+            }
+            if let startFailure, Self.isLateStartFailure(startFailure) { result = .failure(startFailure) }
         }
         return try result.get()
+    }
+
+    /// How `start` ended, or the failure to see it end within `limit`.
+    private static func outcome(of start: Task<Void, any Error>, within limit: Duration) async -> Result<Void, any Error> {
+        do {
+            try await awaitCancellable(start, timeout: limit)
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Whether `error`, from a StartDiscovery taken as begun without its reply, is BlueZ
@@ -193,10 +195,12 @@ extension Adapter {
                 if keepsRecords, !state.records.isEmpty {
                     advertisement = Self.updateRecords(after: event, in: &state.records, reading: sighted)
                 }
-                if let sighted {
+                // A sighting folded into its record above was heard before; any other is read
+                // from the cache.
+                if let sighted, advertisement == nil {
                     state.heard.insert(sighted)
                     if keepsRecords {
-                        if advertisement == nil, let device = cache[sighted, BlueZ.deviceInterface] {
+                        if let device = cache[sighted, BlueZ.deviceInterface] {
                             let record = DeviceProperties(advertisementIn: device.packed)
                             state.records[sighted] = record
                             advertisement = Advertisement(path: sighted, advertised: record)

@@ -1,10 +1,10 @@
 import DBusKit
 
 /// The org.bluez.Adapter1 properties BlueZKit reads (bluez/doc/org.bluez.Adapter.rst, as of
-/// BlueZ 5.66), typed: each field is its property's value, nil when BlueZ does not have it
+/// BlueZ 5.82), typed: each field is its property's value, nil when BlueZ does not have it
 /// (absent, invalidated, or of an unexpected D-Bus type). PowerState is experimental in 5.66
-/// and only there when bluetoothd runs with `--experimental`; older versions lack it, Roles
-/// and others. Declared once, in ``table``: ``AdapterInfo`` is read from this record.
+/// to 5.72 and only there when bluetoothd runs with `--experimental`; Manufacturer and
+/// Version are there from 5.71, Connectable from 5.79; older versions lack Roles and others. Declared once, in ``table``: ``AdapterInfo`` is read from this record.
 ///
 /// Adding a property: its field here and its line in ``table`` (the D-Bus name and the
 /// field). blectl's `adapters` shows it, in the table's order.
@@ -38,8 +38,19 @@ public struct AdapterProperties: Sendable, Equatable {
     public var roles: [String]?
     /// UUIDs: the local services (malformed entries skipped).
     public var uuids: [BluetoothUUID]?
-    /// Modalias: Device ID in modalias form.
+    /// Modalias: Device ID in modalias form; bluetoothd's own (`usb:v1D6Bp0246d0542`) carries
+    /// its version (0x0542: 5.66).
     public var modalias: String?
+    /// Connectable: the adapter accepts connections (BlueZ 5.79 and later).
+    public var connectable: Bool?
+    /// Manufacturer: the controller's manufacturer, a company identifier
+    /// (``AssignedNumbers/companyName(for:)``; BlueZ 5.71 and later).
+    public var manufacturer: UInt16?
+    /// Version: the controller's HCI version number (0x0B: Core 5.2,
+    /// ``AssignedNumbers/coreVersionName(for:)``; BlueZ 5.71 and later).
+    public var version: Int?
+    /// ExperimentalFeatures: UUIDs of the experimental features enabled (absent when none).
+    public var experimentalFeatures: [String]?
 
     public init() {}
 
@@ -61,6 +72,10 @@ public struct AdapterProperties: Sendable, Equatable {
         .init("Roles", \.roles),
         .init("UUIDs", \.uuids),
         .init("Modalias", \.modalias),
+        .init("Connectable", \.connectable),
+        .init("Manufacturer", \.manufacturer),
+        .init("Version", \.version),
+        .init("ExperimentalFeatures", \.experimentalFeatures),
     ])
 }
 

@@ -19,6 +19,10 @@ public struct Advertisement: Sendable, Equatable {
 
     /// Device1.Name when it is a real name: nil when missing, empty, or only the address.
     public var name: String? { address.realName(properties.name) }
+    /// Device1.Alias when it is a real name: the name the user gave the device
+    /// (`bluetoothctl set-alias`, a desktop's rename), else Name (BlueZ's default); nil when
+    /// missing, empty, or only the address (BlueZ's alias of a device without a name).
+    public var alias: String? { address.realName(properties.alias) }
     /// Device1.UUIDs: the service UUIDs the device advertises, plus those BlueZ found on an
     /// earlier connection (it keeps them); malformed entries skipped.
     public var uuids: [BluetoothUUID] { properties.uuids ?? [] }

@@ -32,6 +32,17 @@ public enum AssignedNumbers {
         companyNames.name(for: identifier)
     }
 
+    /// The Bluetooth Core Specification version an HCI version number stands for
+    /// (Adapter1.Version; the SIG's assigned numbers, core/core_version.yaml), or `nil` for a
+    /// number it has not assigned.
+    /// - Parameter hciVersion: for example `0x0B`.
+    /// - Returns: for example `"5.2"`.
+    public static func coreVersionName(for hciVersion: Int) -> String? {
+        let names = ["1.0b", "1.1", "1.2", "2.0+EDR", "2.1+EDR", "3.0+HS", "4.0", "4.1", "4.2",
+                     "5.0", "5.1", "5.2", "5.3", "5.4", "6.0", "6.1"]
+        return names.indices.contains(hciVersion) ? names[hciVersion] : nil
+    }
+
     /// The names of an appearance value (Device1.Appearance, the GAP Appearance
     /// characteristic 0x2A01): its category (bits 15–6) and subcategory (bits 5–0).
     /// - Parameter value: for example `0x03C1` (category 0x00F, subcategory 0x01).

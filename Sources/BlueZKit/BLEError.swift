@@ -125,8 +125,10 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The device lacks what `operation` needs (a GATT service, a characteristic, a
     /// battery), or BlueZ answered `org.bluez.Error.NotSupported`: what is missing.
     case notSupported(BLEOperation, String)
-    /// The link dropped (Connected=false or the device object removed) during `operation`.
-    case disconnected(BLEOperation)
+    /// The link dropped (Connected=false or the device object removed) during `operation`;
+    /// `reason`: why, as bluetoothd said it (Device1.Disconnected, 5.83 and later), nil when
+    /// it did not.
+    case disconnected(BLEOperation, reason: DisconnectReason? = nil)
     /// Another operation or client holds what `operation` needs: BlueZ answered
     /// `org.bluez.Error.InProgress`, or `org.bluez.Error.Failed` with a kernel "busy" errno
     /// text (``busyErrnoMessages``). The D-Bus error name and message as sent.
@@ -142,6 +144,12 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (bluez/src/gatt-client.c maps ATT "insufficient authentication/encryption" to
     /// NotPermitted "Not paired"). The D-Bus error name and message as sent.
     case notPermitted(BLEOperation, dbusError: String, message: String)
+    /// bluetoothd refused a write into a GATT service one of its own plugins claims (the
+    /// battery, deviceinfo and gap plugins: 0x180F, 0x180A, 0x1800, ...), which it exports
+    /// read-only from 5.80 on (main.conf `[GATT] ExportClaimedServices`, default
+    /// `read-only`): `org.bluez.Error.NotAuthorized`, and nothing reached the device
+    /// (BLEError+ClaimedServices.swift). The D-Bus error name and message as sent.
+    case serviceReadOnly(BLEOperation, dbusError: String, message: String)
     /// Pairing failed: `org.bluez.Error.AuthenticationFailed`, `AuthenticationRejected`,
     /// `AuthenticationCanceled` or `AuthenticationTimeout` (bluez/doc/org.bluez.Device.rst
     /// Pair). The D-Bus error name and message as sent.
@@ -160,16 +168,23 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .permissionDenied(let message, _): "permission denied by the D-Bus policy: \(message) (is this user allowed to talk to org.bluez? see /etc/dbus-1/system.d/bluetooth.conf; try the 'bluetooth' group)"
         case .deviceNotFound(let address): "device \(address) not found"
         case .notSupported(_, let what): "not supported by the device: \(what)"
-        case .disconnected(let operation): "disconnected during \(operation)"
+        case .disconnected(let operation, nil): "disconnected during \(operation)"
+        case .disconnected(let operation, let reason?): "disconnected during \(operation) (bluetoothd: \(reason))"
         case .busy(let operation, _, let message): "busy: \(operation): \(message)"
         case .timedOut(let operation): operation.timedOutSentence
         case .failed(let operation, let name, let message) where operation.kind == .connect && Device.isBREDRFailure(self):
             "\(operation) failed: \(name): \(message) (BlueZ connected this dual-mode device over BR/EDR, not LE, even after "
-                + "an LE-only scan: its LE advertisements say it does BR/EDR too; BlueZ 5.80 and later let Device1.PreferredBearer be set to \"le\")"
+                + "an LE-only scan: its LE advertisements say it does BR/EDR too; where bluetoothd offers Device1.PreferredBearer "
+                + "(BlueZ 5.80 and later, only with --experimental), setting it to \"le\" makes BlueZ connect over LE, "
+                + "and also puts the device on bluetoothd's auto-connect list)"
         case .failed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .protocolError(let operation, let what): "unexpected answer from BlueZ during \(operation): \(what)"
         case .notPermitted(let operation, let name, let message):
             "\(operation) not permitted: \(name): \(message) (the device wants pairing or encryption: try 'blectl pair \(operation.address?.description ?? "ADDRESS")')"
+        case .serviceReadOnly(let operation, let name, let message):
+            "\(operation) refused by bluetoothd: it keeps service \(operation.service?.named ?? "?") read-only for its own plugin "
+                + "(\(name): \(message); nothing was sent to the device; '[GATT] ExportClaimedServices = read-write' in "
+                + "/etc/bluetooth/main.conf makes it writable, after a restart of bluetoothd)"
         case .authenticationFailed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .deviceProtocolError(let operation, let what): "the device broke its protocol during \(operation): \(what)"
         case .outcomeUnknown(let operation, let what): "outcome of the \(operation) unknown: \(what)"
@@ -222,8 +237,9 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     public var operation: BLEOperation? {
         switch self {
         case .unavailable(_, let op?, _), .permissionDenied(_, let op?): op
-        case .disconnected(let op), .busy(let op, _, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
-             .notSupported(let op, _), .notPermitted(let op, _, _), .authenticationFailed(let op, _, _), .deviceProtocolError(let op, _),
+        case .disconnected(let op, _), .busy(let op, _, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
+             .notSupported(let op, _), .notPermitted(let op, _, _), .serviceReadOnly(let op, _, _), .authenticationFailed(let op, _, _),
+             .deviceProtocolError(let op, _),
              .outcomeUnknown(let op, _): op
         default: nil
         }
@@ -234,7 +250,7 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .failed(_, let name, _): name
         case .busy(_, let name, _): name
-        case .notPermitted(_, let name, _), .authenticationFailed(_, let name, _): name
+        case .notPermitted(_, let name, _), .serviceReadOnly(_, let name, _), .authenticationFailed(_, let name, _): name
         case .unavailable(_, _, let name?): name
         case .unavailable(.notReady, _, nil): BlueZ.Error.notReady
         case .permissionDenied: DBusErrorName.accessDenied

@@ -24,6 +24,11 @@ package enum CleanupPolicy {
     /// How long past its end a clean-up step may still wait: at most the instant the
     /// command must have ended by (``CommandDeadline``), never past it.
     package static let wireTime: Duration = .milliseconds(50)
+    /// How long a start call (StartDiscovery) waits for its reply, whatever the limit of the
+    /// caller waiting for it: libdbus's default reply timeout. A reply that comes after the
+    /// caller gave up still counts, so that the stop follows a start that succeeded late
+    /// (a reply dropped at the caller's limit would leave bluetoothd discovering for us).
+    package static let startReplyTimeout: Duration = .seconds(25)
 
     /// `limit`, cut to what is left before ``CommandDeadline/instant`` when one is set (zero
     /// once it has passed: clean-up then only puts its calls on the wire).

@@ -53,8 +53,9 @@ extension ConnectedDevice {
     /// method), by WriteValue with type "command" (``WithoutResponseWriter``).
     /// - Parameter timeout: the limit for BlueZ's answer to AcquireWrite.
     /// - Throws: ``BLEError/disconnected(_:)``, ``BLEError/timedOut(_:)`` (write),
-    ///   ``BLEError/unavailable(_:)`` while acquiring (these are not refusals), what `body`
-    ///   throws, `CancellationError`.
+    ///   ``BLEError/unavailable(_:)`` while acquiring (these are not refusals),
+    ///   ``BLEError/serviceReadOnly(_:dbusError:message:)`` (bluetoothd would refuse WriteValue
+    ///   as well), what `body` throws, `CancellationError`.
     public func withWritesWithoutResponse<T: Sendable>(
         _ characteristic: GATTCharacteristic, timeout: Duration,
         isolation: isolated (any Actor)? = #isolation,

@@ -98,7 +98,7 @@ extension ConnectedDevice {
                 onMove(current)
             } catch let error as BLEError {
                 guard case .failed = error else { throw error }
-                throw await linkDropped(during: operation) ? BLEError.disconnected(operation) : error
+                throw await linkDropped(during: operation) ?? error
             }
         }
     }

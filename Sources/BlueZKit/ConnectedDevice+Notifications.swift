@@ -23,7 +23,8 @@ extension ConnectedDevice {
     ///
     /// Interrupted while the StartNotify reply is pending, it waits for that reply (at most
     /// ``CleanupPolicy/pendingStartTimeout``) and sends StopNotify if notifications did start:
-    /// BlueZ answers StopNotify with InProgress until then.
+    /// BlueZ answers StopNotify with InProgress until then. A reply that comes later still
+    /// gets its StopNotify, in the background, when it comes (within `setupTimeout`).
     /// - Throws: ``BLEError/notSupported(_:_:)`` (the flags, or the characteristic not found
     ///   again), ``BLEError/timedOut(_:)`` (notification setup), ``BLEError/disconnected(_:)``,
     ///   ``BLEError/failed(_:dbusError:message:)``, what `body` throws.
@@ -61,8 +62,16 @@ extension ConnectedDevice {
         ending.withLock { $0 = true }
         let session = session
         await runCleanup {
-            guard let started = await session.waitForPendingStart(start) else { return }
-            await session.stopNotifications(on: [started.path])
+            if let started = await session.waitForPendingStart(start) {
+                await session.stopNotifications(on: [started.path])
+            } else {
+                // Answered after the wait (or failed): stopped when the answer comes, bounded
+                // by the start's own deadline, so that no session is left on for this client.
+                Task {
+                    guard let started = try? await start.value else { return }
+                    await session.stopNotifications(on: [started.path])
+                }
+            }
         }
         return try result.get()
     }

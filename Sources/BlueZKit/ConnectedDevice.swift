@@ -212,7 +212,7 @@ public struct ConnectedDevice: Sendable {
                 try await Task.sleep(for: .milliseconds(50))
             } catch let error as BLEError {
                 guard case .failed = error else { throw error }
-                throw await linkDropped(during: operation) ? BLEError.disconnected(operation) : error
+                throw await linkDropped(during: operation) ?? error
             }
         }
     }
@@ -221,16 +221,17 @@ public struct ConnectedDevice: Sendable {
     /// pending ATT requests of a link as it drops, and signals Connected=false just after.
     static let linkDropGrace: Duration = .milliseconds(250)
 
-    /// Whether the link is down, or goes down within ``linkDropGrace``.
-    func linkDropped(during operation: BLEOperation) async -> Bool {
+    /// The link loss (``BLEError/disconnected(_:reason:)``) when the link is down, or goes
+    /// down within ``linkDropGrace``; nil when it stays up.
+    func linkDropped(during operation: BLEOperation) async -> BLEError? {
         let lost = device.linkLost(during: operation)
         do {
-            try await session.wait(for: operation, timeout: Self.linkDropGrace) { cache, changes -> WaitStep<Void> in
-                lost(cache, changes) == nil ? .keepWaiting : .done(())
+            return try await session.wait(for: operation, timeout: Self.linkDropGrace) { cache, changes -> WaitStep<BLEError> in
+                guard let error = lost(cache, changes) as? BLEError else { return .keepWaiting }
+                return .done(error)
             }
-            return true
         } catch {
-            return false
+            return nil
         }
     }
 }

@@ -12,8 +12,10 @@ public enum ConnectionOrigin: Sendable, Equatable {
 extension Device {
     /// Connects (BlueZ Device1.Connect) unless already connected, over LE.
     ///
-    /// BlueZ 5.66 connects a dual-mode device (one public address, BR/EDR and LE) over the
-    /// bearer it saw most recently (src/device.c select_conn_bearer: whole seconds, a tie goes
+    /// Where the user set Device1.PreferredBearer to "le" (5.80 and later with
+    /// `--experimental`; ``preferredBearer``), BlueZ connects over LE and nothing more is
+    /// needed. Elsewhere BlueZ connects a dual-mode device (one public address, BR/EDR and
+    /// LE) over the bearer it saw most recently (src/device.c select_conn_bearer: whole seconds, a tie goes
     /// to BR/EDR). Over BR/EDR the ACL comes up, SDP finds no profile to connect, and Connect
     /// fails (`org.bluez.Error.NotAvailable` "br-connection-profile-unavailable", or another
     /// `br-connection-*` reason; `org.bluez.Error.BREDR.*` on newer BlueZ) with Connected and
@@ -25,8 +27,19 @@ extension Device {
     /// it happens when the device's LE advertisements say it does BR/EDR too (flags without
     /// "BR/EDR Not Supported"), which makes BlueZ 5.66 count every LE sighting as a BR/EDR one.
     ///
+    /// A Connect that meets another connection of the device in progress (another client's,
+    /// or another task's of this process: `org.bluez.Error.InProgress`, or
+    /// `org.bluez.Error.Failed` "Operation already in progress") waits for that link
+    /// (Connected=true) and uses it, returning ``ConnectionOrigin/alreadyConnected``; when
+    /// none comes up within ``connectionInProgressWait`` (the other attempt failed, or is
+    /// slow), it sends Connect again, all within `timeout`. That other attempt is never
+    /// cancelled from here.
+    ///
     /// On `org.bluez.Error.Failed` "le-connection-abort-by-local" it waits for Connected=false
-    /// and tries again within the same `timeout`; when BlueZ removes the device object while
+    /// and tries again within the same `timeout`; when other devices of the adapter are
+    /// connected (the controller may hold no more links), it first waits for one of those
+    /// links to go down, as long as the timeout allows, without counting the attempt (the
+    /// session's Connects waiting so go one at a time, in the order they came); when BlueZ removes the device object while
     /// the Connect is pending (it then never answers it), or answers UnknownObject, it finds
     /// the device again by scanning and tries again (at most 3 attempts in all). On timeout or
     /// cancellation it sends Disconnect, which makes BlueZ cancel the pending Connect (whose late
@@ -36,21 +49,29 @@ extension Device {
     /// BlueZ's "not connected" answers are failures with their D-Bus name kept.
     /// - Returns: whether the device was already connected.
     /// - Throws: ``BLEError/timedOut(_:)`` (connect), ``BLEError/busy(_:dbusError:message:)``
-    ///   (InProgress: another attempt holds the device), ``BLEError/failed(_:dbusError:message:)``
+    ///   (another attempt held the device until `timeout`: BlueZ's last answer),
+    ///   ``BLEError/failed(_:dbusError:message:)``
     ///   (name and message as BlueZ sent them), ``BLEError/deviceNotFound(_:)`` (the device
     ///   object went away, on the last attempt, or could not be found again), `CancellationError`.
     public func connect(timeout: Duration) async throws -> ConnectionOrigin {
-        let path = path
         if isConnected {
             return .alreadyConnected
         }
         let operation = operation(.connect)
         let deadline = ContinuousClock.now + timeout
-        var attempt = 0
-        var bredrFailures = 0
-        if mayConnectOverBREDR {
+        if mayConnectOverBREDR && preferredBearer != "le" {
             try await hearOverLE(within: min(Self.leSightingWait, deadline - .now))
         }
+        return try await connectAttempts(operation: operation, deadline: deadline)
+    }
+
+    /// Connect's attempts (see ``connect(timeout:)``), until `deadline`.
+    private func connectAttempts(operation: BLEOperation, deadline: ContinuousClock.Instant) async throws -> ConnectionOrigin {
+        let path = path
+        var attempt = 0
+        var bredrFailures = 0
+        var holdsLinkTurn = false
+        defer { if holdsLinkTurn { session.linkTurns.release() } }
         while true {
             attempt += 1
             do {
@@ -59,8 +80,25 @@ extension Device {
                     cache[path, BlueZ.deviceInterface] == nil ? BLEError.deviceNotFound(address) : nil
                 }
                 return .connectedByUs
-            } catch BLEError.failed(_, BlueZ.Error.failed, BlueZ.FailureMessage.leConnectionAbortByLocal) where attempt < 3 {
+            } catch let error as BLEError where Self.mayBeOutOfLinks(error) {
                 try await waitUntilDisconnected(timeout: deadline - .now, operation: operation)
+                let others = otherLinks()
+                if !others.isEmpty {
+                    // Perhaps the controller holds no more links (see Device+LinkSlots.swift):
+                    // in turn with this session's other Connects waiting for one (the turn
+                    // kept until this Connect ends), and once one of the others is down, try
+                    // again; not one of the attempts counted. No turn or no link down before
+                    // the deadline: this failure stands.
+                    attempt -= 1
+                    if !holdsLinkTurn {
+                        guard try await session.linkTurns.acquire(before: deadline) else { throw error }
+                        holdsLinkTurn = true
+                        continue  // a link may have gone down while waiting in line
+                    }
+                    guard try await waitForLinkDown(among: others, deadline: deadline, operation: operation) else { throw error }
+                    continue
+                }
+                guard attempt < 3 else { throw error }
                 continue
             } catch let error as BLEError where Self.isBREDRFailure(error) {
                 // BlueZ took BR/EDR (see above): drop that link, make LE the bearer seen
@@ -74,6 +112,15 @@ extension Device {
                 continue
             } catch BLEError.failed(_, BlueZ.Error.alreadyConnected, _) {
                 return .alreadyConnected
+            } catch BLEError.busy(let busyOperation, let name, let message) {
+                // Another connection in progress (see above): its link, or Connect again.
+                // Not one of the attempts counted: nothing failed yet.
+                attempt -= 1
+                if try await waitForOtherConnection(deadline: deadline, operation: operation,
+                                                  busy: .busy(busyOperation, dbusError: name, message: message)) {
+                    return .alreadyConnected
+                }
+                continue
             } catch BLEError.deviceNotFound where attempt < 3 {
                 // BlueZ removed the device object while our Connect was pending, before any
                 // link came up (5.66: a cancelled LE connection attempt times out in the kernel
@@ -92,67 +139,34 @@ extension Device {
         }
     }
 
-    /// How long an LE-only discovery run before Connect waits to hear the device (one
-    /// advertisement refreshes BlueZ's LE sighting): 2 s. Not heard by then (it advertises
-    /// rarely, or another client's scan already reported it unchanged), Connect goes ahead.
-    public static let leSightingWait: Duration = .seconds(2)
+    /// How long a Connect that met another connection of the device in progress waits for
+    /// that link before it sends Connect again: 500 ms. BlueZ signals the link coming up
+    /// (Connected=true), but not another client's attempt failing, so this is how soon such
+    /// a failure is noticed; each try costs one call answered at once while the other
+    /// attempt is still pending.
+    public static let connectionInProgressWait: Duration = .milliseconds(500)
 
-    /// Whether BlueZ may take BR/EDR for Connect: a public address and a Class of Device
-    /// (which only a BR/EDR inquiry or connection gives).
-    var mayConnectOverBREDR: Bool {
+    /// Waits for the link of another connection in progress: true once Connected is true,
+    /// false after ``connectionInProgressWait`` (or when the device object goes away), both
+    /// before `deadline`.
+    /// - Throws: `busy`, BlueZ's answer to our Connect, at `deadline` (the other attempt
+    ///   held the device all along); `CancellationError`. Neither sends Disconnect, which
+    ///   would cancel the other attempt.
+    private func waitForOtherConnection(deadline: ContinuousClock.Instant, operation: BLEOperation, busy: BLEError) async throws -> Bool {
         let path = path
-        return session.withCache { cache in
-            guard let properties = cache[path, BlueZ.deviceInterface] else { return false }
-            return properties["Class"] != nil && properties["AddressType"]?.string != "random"
-        }
-    }
-
-    /// Whether Connect failed on the BR/EDR bearer: a `br-connection-*` reason (bluez
-    /// src/error.h ERR_BREDR_CONN_*), or an `org.bluez.Error.BREDR.*` name (BlueZ 5.80 on).
-    static func isBREDRFailure(_ error: BLEError) -> Bool {
-        switch error {
-        case .failed(_, let name, let message), .busy(_, let name, let message):
-            message.hasPrefix("br-connection-") || name.hasPrefix("org.bluez.Error.BREDR.")
-        default: false
-        }
-    }
-
-    /// Runs an LE-only discovery until the device is heard or `wait` passes, so that BlueZ's
-    /// bearer choice sees LE last. Not heard is not an error: Connect decides.
-    /// - Throws: the errors of ``Adapter/withDiscovery(filter:setupTimeout:_:)`` that end
-    ///   Bluetooth (``BLEError/unavailable(_:)``), `CancellationError`.
-    private func hearOverLE(within wait: Duration) async throws {
-        guard wait > .zero else { return }
+        let left = deadline - .now
+        guard left > .zero else { throw busy }
+        // Near the deadline, wait to its end rather than send a Connect that might time out
+        // pending (its clean-up, a Disconnect, would cancel the other attempt).
+        let wait = left < Self.connectionInProgressWait * 2 ? left : Self.connectionInProgressWait
         do {
-            _ = try await adapter.scan(untilHeard: address, timeout: wait) { true }
-        } catch let error as BLEError {
-            if case .unavailable = error { throw error }
-            if case .permissionDenied = error { throw error }
-        }
-    }
-
-    /// After Connect failed over BR/EDR with the ACL left up (Connected true): Disconnect it
-    /// and wait until it is down (BlueZ's disconnect timer), within `deadline`.
-    private func dropBREDRLink(deadline: ContinuousClock.Instant, operation: BLEOperation) async throws {
-        guard isConnected else { return }
-        do {
-            try await disconnect(timeout: deadline - .now)
+            return try await session.wait(for: operation, timeout: wait) { cache, _ -> WaitStep<Bool> in
+                guard let properties = cache[path, BlueZ.deviceInterface] else { return .done(false) }
+                return properties["Connected"]?.bool == true ? .done(true) : .keepWaiting
+            }
         } catch BLEError.timedOut {
-            throw BLEError.timedOut(operation)
-        }
-        try await waitUntilDisconnected(timeout: deadline - .now, operation: operation)
-    }
-
-    /// Sleeps until the wall clock (`time(2)`, BlueZ's last-seen clock) has passed `second`
-    /// (at most 1 s), or throws ``BLEError/timedOut(_:)`` (connect) when `deadline` comes first.
-    private static func waitForWallClockSecond(after second: time_t, deadline: ContinuousClock.Instant,
-                                               operation: BLEOperation) async throws {
-        while time(nil) <= second {
-            var now = timespec()
-            clock_gettime(CLOCK_REALTIME, &now)
-            let left = Duration.nanoseconds(1_000_000_000 - Int64(now.tv_nsec)) + .milliseconds(5)
-            guard deadline - .now > left else { throw BLEError.timedOut(operation) }
-            try await Task.sleep(for: left)
+            guard deadline > .now else { throw busy }
+            return false
         }
     }
 
@@ -184,7 +198,9 @@ extension Device {
         try await session.wait(for: operation, timeout: timeout) { cache, _ -> WaitStep<Void> in
             guard let properties = cache[path, BlueZ.deviceInterface] else { return .fail(BLEError.disconnected(operation)) }
             if properties["ServicesResolved"]?.bool == true { return .done(()) }
-            if properties["Connected"]?.bool == false { return .fail(BLEError.disconnected(operation)) }
+            if properties["Connected"]?.bool == false {
+                return .fail(BLEError.disconnected(operation, reason: cache.disconnectReason(of: path)))
+            }
             return .keepWaiting
         }
     }
@@ -204,6 +220,12 @@ extension Device {
 
     /// Connects, waits for services to resolve, runs `body`, and disconnects if we connected.
     ///
+    /// Calls on one device in one session share its link: a call made while another is in
+    /// progress uses the same link (its Connect waits for the one in progress, see
+    /// ``connect(timeout:)``, and its ``ConnectedDevice/origin`` is
+    /// ``ConnectionOrigin/alreadyConnected``), and the link is disconnected when the last of
+    /// them returns, if one of them connected it. A link another client connected is left up.
+    ///
     /// A link found up (``ConnectionOrigin/alreadyConnected``) may be on its way down:
     /// bluetoothd 5.66 keeps Connected and ServicesResolved true for its 2 s disconnect timer
     /// after a Disconnect (another client's, or the command before's), answers reads and
@@ -218,12 +240,14 @@ extension Device {
     ///
     /// - Parameters:
     ///   - timeout: the limit for connecting and resolving services together.
-    ///   - disconnectTimeout: how long to wait for the Disconnect reply (BlueZ sends it once
-    ///     the link is down, after its 2 s disconnect timer) when `body` ends normally; after a
-    ///     failure or an interruption, at most ``CleanupPolicy/interruptedTimeout``. Zero sends
-    ///     the Disconnect, makes sure it has left for the bus, and returns at once: bluetoothd
-    ///     completes it even when the caller then leaves the bus (the link stays up, and usable
-    ///     by the next caller, until its timer has run).
+    ///   - disconnectTimeout: whether, and how long, to wait for the link to go down (the
+    ///     Disconnect reply, which BlueZ sends once the link is down, after its 2 s disconnect
+    ///     timer: bluez/src/device.c DISCONNECT_TIMER). Zero, the default, sends the
+    ///     Disconnect, makes sure it has left for the bus, and returns at once: bluetoothd
+    ///     completes it even when the caller then leaves the bus or exits (the link stays up,
+    ///     and usable by the next caller, until its timer has run). A positive limit waits up
+    ///     to it when `body` ends normally (for a caller that needs the device disconnected on
+    ///     return); after a failure or an interruption, at most ``CleanupPolicy/interruptedTimeout``.
     /// - Throws: the errors of ``connect(timeout:)`` and ``waitForServicesResolved(timeout:)``,
     ///   ``BLEError/timedOut(_:)`` (connect) when a link found up does not go down in time to
     ///   connect anew, what `body` throws; a ``BLEError/disconnected(_:)`` that came with Bluetooth itself
@@ -231,17 +255,24 @@ extension Device {
     ///   that ``BLEError/unavailable(_:during:dbusError:)`` naming the operation
     ///   (``Adapter/unavailabilityAfterLinkLoss(within:)``).
     public func withConnection<T: Sendable>(
-        timeout: Duration, disconnectTimeout: Duration = .seconds(4),
+        timeout: Duration, disconnectTimeout: Duration = .zero,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (ConnectedDevice) async throws -> T
     ) async throws -> T {
         let deadline = ContinuousClock.now + timeout
+        let links = session.linkUsers
+        links.enter(path)
         var origin: ConnectionOrigin
         do {
             origin = try await connect(timeout: timeout)
         } catch {
+            if links.leave(path) {
+                // Another user's link, connected here, which that user left meanwhile.
+                await disconnectAsCleanup(waitingUpTo: Self.disconnectWait(disconnectTimeout, succeeded: false))
+            }
             throw await refinedLinkLoss(error)
         }
+        if origin == .connectedByUs { links.connected(path) }
         let result: Result<T, any Error>
         do {
             do {
@@ -251,6 +282,7 @@ extension Device {
                 // 2 s disconnect timer after another client's Disconnect, or ours from the
                 // command before): nothing was done on it yet, so connect anew.
                 origin = try await reconnectAfterLinkWentDown(deadline: deadline)
+                if origin == .connectedByUs { links.connected(path) }
                 try await waitForServicesResolved(timeout: deadline - .now)
             }
             do {
@@ -261,15 +293,16 @@ extension Device {
                 // still work) before anything took effect on the device: run `body` once more
                 // on a link of our own.
                 origin = try await reconnectAfterLinkWentDown(deadline: deadline)
+                if origin == .connectedByUs { links.connected(path) }
                 try await waitForServicesResolved(timeout: deadline - .now)
                 result = .success(try await body(ConnectedDevice(device: self, origin: origin)))
             }
         } catch {
             result = .failure(error)
         }
-        if origin == .connectedByUs {
-            // After success, wait up to `disconnectTimeout` for BlueZ to finish the disconnect
-            // (so that the next caller finds the device free); after a failure or an
+        if links.leave(path) {
+            // The last user of a link connected here. After success, wait up to
+            // `disconnectTimeout` for BlueZ to finish the disconnect; after a failure or an
             // interruption, at most briefly: BlueZ completes the Disconnect on its own, even
             // once we have left the bus. An interruption that comes while we wait stops the
             // wait at once. The Disconnect is on the wire in every case.
@@ -303,7 +336,7 @@ extension Device {
 
     /// `error`, or when it is a disconnection that came with Bluetooth going away, that.
     func refinedLinkLoss(_ error: any Error) async -> any Error {
-        guard let bleError = error as? BLEError, case .disconnected(let operation) = bleError, !Task.isCancelled else { return error }
+        guard let bleError = error as? BLEError, case .disconnected(let operation, _) = bleError, !Task.isCancelled else { return error }
         return await adapter.unavailabilityAfterLinkLoss()?.during(operation) ?? error
     }
 }
@@ -314,7 +347,7 @@ extension BLEError {
     /// StartNotify or AcquireNotify refused or that the loss cut short): doing it again on a
     /// new link repeats nothing the device saw.
     var isLinkLossBeforeAnyEffect: Bool {
-        guard case .disconnected(let operation) = self else { return false }
+        guard case .disconnected(let operation, _) = self else { return false }
         switch operation.kind {
         case .read, .serviceLookup, .serviceResolution, .battery, .notificationSetup: return true
         default: return false

@@ -24,14 +24,16 @@ public struct Device: Sendable {
         BLEOperation(kind, address: address, service: service, characteristic: characteristic, descriptor: descriptor)
     }
 
-    /// A condition that fails with ``BLEError/disconnected(_:)`` when the device object is
-    /// removed or Connected becomes false: the one shared by every operation on the link, so a
-    /// disconnection fails all of them in the same signal batch.
+    /// A condition that fails with ``BLEError/disconnected(_:reason:)`` (with bluetoothd's
+    /// reason when it sent one) when the device object is removed or Connected becomes false:
+    /// the one shared by every operation on the link, so a disconnection fails all of them in
+    /// the same signal batch.
     func linkLost(during operation: BLEOperation) -> @Sendable (ObjectCache, SessionEvent?) -> (any Error)? {
         let path = path
         return { cache, _ in
             guard let properties = cache[path, BlueZ.deviceInterface] else { return BLEError.disconnected(operation) }
-            return properties["Connected"]?.bool == false ? BLEError.disconnected(operation) : nil
+            return properties["Connected"]?.bool == false
+                ? BLEError.disconnected(operation, reason: cache.disconnectReason(of: path)) : nil
         }
     }
 

@@ -6,8 +6,9 @@ import DBusKit
 /// ``DeviceInfo`` are read from this record, and a scan folds each PropertiesChanged into it.
 ///
 /// Adding a property: its field here and its line in ``table`` (the D-Bus name, the field,
-/// and `.advertisement` when a scan reports it). blectl's `info` and `devices` show every
-/// property in the table, its `scan` the advertisement's, in the table's order.
+/// and `.advertisement` when a scan reads it). blectl's `info` and `devices` show every
+/// property in the table, its `scan` the advertisement's (but Alias, which its name filter
+/// reads), in the table's order.
 public struct DeviceProperties: Sendable, Equatable {
     /// Address: the device's Bluetooth address (nil too when BlueZ's is malformed).
     public var address: BluetoothAddress?
@@ -58,7 +59,7 @@ public struct DeviceProperties: Sendable, Equatable {
         .init("Address", \.address, in: .advertisement),
         .init("AddressType", \.addressType, in: .advertisement),
         .init("Name", \.name, in: .advertisement),
-        .init("Alias", \.alias),
+        .init("Alias", \.alias, in: .advertisement),
         .init("Paired", \.paired),
         .init("Bonded", \.bonded),
         .init("Trusted", \.trusted),

@@ -23,7 +23,9 @@ public struct DiscoveryFilter: Sendable, Equatable {
     public var uuids: [BluetoothUUID]
     /// Minimum RSSI in dBm; nil: no floor (``lowestRSSIFloor`` is sent to BlueZ then).
     public var rssiMin: Int16?
-    /// Case-insensitive substrings of the name; a device matches any. Client-side only.
+    /// Case-insensitive substrings of the name; a device matches when its Name
+    /// (``Advertisement/name``) or its Alias (``Advertisement/alias``: the name its user gave
+    /// it, which bluetoothctl and desktops show) contains any. Client-side only.
     public var names: [String]
     /// Device addresses; a device matches when it has any of them. Empty: any device.
     /// Client-side only: BlueZ's one filter key for it, `Pattern` (a prefix of the address or
@@ -51,15 +53,35 @@ public struct DiscoveryFilter: Sendable, Equatable {
     /// every change of a device's RSSI, not only moves of 8 dBm.
     public static let lowestRSSIFloor: Int16 = -127
 
-    /// The SetDiscoveryFilter argument (`a{sv}`): Transport "le", DuplicateData explicit,
+    /// What is asked of bluetoothd for this filter: Transport "le", DuplicateData explicit,
     /// RSSI (``rssiMin`` or ``lowestRSSIFloor``). Never `UUIDs` (see ``uuids``) nor `Pattern`
     /// (see ``addresses``).
-    var dbusValue: DBusValue {
-        .stringVariantDictionary([
-            "Transport": .string("le"),
-            "DuplicateData": .boolean(duplicateData),
-            "RSSI": .int16(rssiMin ?? Self.lowestRSSIFloor),
-        ])
+    var sent: Sent { Sent(rssi: rssiMin ?? Self.lowestRSSIFloor, duplicateData: duplicateData) }
+
+    /// The SetDiscoveryFilter argument (`a{sv}`) for this filter alone.
+    var dbusValue: DBusValue { sent.dbusValue }
+
+    /// The SetDiscoveryFilter argument of one discovery (of every user of a session's
+    /// discovery on one adapter, merged).
+    struct Sent: Sendable, Equatable {
+        var rssi: Int16
+        var duplicateData: Bool
+
+        /// The filter that asks for everything either asks for, merged as bluetoothd merges
+        /// its clients' filters (bluez/src/adapter.c merge_discovery_filters): the lowest
+        /// RSSI floor, DuplicateData when either wants it (the transport is always "le").
+        func merged(with other: Sent) -> Sent {
+            Sent(rssi: min(rssi, other.rssi), duplicateData: duplicateData || other.duplicateData)
+        }
+
+        /// The SetDiscoveryFilter argument (`a{sv}`).
+        var dbusValue: DBusValue {
+            .stringVariantDictionary([
+                "Transport": .string("le"),
+                "DuplicateData": .boolean(duplicateData),
+                "RSSI": .int16(rssi),
+            ])
+        }
     }
 
     /// Whether a device passes every kind of filter given.
@@ -70,8 +92,8 @@ public struct DiscoveryFilter: Sendable, Equatable {
             guard let rssi = advertisement.rssi, rssi >= Int(rssiMin) else { return false }
         }
         if !names.isEmpty {
-            guard let name = advertisement.name?.lowercased(),
-                  names.contains(where: { name.contains($0.lowercased()) }) else { return false }
+            let known = [advertisement.name, advertisement.alias].compactMap { $0?.lowercased() }
+            guard names.contains(where: { wanted in known.contains { $0.contains(wanted.lowercased()) } }) else { return false }
         }
         return true
     }

@@ -17,6 +17,9 @@ public struct ObjectCache: Sendable {
     private var others: [ObjectPath: [String: Properties]] = [:]
     /// path -> Device1 properties (one record each, no dictionary around it).
     private var devices: [ObjectPath: Properties] = [:]
+    /// path -> the reason of the device's last Device1.Disconnected signal, kept until its
+    /// link is up again (Connected true) or the device object goes.
+    private var disconnections: [ObjectPath: DisconnectReason] = [:]
 
     package init() {}
 
@@ -46,6 +49,13 @@ public struct ObjectCache: Sendable {
     /// dictionary made); nil when there is no such device or its address is missing.
     func advertisement(at path: ObjectPath) -> Advertisement? {
         devices[path].flatMap { Advertisement(path: path, advertised: DeviceProperties(advertisementIn: $0.packed)) }
+    }
+
+    /// Why bluetoothd says the link of the device at `path` last went down
+    /// (Device1.Disconnected, 5.83 and later), while it is not up again; nil when it sent no
+    /// such signal.
+    public func disconnectReason(of path: ObjectPath) -> DisconnectReason? {
+        disconnections.isEmpty ? nil : disconnections[path]
     }
 
     /// Paths having `interface`, sorted.
@@ -127,6 +137,7 @@ public struct ObjectCache: Sendable {
             // Folded in place, each key looked up once.
             if interface == BlueZ.deviceInterface {
                 devices[path]?.fold(changed, invalidated: invalidated)
+                if !disconnections.isEmpty, changed["Connected"]?.bool == true { disconnections[path] = nil }
             } else if Self.keepsValue(interface) {
                 others[path]?[interface]?.fold(changed, invalidated: invalidated)
             } else if !(invalidated.isEmpty && changed.packed.hasOnly(Self.value)) {
@@ -143,10 +154,22 @@ public struct ObjectCache: Sendable {
             guard body.count >= 2, let path = body[0].objectPath, let names = body[1].stringArray else { return nil }
             let removed = names.filter { has(path, $0) }
             for name in removed {
-                if name == BlueZ.deviceInterface { devices[path] = nil } else { others[path]?[name] = nil }
+                if name == BlueZ.deviceInterface {
+                    devices[path] = nil
+                    disconnections[path] = nil
+                } else {
+                    others[path]?[name] = nil
+                }
             }
             if others[path]?.isEmpty == true { others[path] = nil }
             return removed.isEmpty ? nil : .removed(path, interfaces: removed)
+        case (BlueZ.deviceInterface, DisconnectReason.member):
+            // Kept for the link-loss errors that follow (Connected=false comes next): no event.
+            let body = signal.body
+            guard let path = signal.path, devices[path] != nil, body.count >= 2, let name = body[0].string,
+                  let message = body[1].string else { return nil }
+            disconnections[path] = DisconnectReason(name: name, message: message)
+            return nil
         default:
             return nil
         }
@@ -180,5 +203,6 @@ public struct ObjectCache: Sendable {
     public mutating func clear() {
         others.removeAll()
         devices.removeAll()
+        disconnections.removeAll()
     }
 }

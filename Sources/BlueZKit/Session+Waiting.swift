@@ -86,7 +86,9 @@ extension Session {
                 shot.onFinish { pending.cancel() }
             }
         } catch {
-            throw BLEError.from(error, during: operation)
+            let mapped = BLEError.from(error, during: operation)
+            guard let refusal = mapped as? BLEError, case .notPermitted = refusal else { throw mapped }
+            throw refusal.explainingClaimedService(bluez: bluezVersion)
         }
     }
 

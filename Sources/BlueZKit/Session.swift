@@ -62,6 +62,12 @@ public final class Session: Sendable {
     let state = Lock(State(), outermost: true)
     /// One GATT operation in flight per characteristic.
     let gate = CharacteristicGate()
+    /// The discoveries of this session, one per adapter, shared by their users.
+    let discoveries = SharedDiscoveries()
+    /// The users of each device's link (``Device/withConnection(timeout:disconnectTimeout:isolation:_:)``).
+    let linkUsers = LinkUsers()
+    /// The Connects waiting for a free link, served in turn.
+    let linkTurns = LinkTurns()
     /// Told of the bus traffic, the fate of each signal and the operations begun; usually nil.
     let observer: (any SessionObserver)?
 
@@ -112,6 +118,8 @@ public final class Session: Sendable {
         MatchRule(sender: BlueZ.service, interface: BlueZ.properties, member: StandardNames.propertiesChanged,
                   pathNamespace: "/org/bluez"),
         MatchRule(sender: busDaemon, interface: busDaemon, member: StandardNames.nameOwnerChanged, arg0: BlueZ.service),
+        // bluetoothd 5.83+: why a device's link went down (DisconnectReason), just before Connected=false.
+        MatchRule(sender: BlueZ.service, interface: BlueZ.deviceInterface, member: DisconnectReason.member, pathNamespace: "/org/bluez"),
     ]
 
     /// The bus daemon's name: the sender of its own signals (NameOwnerChanged).

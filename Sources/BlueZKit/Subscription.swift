@@ -117,7 +117,8 @@ final class Subscription: Sendable {
                 guard interfaces.contains(BlueZ.gattCharacteristicInterface) else { return nil }
                 observation = .characteristicRemoved(path)
             } else {
-                observation = .link(up: cache.property("Connected", of: devicePath, on: BlueZ.deviceInterface)?.bool == true)
+                let up = cache.property("Connected", of: devicePath, on: BlueZ.deviceInterface)?.bool == true
+                observation = .link(up: up, reason: up ? nil : cache.disconnectReason(of: devicePath))
             }
             switch machine.withLock({ $0.observe(observation) }) {
             case .none:

@@ -60,8 +60,8 @@ struct SubscriptionStateMachine: Sendable {
     /// What one event, as the subscription's watcher reads it, says.
     enum Observation: Sendable, Equatable {
         /// The device's Connected, read after an event that can change it (false: the device
-        /// object is gone too).
-        case link(up: Bool)
+        /// object is gone too), and when down, why as bluetoothd said it (5.83 and later).
+        case link(up: Bool, reason: DisconnectReason? = nil)
         /// A GattCharacteristic1 object left.
         case characteristicRemoved(ObjectPath)
         /// A characteristic's Value changed (a notification, when it is the target's).
@@ -182,14 +182,14 @@ struct SubscriptionStateMachine: Sendable {
         case .value(let path, let bytes, let receivedAt):
             guard path == target.path else { return .none }
             return .yield(.value(NotifiedValue(bytes: bytes, connection: link.number, receivedAt: receivedAt)))
-        case .link(let up):
+        case .link(let up, let reason):
             guard up != link.isUp else { return .none }
             link.isUp = up
             if up {
                 link.number += 1
                 return .none
             }
-            return linkLost(of: target)
+            return linkLost(of: target, reason: reason)
         case .characteristicRemoved(let path):
             // Its session went with the object; a StartNotify pending elsewhere (set-up,
             // reconnection, a follow) moves to the new object by itself.
@@ -209,10 +209,10 @@ struct SubscriptionStateMachine: Sendable {
         }
     }
 
-    private mutating func linkLost(of target: Target) -> WatcherAction {
+    private mutating func linkLost(of target: Target, reason: DisconnectReason?) -> WatcherAction {
         let lost = SubscriptionEvent.linkLost(connection: link.number)
         let disconnected = BLEError.disconnected(BLEOperation(.notifications, address: address, service: target.characteristic.service,
-                                                              characteristic: target.characteristic.uuid))
+                                                              characteristic: target.characteristic.uuid), reason: reason)
         switch state {
         case .settingUp:
             // StartNotify fails on its own (its link watch), and the set-up may start over on a

@@ -35,7 +35,15 @@ public struct ObjectPath: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// True when `self` lies directly below `parent` (`/org/bluez/hci0/dev_X` is a child of
     /// `/org/bluez/hci0`).
     public func isChild(of parent: ObjectPath) -> Bool {
-        self.parent == parent
+        // `self.parent == parent`, compared on the paths' contiguous UTF-8 bytes with no
+        // String made: a scan asks this of every signal, and the String views' generic
+        // algorithms (lastIndex, contains, reduce) cost more than the rest of its work on one.
+        var path = rawValue, parentPath = parent.rawValue
+        return path.withUTF8 { bytes in
+            guard bytes.count > 1, let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return false }
+            let parentBytes = slash == 0 ? bytes[...0] : bytes[..<slash]
+            return parentPath.withUTF8 { parentBytes.elementsEqual($0) }
+        }
     }
 
     /// True when `self` is `ancestor` or lies below it (D-Bus `path_namespace` semantics).

@@ -25,7 +25,7 @@ struct DeclarationTests {
     func groupInPlace() {
         let declared = ReadCommand.declarations
         #expect(declared.arguments.map(\.valueName) == ["address", "characteristic"])
-        #expect(declared.options.map(\.long) == ["service", "descriptor", "offset", "timeout"])
+        #expect(declared.options.map(\.long) == ["service", "descriptor", "offset", "timeout", "retries", "from", "parallel", "overall-timeout"])
         #expect(declared.allOrNoneGroups.isEmpty)
     }
 

@@ -20,17 +20,20 @@ struct DeviceFieldsTests {
     /// `info` shows every declared property (Adapter as the adapter's name), in the table's
     /// order, then Battery1's percentage and the adapter.
     @Test func infoShowsEveryDeclaredProperty() {
-        let declared = DeviceProperties.table.names.filter { $0 != "Adapter" }.map(PropertyFields.snakeCase)
+        var declared = DeviceProperties.table.names.filter { $0 != "Adapter" }.map(PropertyFields.snakeCase)
+        declared.insert("decoded", at: declared.firstIndex(of: "service_data")! + 1)
         #expect(InfoCommand.layout.fields.map(\.key) == declared + ["battery_percentage", "adapter"])
     }
 
-    /// `scan` shows the properties declared for advertisements, in the table's order, with
-    /// the SIG's names beside the data, then connected, the adapter and the time.
+    /// `scan` shows the properties declared for advertisements (but Alias, which only its
+    /// name filter reads), in the table's order, with the SIG's names beside the data, then
+    /// connected, the adapter, the time, and when this scan first and last heard the device.
     @Test func scanShowsTheAdvertisementsProperties() {
-        var keys = DeviceProperties.advertisementTable.names.filter { $0 != "Connected" }.map(PropertyFields.snakeCase)
+        var keys = DeviceProperties.advertisementTable.names.filter { $0 != "Connected" && $0 != "Alias" }.map(PropertyFields.snakeCase)
         keys.insert("company", at: keys.firstIndex(of: "manufacturer_data")! + 1)
         keys.insert("service_names", at: keys.firstIndex(of: "service_data")! + 1)
-        #expect(ScanCommand.layout(adapter: "hci0").fields.map(\.key) == keys + ["connected", "adapter", "time"])
+        keys.insert("decoded", at: keys.firstIndex(of: "service_names")! + 1)
+        #expect(ScanCommand.layout(adapter: "hci0").fields.map(\.key) == keys + ["connected", "adapter", "time", "first_seen", "last_seen"])
     }
 
     /// A property added to the table, of each shape BlueZ's values take, shows in the records

@@ -15,13 +15,24 @@ struct HelpPageDeviceTests {
             --count, the scan ends with success once that many devices are printed, and
             reaching the timeout first exits 124. Devices BlueZ only remembers from earlier
             are not printed. A device must pass every kind of filter given (--rssi-min
-            checked by BlueZ and again by blectl; --name, --service and --address by blectl
-            only). Devices that do not advertise as discoverable are found too. --timeout 0
+            checked by BlueZ and again by blectl; --name, --service, --address and
+            --decoded by blectl only). --name matches a device's Name and its Alias (the
+            name its user gave it, as bluetoothctl shows it); the record's name is the
+            Name. Devices that do not advertise as discoverable are found too. --timeout 0
             connects, checks the adapter and prints nothing.
+
+            Each record has first_seen (when this scan first heard the device) and
+            last_seen. With --updates, --min-interval and --changes-only thin out the lines
+            of RSSI changes; --lost-after prints {"event":"lost",...} for a device not
+            heard for that long, and then prints its next sighting as new.
 
             USAGE: blectl scan [--timeout <seconds>] [--name <substring> ...]
                                [--service <uuid> ...] [--address <address> ...]
-                               [--rssi-min <dbm>] [--count <n>] [--updates]
+                               [--rssi-min <dbm>] [--decoded <format> ...] [--count <n>]
+                               [--updates] [--min-interval <seconds>] [--changes-only]
+                               [--lost-after <seconds>] [--mqtt <url>]
+                               [--mqtt-gateway <name>] [--mqtt-keepalive <seconds>]
+                               [--mqtt-queue <n>] [--mqtt-cafile <path>]
                                [--adapter <adapter>] [--format <format>] [--verbose ...]
                                [--quiet]
 
@@ -29,8 +40,9 @@ struct HelpPageDeviceTests {
               -t, --timeout <seconds>
                                       Stop scanning after this many seconds; decimals
                                       allowed, inf to scan until interrupted. (default: 10)
-              -n, --name <substring>  Only report devices whose name contains this text,
-                                      ignoring case. Repeat to accept any of several.
+              -n, --name <substring>  Only report devices whose name, or the alias their
+                                      user gave them, contains this text, ignoring case.
+                                      Repeat to accept any of several.
               -s, --service <uuid>    Only report devices that list this service UUID, such
                                       as 180f: advertised, or found by an earlier
                                       connection. Repeat to accept any of several.
@@ -38,10 +50,42 @@ struct HelpPageDeviceTests {
                                       accept any of several.
               --rssi-min <dbm>        Only report devices heard at this signal strength or
                                       stronger, in dBm from -127 to 20.
+              --decoded <format>      Only report devices that advertise in this beacon
+                                      format: ibeacon, eddystone or bthome (shown under
+                                      decoded, even when undecodable). Repeat to accept any
+                                      of several.
               --count <n>             Stop after this many devices; if the timeout comes
                                       first, exit 124.
               --updates               Print a line for every advertisement update, not just
                                       the first sighting of each device.
+              --min-interval <seconds>
+                                      With --updates, print each device at most once per
+                                      this many seconds (decimals allowed), at once when
+                                      more than its RSSI changed; the newest update held
+                                      meanwhile is printed when the interval ends.
+              --changes-only          With --updates, print a device again only when more
+                                      than its RSSI changed.
+              --lost-after <seconds>  Print a lost event for a device not heard for this
+                                      many seconds (decimals allowed); its next sighting is
+                                      printed as new.
+              --mqtt <url>            Also publish each record, retained, with QoS 1, to
+                                      this MQTT broker:
+                                      mqtt://[user[:password]@]host[:port][/prefix], or
+                                      mqtts:// for TLS (ports 1883 and 8883, prefix blectl
+                                      by default). Standard output is unchanged. The
+                                      topics: MQTT in blectl(1).
+              --mqtt-gateway <name>   The gateway's topic level under the prefix; the
+                                      host's short name by default.
+              --mqtt-keepalive <seconds>
+                                      Seconds between MQTT keepalive pings, 5 to 65535: the
+                                      broker publishes the last will after 1.5 times this
+                                      without a word, or as soon as the connection drops.
+                                      (default: 60)
+              --mqtt-queue <n>        Records that may wait for the broker's
+                                      acknowledgement, 1 to 1000000; beyond them new
+                                      records are dropped and counted. (default: 10000)
+              --mqtt-cafile <path>    With mqtts://, trust the certificate authorities in
+                                      this PEM file instead of those in /etc/ssl/certs.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
@@ -64,16 +108,33 @@ struct HelpPageDeviceTests {
             success too (was_connected false). blectl never scans for it: a device BlueZ
             does not know has no link to close.
 
-            USAGE: blectl disconnect <address> [--timeout <seconds>] [--adapter <adapter>]
-                                     [--format <format>] [--verbose ...] [--quiet]
+            USAGE: blectl disconnect <address> ... [--timeout <seconds>] [--from <path>]
+                                     [--parallel <count>] [--overall-timeout <seconds>]
+                                     [--adapter <adapter>] [--format <format>]
+                                     [--verbose ...] [--quiet]
 
             ARGUMENTS:
-              <address>               The device's address, like C0:FF:EE:00:00:01.
+              <address>               The device's address, like C0:FF:EE:00:00:01; several
+                                      for several devices (one JSON line each), or none
+                                      with --from.
 
             OPTIONS:
               -t, --timeout <seconds>
-                                      Give up waiting for BlueZ after this many seconds;
-                                      decimals allowed. (default: 20)
+                                      Give up waiting for BlueZ after this many seconds
+                                      (for each device, with several); decimals allowed.
+                                      (default: 20)
+              --from <path>           Also take the devices from this file (- for standard
+                                      input), one a line: an address, or a JSON object with
+                                      an "address" field (JSON Lines, as scan prints). Each
+                                      is started as soon as its line is read; blank lines
+                                      are skipped, an address given twice is taken once.
+              --parallel <count>      Work on at most this many devices at once, 1 to 64.
+                                      (default: 4)
+              --overall-timeout <seconds>
+                                      End the whole run after this many seconds, every
+                                      device not done by then reported as timed out;
+                                      decimals allowed, more than 0. --timeout is each
+                                      device's own limit.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
@@ -170,17 +231,33 @@ struct HelpPageDeviceTests {
             printed even when the adapter is powered off. Without --adapter: the first
             powered adapter, else the first one.
 
-            USAGE: blectl info <address> [--timeout <seconds>] [--adapter <adapter>]
-                               [--format <format>] [--verbose ...] [--quiet]
+            USAGE: blectl info <address> ... [--timeout <seconds>] [--from <path>]
+                               [--parallel <count>] [--overall-timeout <seconds>]
+                               [--adapter <adapter>] [--format <format>] [--verbose ...]
+                               [--quiet]
 
             ARGUMENTS:
-              <address>               The device's address, like C0:FF:EE:00:00:01.
+              <address>               The device's address, like C0:FF:EE:00:00:01; several
+                                      for several devices (one JSON line each), or none
+                                      with --from.
 
             OPTIONS:
               -t, --timeout <seconds>
-                                      Give up after this many seconds, scanning for a
-                                      device BlueZ does not know included; decimals
-                                      allowed. (default: 10)
+                                      Give up after this many seconds (on each device, with
+                                      several), scanning for a device BlueZ does not know
+                                      included; decimals allowed. (default: 10)
+              --from <path>           Also take the devices from this file (- for standard
+                                      input), one a line: an address, or a JSON object with
+                                      an "address" field (JSON Lines, as scan prints). Each
+                                      is started as soon as its line is read; blank lines
+                                      are skipped, an address given twice is taken once.
+              --parallel <count>      Work on at most this many devices at once, 1 to 64.
+                                      (default: 4)
+              --overall-timeout <seconds>
+                                      End the whole run after this many seconds, every
+                                      device not done by then reported as timed out;
+                                      decimals allowed, more than 0. --timeout is each
+                                      device's own limit.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)

@@ -11,17 +11,23 @@ struct HelpPageGATTTests {
 
             Finds the device (scanning if BlueZ does not know it), connects, reads the
             characteristic, or with --descriptor one of its descriptors, and prints the
-            value in hex and, when it is clean UTF-8, as text; then disconnects, unless the
-            device was already connected. A characteristic without the read flag is refused
-            before anything is sent.
+            value in hex, as text when it is clean UTF-8, and decoded when the
+            characteristic is one the GATT Specification Supplement defines or has a
+            Presentation Format descriptor; then disconnects, unless the device was already
+            connected. A characteristic without the read flag is refused before anything is
+            sent.
 
-            USAGE: blectl read <address> <characteristic> [--service <uuid>]
+            USAGE: blectl read <address> ... <characteristic> [--service <uuid>]
                                [--descriptor <uuid>] [--offset <bytes>]
-                               [--timeout <seconds>] [--adapter <adapter>]
-                               [--format <format>] [--verbose ...] [--quiet]
+                               [--timeout <seconds>] [--retries <n>] [--from <path>]
+                               [--parallel <count>] [--overall-timeout <seconds>]
+                               [--adapter <adapter>] [--format <format>] [--verbose ...]
+                               [--quiet]
 
             ARGUMENTS:
-              <address>               The device's address, like C0:FF:EE:00:00:01.
+              <address>               The device's address, like C0:FF:EE:00:00:01; several
+                                      for several devices (one JSON line each), or none
+                                      with --from.
               <characteristic>        The characteristic's UUID: 16-bit (2a19), 32-bit or
                                       128-bit.
 
@@ -33,8 +39,25 @@ struct HelpPageGATTTests {
               --offset <bytes>        Start this many bytes into the value, 0 to 65535.
                                       (default: 0)
               -t, --timeout <seconds>
-                                      Give up after this many seconds, connecting included;
-                                      decimals allowed, more than 0. (default: 20)
+                                      Give up on a device after this many seconds,
+                                      connecting included (each device its own); decimals
+                                      allowed, more than 0. (default: 20)
+              --retries <n>           Try a transient failure (one whose error has
+                                      retryable true) again up to this many times, with a
+                                      pause of 0.25 s doubling to 2 s, within the timeout.
+                                      (default: 0)
+              --from <path>           Also take the devices from this file (- for standard
+                                      input), one a line: an address, or a JSON object with
+                                      an "address" field (JSON Lines, as scan prints). Each
+                                      is started as soon as its line is read; blank lines
+                                      are skipped, an address given twice is taken once.
+              --parallel <count>      Work on at most this many devices at once, 1 to 64.
+                                      (default: 4)
+              --overall-timeout <seconds>
+                                      End the whole run after this many seconds, every
+                                      device not done by then reported as timed out;
+                                      decimals allowed, more than 0. --timeout is each
+                                      device's own limit.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
@@ -69,7 +92,7 @@ struct HelpPageGATTTests {
 
             USAGE: blectl write <address> <characteristic> [<value>] [--service <uuid>]
                                 [--text] [--without-response] [--file <path>]
-                                [--timeout <seconds>] [--adapter <adapter>]
+                                [--timeout <seconds>] [--retries <n>] [--adapter <adapter>]
                                 [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
@@ -94,6 +117,10 @@ struct HelpPageGATTTests {
               -t, --timeout <seconds>
                                       Give up after this many seconds, connecting included;
                                       decimals allowed, more than 0. (default: 20)
+              --retries <n>           Try a transient failure (one whose error has
+                                      retryable true) again up to this many times, with a
+                                      pause of 0.25 s doubling to 2 s, within the timeout.
+                                      (default: 0)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
@@ -121,8 +148,9 @@ struct HelpPageGATTTests {
 
             USAGE: blectl request <address> <value> --write <uuid> --notify <uuid>
                                   [--service <uuid>] [--text] [--response-prefix <hex>]
-                                  [--count <n>] [--timeout <seconds>] [--adapter <adapter>]
-                                  [--format <format>] [--verbose ...] [--quiet]
+                                  [--count <n>] [--timeout <seconds>] [--retries <n>]
+                                  [--adapter <adapter>] [--format <format>] [--verbose ...]
+                                  [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -143,6 +171,10 @@ struct HelpPageGATTTests {
               -t, --timeout <seconds>
                                       Give up after this many seconds, connecting included;
                                       decimals allowed, more than 0. (default: 20)
+              --retries <n>           Try a transient failure (one whose error has
+                                      retryable true) again up to this many times, with a
+                                      pause of 0.25 s doubling to 2 s, within the timeout.
+                                      (default: 0)
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
@@ -169,8 +201,10 @@ struct HelpPageGATTTests {
 
             USAGE: blectl notify <address> <characteristic> [--service <uuid>]
                                  [--timeout <seconds>] [--count <n>] [--reconnect]
-                                 [--adapter <adapter>] [--format <format>] [--verbose ...]
-                                 [--quiet]
+                                 [--mqtt <url>] [--mqtt-gateway <name>]
+                                 [--mqtt-keepalive <seconds>] [--mqtt-queue <n>]
+                                 [--mqtt-cafile <path>] [--adapter <adapter>]
+                                 [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01.
@@ -189,6 +223,24 @@ struct HelpPageGATTTests {
               --reconnect             When the link drops, reconnect within the timeout and
                                       go on; losses and reconnections are reported on
                                       standard error.
+              --mqtt <url>            Also publish each record, retained, with QoS 1, to
+                                      this MQTT broker:
+                                      mqtt://[user[:password]@]host[:port][/prefix], or
+                                      mqtts:// for TLS (ports 1883 and 8883, prefix blectl
+                                      by default). Standard output is unchanged. The
+                                      topics: MQTT in blectl(1).
+              --mqtt-gateway <name>   The gateway's topic level under the prefix; the
+                                      host's short name by default.
+              --mqtt-keepalive <seconds>
+                                      Seconds between MQTT keepalive pings, 5 to 65535: the
+                                      broker publishes the last will after 1.5 times this
+                                      without a word, or as soon as the connection drops.
+                                      (default: 60)
+              --mqtt-queue <n>        Records that may wait for the broker's
+                                      acknowledgement, 1 to 1000000; beyond them new
+                                      records are dropped and counted. (default: 10000)
+              --mqtt-cafile <path>    With mqtts://, trust the certificate authorities in
+                                      this PEM file instead of those in /etc/ssl/certs.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)

@@ -28,35 +28,37 @@ struct HelpTextTests {
         "blectl": ["--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "--version", "-h, --help"],
         "scan": [
             "-t, --timeout <seconds>", "-n, --name <substring>", "-s, --service <uuid>", "--address <address>",
-            "--rssi-min <dbm>", "--count <n>", "--updates", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
+            "--rssi-min <dbm>", "--decoded <format>", "--count <n>", "--updates", "--min-interval <seconds>", "--changes-only",
+            "--lost-after <seconds>", "--mqtt <url>", "--mqtt-gateway <name>", "--mqtt-keepalive <seconds>", "--mqtt-queue <n>",
+            "--mqtt-cafile <path>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
-        "connect": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "connect": ["-t, --timeout <seconds>", "--retries <n>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
         "get-version": [
-            "-t, --timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
-            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
+            "-t, --timeout <seconds>", "--retries <n>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
+            "--from <path>", "--parallel <count>", "--overall-timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "get-battery": [
-            "-t, --timeout <seconds>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
-            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
+            "-t, --timeout <seconds>", "--retries <n>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
+            "--from <path>", "--parallel <count>", "--overall-timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "read": [
             "-s, --service <uuid>", "--descriptor <uuid>", "--offset <bytes>", "-t, --timeout <seconds>",
-            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
+            "--retries <n>", "--from <path>", "--parallel <count>", "--overall-timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "write": [
             "-s, --service <uuid>", "--text", "--without-response", "--file <path>", "-t, --timeout <seconds>",
-            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
+            "--retries <n>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "request": [
             "--write <uuid>", "--notify <uuid>", "-s, --service <uuid>", "--text", "--response-prefix <hex>", "--count <n>",
-            "-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
+            "-t, --timeout <seconds>", "--retries <n>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "notify": [
             "-s, --service <uuid>", "-t, --timeout <seconds>", "--count <n>", "--reconnect",
-            "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
+            "--mqtt <url>", "--mqtt-gateway <name>", "--mqtt-keepalive <seconds>", "--mqtt-queue <n>", "--mqtt-cafile <path>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
-        "disconnect": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
-        "info": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "disconnect": ["-t, --timeout <seconds>", "--from <path>", "--parallel <count>", "--overall-timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "info": ["-t, --timeout <seconds>", "--from <path>", "--parallel <count>", "--overall-timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
         "devices": ["-t, --timeout <seconds>", "--connected", "--paired", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
         "adapters": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
         "pair": ["-t, --timeout <seconds>", "--trust", "--passkey <passkey>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
@@ -193,11 +195,12 @@ struct HelpTextTests {
         ("3", "Not supported by the device."),
         ("4", "Disconnected."),
         ("5", "Busy: an operation already in progress, adapter busy."),
+        ("6", "Several devices failed, with different statuses."),
         ("64", "Usage error."),
         ("69", "Bluetooth unavailable: no bluetoothd, no adapter, powered off, rfkill."),
         ("70", "Internal error."),
         ("74", "Writing standard output failed (a full disk, an I/O error)."),
-        ("77", "Permission denied by the D-Bus policy, or pairing wanted by the device."),
+        ("77", "Permission denied by the D-Bus policy or bluetoothd, or pairing wanted."),
         ("124", "Timed out."),
         ("130", "Interrupted by SIGINT."),
         ("141", "Standard output's reader went away (SIGPIPE)."),
@@ -218,8 +221,8 @@ struct HelpTextTests {
 
     @Test func deviceHelpDescribesTheArgument() throws {
         let text = try #require(helpText(["help", "get-battery"]))
-        #expect(text.contains("\nARGUMENTS:\n  <address>               The device's address, like C0:FF:EE:00:00:01.\n"))
-        #expect(text.contains("USAGE: blectl get-battery <address> [--timeout <seconds>]\n"))
+        #expect(text.contains("\nARGUMENTS:\n  <address>               The device's address, like C0:FF:EE:00:00:01; several\n"))
+        #expect(text.contains("USAGE: blectl get-battery <address> ... [--timeout <seconds>] [--retries <n>]\n"))
         #expect(text.contains("[--vendor-service <uuid> --vendor-write <uuid>\n"))
     }
 }

@@ -82,10 +82,10 @@ struct NotifyCommandTests {
         let value = NotifiedValue(bytes: Array("hi".utf8), connection: 3,
                                   receivedAt: .seconds(1_796_026_502) + .microseconds(47_999))
         let line = NotifyCommand.record(value, seq: 12, address: Self.address, service: .batteryService, characteristic: .batteryLevel).serialized()
-        #expect(line == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"6869","text":"hi","seq":12,"time":"2026-11-30T08:15:02.047Z","connection":3}"#)
+        #expect(line == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"6869","text":"hi","decoded":{"name":"Battery Level","undecodable":"trailing bytes"},"seq":12,"time":"2026-11-30T08:15:02.047Z","connection":3}"#)
         let binary = NotifiedValue(bytes: [0x00, 0x1b], connection: 1, receivedAt: .zero)
         #expect(NotifyCommand.record(binary, seq: 1, address: Self.address, service: .batteryService, characteristic: .batteryLevel).serialized()
-                == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"001b","text":null,"seq":1,"time":"1970-01-01T00:00:00.000Z","connection":1}"#)
+                == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"001b","text":null,"decoded":{"name":"Battery Level","undecodable":"trailing bytes"},"seq":1,"time":"1970-01-01T00:00:00.000Z","connection":1}"#)
     }
 
     @Test func jsonLinesAreTheRecords() {
@@ -102,20 +102,23 @@ struct NotifyCommandTests {
         var expected = ""
         for (bytes, seq, time) in cases {
             let value = NotifiedValue(bytes: bytes, connection: seq % 3 + 1, receivedAt: time)
-            layout.appendLine(NotifyCommand.Line(value: value, seq: seq), to: &batch)
+            layout.appendLine(NotifyCommand.Line(value: value, seq: seq, format: .format(for: .batteryLevel)), to: &batch)
             expected += NotifyCommand.record(value, seq: seq, address: Self.address, service: .batteryService,
                                              characteristic: .batteryLevel).serialized() + "\n"
         }
         #expect(String(decoding: batch.bytes, as: UTF8.self) == expected)
         #expect(layout.line(NotifyCommand.Line(value: NotifiedValue(bytes: [0x01], connection: 1, receivedAt: .milliseconds(10)), seq: 5))
-                == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"01","text":null,"seq":5,"time":"1970-01-01T00:00:00.010Z","connection":1}"# + "\n")
+                == #"{"address":"C0:FF:EE:00:00:04","service":"180f","characteristic":"2a19","value":"01","text":null,"decoded":null,"seq":5,"time":"1970-01-01T00:00:00.010Z","connection":1}"# + "\n")
     }
 
     @Test func textLine() {
         let value = NotifiedValue(bytes: Array("hi".utf8), connection: 2, receivedAt: .seconds(951_782_400) + .milliseconds(5))
-        #expect(NotifyCommand.text(value, seq: 7) == #"2000-02-29T00:00:00.005Z  7      2           6869              "hi""#)
+        #expect(NotifyCommand.text(value, seq: 7) == #"2000-02-29T00:00:00.005Z  7      2           6869              "hi"              -"#)
         let binary = NotifiedValue(bytes: [0x90, 0x00], connection: 1, receivedAt: .seconds(86_399) + .milliseconds(999))
-        #expect(NotifyCommand.text(binary, seq: 1) == "1970-01-01T23:59:59.999Z  1      1           9000              -")
+        #expect(NotifyCommand.text(binary, seq: 1) == "1970-01-01T23:59:59.999Z  1      1           9000              -                 -")
+        let level = NotifiedValue(bytes: [0x57], connection: 1, receivedAt: .zero)
+        #expect(NotifyCommand.text(level, seq: 2, format: .format(for: .batteryLevel))
+                == "1970-01-01T00:00:00.000Z  2      1           57                \"W\"               Battery Level 87 percentage")
     }
 
     @Test("RFC 3339 in UTC with milliseconds", arguments: [

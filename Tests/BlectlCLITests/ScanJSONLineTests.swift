@@ -18,8 +18,11 @@ import Testing
         var time = Duration.seconds(1_796_026_502) + .microseconds(47_999)
         for _ in 0..<400 {
             let advertisement = Self.randomAdvertisement(at: time, using: &generator)
-            layout.appendLine(advertisement, to: &batch)
-            expected += ScanCommand.record(advertisement, adapter: adapter).serializedUTF8() + [UInt8(ascii: "\n")]
+            // First heard up to a minute before (a second apart from time, mostly).
+            let firstSeen = ScanSighting.FirstSeen(time - .milliseconds(Int.random(in: 0...60_000, using: &generator)))
+            let sighting = ScanSighting(advertisement, firstSeen: firstSeen)
+            layout.appendLine(sighting, to: &batch)
+            expected += ScanCommand.record(sighting, adapter: adapter).serializedUTF8() + [UInt8(ascii: "\n")]
             time += .milliseconds(Int.random(in: 0...400, using: &generator))
         }
         #expect(String(decoding: batch.bytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
@@ -34,12 +37,20 @@ import Testing
         let layout = ScanCommand.layout(adapter: "hci0")
         var lines = JSONLines()
         for time in [first, first, .seconds(1_796_026_502) + .milliseconds(1), first] {
-            let advertisement = Self.randomAdvertisement(at: time, using: &generator)
+            let sighting = ScanSighting(Self.randomAdvertisement(at: time, using: &generator))
             lines.removeAll()
-            layout.appendLine(advertisement, to: &lines)
-            let expected = ScanCommand.record(advertisement, adapter: "hci0").serialized() + "\n"
+            layout.appendLine(sighting, to: &lines)
+            let expected = ScanCommand.record(sighting, adapter: "hci0").serialized() + "\n"
             #expect(String(decoding: lines.bytes, as: UTF8.self) == expected)
         }
+    }
+
+    /// `service_names`: a UUID both listed and with service data is named once, in UUID order.
+    @Test func serviceNamesNameEachUUIDOnce() {
+        let battery = BluetoothUUID("180f")!, info = BluetoothUUID("180a")!, tile = BluetoothUUID("feed")!
+        let names = ServiceNamesJSON(uuids: [tile, battery, info, battery], serviceData: [battery: [0x64], tile: []])
+        #expect(names.jsonValue.serialized() == #"{"180a":"Device Information","180f":"Battery","feed":"Tile, Inc."}"#)
+        #expect(ServiceNamesJSON(uuids: [], serviceData: [:]).jsonValue.serialized() == "{}")
     }
 
     fileprivate static func randomAdvertisement(at time: Duration, using g: inout SplitMix64) -> Advertisement {

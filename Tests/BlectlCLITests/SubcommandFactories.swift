@@ -56,19 +56,26 @@ extension Subcommand {
 
     static func getVersion(_ options: DeviceOptions, _ vendor: VendorProtocolOptions?) -> Subcommand {
         var probe = GetVersionCommand()
-        (probe.address, probe.timeout, probe.vendor) = (options.address, options.timeout, vendor.map(VendorOptions.init))
+        (probe.addresses, probe.timeout, probe.vendor) = ([options.address], options.timeout, vendor.map(VendorOptions.init))
+        return Subcommand(probe)
+    }
+
+    /// `get-battery` over several devices.
+    static func getBattery(_ addresses: [BluetoothAddress], timeout: Duration = .seconds(20), fleet: FleetOptions) -> Subcommand {
+        var probe = GetBatteryCommand()
+        (probe.addresses, probe.timeout, probe.fleet) = (addresses, timeout, fleet)
         return Subcommand(probe)
     }
 
     static func getBattery(_ options: DeviceOptions, _ vendor: VendorProtocolOptions?) -> Subcommand {
         var probe = GetBatteryCommand()
-        (probe.address, probe.timeout, probe.vendor) = (options.address, options.timeout, vendor.map(VendorOptions.init))
+        (probe.addresses, probe.timeout, probe.vendor) = ([options.address], options.timeout, vendor.map(VendorOptions.init))
         return Subcommand(probe)
     }
 
     static func read(_ options: DeviceOptions, _ target: GATTTarget, descriptor: BluetoothUUID? = nil, offset: UInt16 = 0) -> Subcommand {
         var read = ReadCommand()
-        (read.address, read.timeout, read.target, read.descriptor, read.offset) = (options.address, options.timeout, target, descriptor, offset)
+        (read.addresses, read.timeout, read.target, read.descriptor, read.offset) = ([options.address], options.timeout, target, descriptor, offset)
         return Subcommand(read)
     }
 
@@ -89,7 +96,7 @@ extension Subcommand {
 
     static func disconnect(_ options: DeviceOptions) -> Subcommand {
         var disconnect = DisconnectCommand()
-        (disconnect.address, disconnect.timeout) = (options.address, options.timeout)
+        (disconnect.addresses, disconnect.timeout) = ([options.address], options.timeout)
         return Subcommand(disconnect)
     }
 
@@ -102,7 +109,7 @@ extension Subcommand {
 
     static func info(_ address: BluetoothAddress, timeout: Duration = .seconds(10)) -> Subcommand {
         var info = InfoCommand()
-        (info.address, info.timeout) = (address, timeout)
+        (info.addresses, info.timeout) = ([address], timeout)
         return Subcommand(info)
     }
 

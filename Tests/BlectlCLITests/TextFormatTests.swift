@@ -33,7 +33,8 @@ struct TextFormatTests {
         AdapterInfo(path: "/org/bluez/hci1", properties: [
             "Address": .string("00:AA:01:00:00:23"), "Alias": .string("bench host"), "Powered": .boolean(true),
             "PowerState": .string("on"), "Discovering": .boolean(false), "Pairable": .boolean(true), "Discoverable": .boolean(false),
-            "Roles": .stringArray(["central", "peripheral"]),
+            "Roles": .stringArray(["central", "peripheral"]), "Connectable": .boolean(true), "Manufacturer": .uint16(0x0002),
+            "Version": .byte(0x0C), "ExperimentalFeatures": .stringArray(["671b10b5-42c0-4696-9227-eb28d1b049d6"]),
         ])
     }
 
@@ -100,7 +101,8 @@ struct TextFormatTests {
     static func checkTable(_ json: JSONValue, header: String, row: String, values: [String: String],
                            aliases: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) {
         let table = cells(header: header, row: row)
-        let jsonKeys = keys(json)
+        // decoded is left out of the tables (info's key: value text shows it).
+        let jsonKeys = keys(json).filter { $0 != "decoded" }
         for key in jsonKeys {
             let column = aliases[key] ?? key.uppercased()
             guard let expected = values[key] else {
@@ -126,15 +128,20 @@ struct TextFormatTests {
     @Test("scan: a header, then each field in its column")
     func scan() throws {
         let advertisement = Self.advertisement  // one instance: its receivedAt is when it was made
-        let json = ScanCommand.record(advertisement, adapter: "hci1")
-        let lines = [ScanCommand.textHeader, ScanCommand.text(advertisement, adapter: "hci1")]
+        let firstSeen = ScanSighting.FirstSeen(advertisement.receivedAt - .seconds(75))
+        let sighting = ScanSighting(advertisement, firstSeen: firstSeen)
+        let json = ScanCommand.record(sighting, adapter: "hci1")
+        let lines = [ScanCommand.textHeader, ScanCommand.text(sighting, adapter: "hci1")]
         let manufacturer = "05f1=0102 (The Linux Foundation)", uuids = "1812 (Human Interface Device)"
         let feed = try #require(AssignedNumbers.name(for: BluetoothUUID("feed")!))
         Self.checkTable(json, header: lines[0], row: lines[1], values: Self.deviceValues.merging([
             "connected": "yes", "appearance": "0x03c1 Keyboard", "time": Records.rfc3339(sinceEpoch: advertisement.receivedAt),
+            "first_seen": Records.rfc3339(sinceEpoch: advertisement.receivedAt - .seconds(75)),
+            // last_seen is the time, shown once, in TIME.
+            "last_seen": Records.rfc3339(sinceEpoch: advertisement.receivedAt),
             "manufacturer_data": manufacturer, "company": manufacturer, "uuids": uuids, "service_names": uuids,
             "service_data": "feed=020031 (\(feed))",
-        ]) { $1 }, aliases: ["address_type": "TYPE", "company": "MANUFACTURER_DATA", "service_names": "UUIDS"])
+        ]) { $1 }, aliases: ["address_type": "TYPE", "company": "MANUFACTURER_DATA", "service_names": "UUIDS", "last_seen": "TIME"])
         // Every name service_names gives (here 1812's, from UUIDs, and feed's, from the service
         // data alone) is in the row.
         guard case .object(let members) = json, case .object(let named)? = members.first(where: { $0.0 == "service_names" })?.1 else {
@@ -173,6 +180,8 @@ struct TextFormatTests {
         Self.checkTable(json, header: lines[0], row: lines[1], values: [
             "name": "hci1", "address": "00:AA:01:00:00:23", "alias": "bench host", "powered": "yes", "power_state": "on",
             "discovering": "no", "pairable": "yes", "discoverable": "no", "roles": "central,peripheral",
+            "connectable": "yes", "manufacturer": "2", "manufacturer_name": "Intel Corp.", "version": "12", "version_name": "5.3",
+            "experimental_features": "671b10b5-42c0-4696-9227-eb28d1b049d6",
         ])
     }
 
@@ -235,7 +244,7 @@ struct TextFormatTests {
     func notify() {
         let value = NotifiedValue(bytes: [0x57], connection: 2, receivedAt: .seconds(1_796_026_502) + .milliseconds(47))
         let json = NotifyCommand.record(value, seq: 7, address: Self.address, service: Self.battery, characteristic: Self.level)
-        let lines = NotifyCommand.textHeader(address: Self.address, characteristic: Self.characteristic) + [NotifyCommand.text(value, seq: 7)]
+        let lines = NotifyCommand.textHeader(address: Self.address, characteristic: Self.characteristic) + [NotifyCommand.text(value, seq: 7, format: .format(for: Self.level))]
         #expect(lines.count == 3)
         #expect(lines[0] == "address: C0:FF:EE:00:00:B1  service: 180f (Battery)  characteristic: 2a19 (Battery Level)")
         let table = Self.cells(header: lines[1], row: lines[2])
@@ -245,7 +254,8 @@ struct TextFormatTests {
             default: #expect(table[key.uppercased()] != nil, "JSON field '\(key)' has no column: \(lines[1])")
             }
         }
-        #expect(table == ["TIME": "2026-11-30T08:15:02.047Z", "SEQ": "7", "CONNECTION": "2", "VALUE": "57", "TEXT": "\"W\""])
+        #expect(table == ["TIME": "2026-11-30T08:15:02.047Z", "SEQ": "7", "CONNECTION": "2", "VALUE": "57", "TEXT": "\"W\"",
+                          "DECODED": "Battery Level 87 percentage"])
     }
 }
 

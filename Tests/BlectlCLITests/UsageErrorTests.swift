@@ -223,8 +223,9 @@ struct UsageErrorTests {
         let error = try #require(usageError(["connect", "--frobnicate"]))
         #expect(renderUsageError(error) == """
             Error: Unknown option '--frobnicate'
-            Usage: blectl connect <address> [--timeout <seconds>] [--adapter <adapter>]
-                                  [--format <format>] [--verbose ...] [--quiet]
+            Usage: blectl connect <address> [--timeout <seconds>] [--retries <n>]
+                                  [--adapter <adapter>] [--format <format>] [--verbose ...]
+                                  [--quiet]
               See 'blectl connect --help' for more information.
 
             """)
@@ -234,10 +235,12 @@ struct UsageErrorTests {
         let error = try #require(usageError(["version"]))
         #expect(renderUsageError(error) == """
             Error: Missing expected argument '<address>'
-            Usage: blectl get-version <address> [--timeout <seconds>]
+            Usage: blectl get-version <address> ... [--timeout <seconds>] [--retries <n>]
                                       [--vendor-service <uuid> --vendor-write <uuid>
-                                      --vendor-notify <uuid>] [--adapter <adapter>]
-                                      [--format <format>] [--verbose ...] [--quiet]
+                                      --vendor-notify <uuid>] [--from <path>]
+                                      [--parallel <count>] [--overall-timeout <seconds>]
+                                      [--adapter <adapter>] [--format <format>]
+                                      [--verbose ...] [--quiet]
               See 'blectl get-version --help' for more information.
 
             """)
@@ -260,8 +263,9 @@ struct UsageErrorTests {
             Error: Missing expected argument '--write <uuid>'
             Usage: blectl request <address> <value> --write <uuid> --notify <uuid>
                                   [--service <uuid>] [--text] [--response-prefix <hex>]
-                                  [--count <n>] [--timeout <seconds>] [--adapter <adapter>]
-                                  [--format <format>] [--verbose ...] [--quiet]
+                                  [--count <n>] [--timeout <seconds>] [--retries <n>]
+                                  [--adapter <adapter>] [--format <format>] [--verbose ...]
+                                  [--quiet]
               See 'blectl request --help' for more information.
 
             """)

@@ -171,7 +171,7 @@ import SimulatorHarness
                 }
             }
             Issue.record("all \(written) values written over a link that dropped")
-        } catch BLEError.disconnected(let operation) {
+        } catch BLEError.disconnected(let operation, _) {
             #expect(operation.kind == .write)
             #expect(operation.characteristic == Self.sink)
         }
@@ -228,7 +228,7 @@ import SimulatorHarness
                     return .failure(error)
                 }
             }
-            guard case .failure(BLEError.disconnected(let operation)) = outcome else {
+            guard case .failure(BLEError.disconnected(let operation, _)) = outcome else {
                 Issue.record("the stream did not end with disconnected: \(outcome)")
                 return
             }

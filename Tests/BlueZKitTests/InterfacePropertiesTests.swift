@@ -32,6 +32,10 @@ import Testing
                   .array(elementSignature: "i", [.int32(1)]), .array(elementSignature: "v", [.variant(.string("central"))])],
         "UUIDs": [nil, .stringArray(["00001801-0000-1000-8000-00805f9b34fb", "?"]), .string("1801")],
         "Modalias": [nil, .string("usb:v1D6Bp0246d0542"), .uint16(3)],
+        "Connectable": [nil, .boolean(true), .boolean(false), .string("yes")],
+        "Manufacturer": [nil, .uint16(0x0002), .uint16(0xFFFF), .int32(-1), .variant(.uint16(10))],
+        "Version": [nil, .byte(0x0B), .byte(0xFF), .string("5.2")],
+        "ExperimentalFeatures": [nil, .stringArray(["671b10b5-42c0-4696-9227-eb28d1b049d6"]), .array(elementSignature: "s", []), .boolean(true)],
     ]
 
     static let batteryChoices: [String: [DBusValue?]] = [
@@ -83,7 +87,7 @@ import Testing
         #expect(Set(table.names) == Set(choices.keys))
         #expect(Record.propertyNames == table.names)
         var generator = SplitMix64(seed: seed)
-        let names = Array(choices.keys) + ["NotABlueZName", "Connectable"]
+        let names = Array(choices.keys) + ["NotABlueZName", "CablePairing"]
         for _ in 0..<300 {
             let base = random(choices, &generator)
             var fromDictionary = Record()

@@ -11,8 +11,10 @@ import SimulatorHarness
     static let service = BluetoothUUID("5ec00001-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!
     static let characteristic = BluetoothUUID("5ec00002-6c2d-4b8e-9f3a-0c1d2e3f4a5b")!
 
+    /// Reads the secret, and returns once the link is down (so that pairing next starts
+    /// from a device that is not connected).
     static func readSecret(_ device: Device) async throws -> [UInt8] {
-        try await device.withConnection(timeout: .seconds(20)) { connected in
+        try await device.withConnection(timeout: .seconds(20), disconnectTimeout: .seconds(4)) { connected in
             let service = try await connected.service(Self.service, timeout: .seconds(10))
             return try await connected.read(try connected.characteristic(Self.characteristic, in: service), timeout: .seconds(10))
         }

@@ -42,7 +42,7 @@ struct AdapterPowerTests {
             #expect(run.stdout == "")
             let error = try #require(run.jsonError())
             #expect(error == J.object([
-                "code": "timed_out", "exit_status": 124,
+                "code": "timed_out", "exit_status": 124, "retryable": false,
                 "message": "timed out waiting for the adapter to power on",
                 "operation": "adapter", "address": .string(World.probe), "service": .null, "characteristic": .null,
                 "dbus_error": .null,

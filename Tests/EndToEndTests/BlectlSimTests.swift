@@ -112,4 +112,27 @@ struct BlectlSimTests {
             #expect(state.status == 1 && state.stderr.contains("no simulator is running"), "\(state)")
         }
     }
+
+    @Test("start --bluez: the version modelled, its faults on unless set off; an unsupported one is a usage error")
+    func bluezVersion() async throws {
+        try await Self.withUser { run, _ in
+            let script = """
+                eval "$(blectl-sim start --bluez 5.87 --set uuid_filter_crash=false)"
+                blectl-sim state
+                blectl doctor --format text | grep bluetoothd
+                blectl-sim stop
+                """
+            let started = try await run(script)
+            #expect(started.status == 0, "\(started)")
+            let lines = started.stdout.split(separator: "\n")
+            let state = (try? JSONSerialization.jsonObject(with: Data((lines.first ?? "").utf8))) as? [String: Any] ?? [:]
+            #expect(state["bluez"] as? String == "5.87", "\(started)")
+            #expect((state["faults"] as? [String: Any])?.keys.sorted() == ["empty_filter_is_regular"], "\(started)")
+            #expect(lines.count == 2 && lines[1].hasSuffix("; BlueZ 5.87"), "\(started)")
+            let unsupported = try await run("blectl-sim start --bluez 5.70")
+            #expect(unsupported.status == 2 && unsupported.stdout.isEmpty, "\(unsupported)")
+            #expect(unsupported.stderr.hasPrefix("blectl-sim: start: unsupported BlueZ version '5.70' (supported: 5.66, 5.82, 5.87)"),
+                    "\(unsupported)")
+        }
+    }
 }

@@ -13,8 +13,10 @@ struct CompletionTests {
                               "request", "notify", "disconnect", "info", "devices", "adapters", "pair", "unpair", "doctor",
                               "completions", "help"]
     static let names = ["blesim Probe", "blesim Vendor", "blesim Battery1", "blesim GattBattery", "blesim Plain"]
-    static let scanOptions = ["--timeout", "-t", "--name", "-n", "--service", "-s", "--address", "--rssi-min", "--count",
-                              "--updates", "--adapter", "--format", "-f", "--verbose", "-v", "--quiet", "-q", "--help", "-h"]
+    static let scanOptions = ["--timeout", "-t", "--name", "-n", "--service", "-s", "--address", "--rssi-min", "--decoded", "--count",
+                              "--updates", "--min-interval", "--changes-only", "--lost-after", "--mqtt", "--mqtt-gateway",
+                              "--mqtt-keepalive", "--mqtt-queue", "--mqtt-cafile", "--adapter", "--format", "-f",
+                              "--verbose", "-v", "--quiet", "-q", "--help", "-h"]
 
     /// PATH with blectl's directory first, as a user who installed it has.
     static var environment: [String: String] {

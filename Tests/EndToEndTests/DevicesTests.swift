@@ -42,7 +42,7 @@ struct DevicesTests {
                 "address": "C0:FF:EE:00:00:01", "address_type": "public", "name": "blesim Probe", "alias": "blesim Probe",
                 "paired": false, "bonded": false, "trusted": false, "blocked": false, "connected": false, "services_resolved": false,
                 "rssi": .null, "tx_power": .null, "appearance": 0x0540, "icon": .null, "class": .null, "modalias": .null,
-                "uuids": ["180f", "180a", .string(World.vendorService)], "manufacturer_data": ["05f1": "0102"], "service_data": [:],
+                "uuids": ["180f", "180a", .string(World.vendorService)], "manufacturer_data": ["05f1": "0102"], "service_data": [:], "decoded": [:],
                 "battery_percentage": .null, "adapter": "hci0",
             ])
             let cachedScan = await sim.blectl(["scan", "--timeout", "0"])
@@ -200,7 +200,7 @@ struct DevicesTests {
             #expect(missing.status == 69, "\(missing)")
             #expect(missing.stdout == "")
             #expect(missing.jsonError() == [
-                "code": "unavailable", "exit_status": 69, "message": "Bluetooth adapter hci4 not found",
+                "code": "unavailable", "exit_status": 69, "retryable": false, "message": "Bluetooth adapter hci4 not found",
                 "operation": "adapter", "address": .null, "service": .null, "characteristic": .null, "dbus_error": .null,
             ])
         }
@@ -218,15 +218,20 @@ struct DevicesTests {
 
 @Suite("blectl adapters")
 struct AdaptersTests {
-    static let keys = ["name", "address", "alias", "powered", "power_state", "discovering", "pairable", "discoverable", "roles"]
+    static let keys = ["name", "address", "alias", "powered", "power_state", "discovering", "pairable", "discoverable", "roles",
+                       "connectable", "manufacturer", "manufacturer_name", "version", "version_name", "experimental_features"]
 
     static let hci0: J = [
         "name": "hci0", "address": "00:1A:7D:DA:71:13", "alias": "blesim-host", "powered": true, "power_state": .null,
         "discovering": false, "pairable": true, "discoverable": false, "roles": ["central", "peripheral"],
+        "connectable": .null, "manufacturer": .null, "manufacturer_name": .null, "version": .null, "version_name": .null,
+        "experimental_features": .null,
     ]
     static let hci1: J = [
         "name": "hci1", "address": "00:1A:7D:DA:71:14", "alias": "blesim-host #2", "powered": false, "power_state": .null,
         "discovering": false, "pairable": true, "discoverable": false, "roles": ["central"],
+        "connectable": .null, "manufacturer": .null, "manufacturer_name": .null, "version": .null, "version_name": .null,
+        "experimental_features": .null,
     ]
 
     @Test("one adapter: one line, exact; BlueZ 5.66 without --experimental has no PowerState (null)")
@@ -297,9 +302,9 @@ struct AdaptersTests {
             let run = await sim.blectl(["adapters", "--format", "text"])
             #expect(run.status == 0, "\(run)")
             #expect(run.lines == [
-                "NAME  ADDRESS            POWERED  POWER_STATE  DISCOVERING  PAIRABLE  DISCOVERABLE  ROLES               ALIAS",
-                "hci0  00:1A:7D:DA:71:13  yes      on           no           yes       no            central,peripheral  blesim-host",
-                "hci1  00:1A:7D:DA:71:14  no       off-blocked  no           yes       no            central             blesim-host #2",
+                "NAME  ADDRESS            POWERED  POWER_STATE  DISCOVERING  PAIRABLE  DISCOVERABLE  ROLES               CONNECTABLE  MANUFACTURER  MANUFACTURER_NAME  VERSION  VERSION_NAME  EXPERIMENTAL_FEATURES  ALIAS",
+                "hci0  00:1A:7D:DA:71:13  yes      on           no           yes       no            central,peripheral  -            -             -                  -        -             -                      blesim-host",
+                "hci1  00:1A:7D:DA:71:14  no       off-blocked  no           yes       no            central             -            -             -                  -        -             -                      blesim-host #2",
             ])
         }
     }
@@ -311,7 +316,7 @@ struct AdaptersTests {
             #expect(run.status == 69, "\(run)")
             #expect(run.stdout == "")
             #expect(run.jsonError() == [
-                "code": "unavailable", "exit_status": 69, "message": "Bluetooth adapter hci3 not found",
+                "code": "unavailable", "exit_status": 69, "retryable": false, "message": "Bluetooth adapter hci3 not found",
                 "operation": "adapter", "address": .null, "service": .null, "characteristic": .null, "dbus_error": .null,
             ])
         }

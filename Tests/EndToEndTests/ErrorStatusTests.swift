@@ -17,6 +17,8 @@ struct ErrorStatusTests {
         var arguments: [String]
         var status: Int32
         var code: String
+        /// The error object's `retryable`: a transient failure (``--retries`` would try it again).
+        var retryable = false
         var message: Message
         var operation: J = .null
         var address: J = .null
@@ -39,20 +41,22 @@ struct ErrorStatusTests {
     static let probe = J.string(World.probe)
 
     @Test("error object", arguments: [
+        // The most common transient failure: its own code (status 1 as before), retryable.
         Case(label: "connect fails (connect_fail)", faults: ["connect_fail": "le-connection-abort-by-remote"],
-             arguments: ["get-battery", World.probe], status: 1, code: "bluez_failed",
+             arguments: ["get-battery", World.probe], status: 1, code: "connection_aborted", retryable: true,
              message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: le-connection-abort-by-remote"),
              operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
         // What a real bluetoothd 5.66 answers the second of two clients connecting one
-        // device at once (EALREADY passed on as Failed): busy, not a BlueZ failure.
+        // device at once (EALREADY passed on as Failed): waited for until --timeout, then
+        // busy, not a BlueZ failure.
         Case(label: "another client is connecting (connect_fail EALREADY)",
              faults: ["connect_fail": "Operation already in progress"],
-             arguments: ["get-battery", World.probe], status: 5, code: "busy",
+             arguments: ["get-battery", World.probe, "--timeout", "2"], status: 5, code: "busy", retryable: true,
              message: .exactly("busy: connect on C0:FF:EE:00:00:01: Operation already in progress"),
              operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
         Case(label: "a remembered device that does not advertise (cached_devices)",
              faults: ["cached_devices": "1", "connect_timeout_ms": "300"],
-             arguments: ["connect", "C0:FF:EE:00:00:A1"], status: 1, code: "bluez_failed",
+             arguments: ["connect", "C0:FF:EE:00:00:A1"], status: 1, code: "connection_aborted", retryable: true,
              message: .exactly("connect on C0:FF:EE:00:00:A1 failed: org.bluez.Error.Failed: le-connection-abort-by-local"),
              operation: "connect", address: "C0:FF:EE:00:00:A1", dbusError: "org.bluez.Error.Failed"),
         // A Connect that never brought the link up is a connect failure (BlueZ's error name
@@ -61,16 +65,38 @@ struct ErrorStatusTests {
              arguments: ["connect", World.probe], status: 1, code: "bluez_failed",
              message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: Not connected"),
              operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        // BlueZ's other reasons: transient ones retryable (a controller out of links, a
+        // kernel connection timeout, ECONNABORTED's text), the rest not.
+        Case(label: "no free link in the controller (connect_fail le-connection-concurrent-connection-limit)",
+             faults: ["connect_fail": "le-connection-concurrent-connection-limit"],
+             arguments: ["connect", World.probe], status: 1, code: "bluez_failed", retryable: true,
+             message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: le-connection-concurrent-connection-limit"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "Connect aborted, errno text (connect_fail 'Software caused connection abort')",
+             faults: ["connect_fail": "Software caused connection abort"],
+             arguments: ["connect", World.probe], status: 1, code: "connection_aborted", retryable: true,
+             message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: Software caused connection abort"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "the link layer's protocol error (connect_fail le-connection-link-layer-protocol-error)",
+             faults: ["connect_fail": "le-connection-link-layer-protocol-error"],
+             arguments: ["connect", World.probe], status: 1, code: "bluez_failed",
+             message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: le-connection-link-layer-protocol-error"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
+        Case(label: "keys the device no longer has (connect_fail le-connection-key-missing)",
+             faults: ["connect_fail": "le-connection-key-missing"],
+             arguments: ["connect", World.probe], status: 1, code: "bluez_failed",
+             message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: le-connection-key-missing"),
+             operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
         Case(label: "every Connect aborts (connect_abort_times -1)", faults: ["connect_abort_times": "-1"],
-             arguments: ["get-battery", World.probe], status: 1, code: "bluez_failed",
+             arguments: ["get-battery", World.probe], status: 1, code: "connection_aborted", retryable: true,
              message: .exactly("connect on C0:FF:EE:00:00:01 failed: org.bluez.Error.Failed: le-connection-abort-by-local"),
              operation: "connect", address: probe, dbusError: "org.bluez.Error.Failed"),
         Case(label: "the device object goes away under every Connect (remove_device_during_connect_times -1)",
              faults: ["remove_device_during_connect_times": "-1"],
-             arguments: ["connect", World.probe], status: 2, code: "device_not_found",
+             arguments: ["connect", World.probe], status: 2, code: "device_not_found", retryable: true,
              message: .exactly("device C0:FF:EE:00:00:01 not found"), operation: "device_lookup", address: probe),
         Case(label: "no such device", arguments: ["get-battery", World.missing, "--timeout", "5"], status: 2,
-             code: "device_not_found", message: .exactly("device C0:FF:EE:00:00:99 not found"),
+             code: "device_not_found", retryable: true, message: .exactly("device C0:FF:EE:00:00:99 not found"),
              operation: "device_lookup", address: "C0:FF:EE:00:00:99"),
         Case(label: "no Device Information service", arguments: ["get-version", World.battery1], status: 3,
              code: "not_supported", message: .exactly("not supported by the device: no GATT service 180a (Device Information) on C0:FF:EE:00:00:03"),
@@ -91,18 +117,18 @@ struct ErrorStatusTests {
              characteristic: "5a1e00ff-6c2d-4b8e-9f3a-0c1d2e3f4a5b"),
         Case(label: "device removed while resolving (remove_device_during_resolve)",
              faults: ["remove_device_during_resolve": "1"], arguments: ["connect", World.probe], status: 4,
-             code: "disconnected", message: .exactly("disconnected during service resolution on C0:FF:EE:00:00:01"),
+             code: "disconnected", retryable: true, message: .exactly("disconnected during service resolution on C0:FF:EE:00:00:01"),
              operation: "service_resolution", address: probe),
         Case(label: "link drops during a read (disconnect_mid_read)", faults: ["disconnect_mid_read": "1"],
-             arguments: ["get-battery", World.gattBattery], status: 4, code: "disconnected",
+             arguments: ["get-battery", World.gattBattery], status: 4, code: "disconnected", retryable: true,
              message: .exactly("disconnected during read of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:04"),
              operation: "read", address: "C0:FF:EE:00:00:04", service: "180f", characteristic: "2a19"),
         Case(label: "Connect in progress (connect_in_progress)", faults: ["connect_in_progress": "1"],
-             arguments: ["connect", World.probe], status: 5, code: "busy",
+             arguments: ["connect", World.probe, "--timeout", "2"], status: 5, code: "busy", retryable: true,
              message: .exactly("busy: connect on C0:FF:EE:00:00:01: In Progress"),
              operation: "connect", address: probe, dbusError: "org.bluez.Error.InProgress"),
         Case(label: "discovery always in progress (start_discovery_in_progress)", faults: ["start_discovery_in_progress": "-1"],
-             arguments: ["scan", "--timeout", "30"], status: 5, code: "busy",
+             arguments: ["scan", "--timeout", "30"], status: 5, code: "busy", retryable: true,
              message: .exactly("busy: discovery: adapter busy: discovery could not start (Operation already in progress)"),
              operation: "discovery", dbusError: "org.bluez.Error.InProgress"),
         Case(label: "no adapter (no_adapter)", faults: ["no_adapter": "1"], arguments: ["scan", "--timeout", "30"],
@@ -223,6 +249,7 @@ struct ErrorStatusTests {
             #expect(topLevelKeys(String(run.stderr.dropFirst("{\"error\":".count))) == World.errorKeys, "\(run.stderr)")
             #expect(error["code"] == .string(c.code))
             #expect(error["exit_status"] == .int(Int(c.status)))
+            #expect(error["retryable"] == .bool(c.retryable))
             #expect(error["operation"] == c.operation)
             #expect(error["address"] == c.address)
             #expect(error["service"] == c.service)

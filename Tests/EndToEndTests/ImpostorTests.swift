@@ -49,7 +49,7 @@ struct ImpostorTests {
         for record in run.jsonLines(sourceLocation: sourceLocation) {
             guard let address = record["address"]?.string else { continue }
             #expect(out[address] == nil, "\(address) printed twice: \(run)", sourceLocation: sourceLocation)
-            out[address] = record.removing("rssi", "time")
+            out[address] = record.removing("rssi", "time", "first_seen", "last_seen")
         }
         return out
     }

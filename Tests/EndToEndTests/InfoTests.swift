@@ -19,14 +19,14 @@ extension World {
     /// The keys of info's object and of each devices line, in order.
     static let infoKeys = ["address", "address_type", "name", "alias", "paired", "bonded", "trusted", "blocked", "connected",
                            "services_resolved", "rssi", "tx_power", "appearance", "icon", "class", "modalias", "uuids",
-                           "manufacturer_data", "service_data", "battery_percentage", "adapter"]
+                           "manufacturer_data", "service_data", "decoded", "battery_percentage", "adapter"]
 
     /// :A2 as the simulator's cached_devices leave it: in the tree, never heard.
     static let staleProbeRecord: J = [
         "address": "C0:FF:EE:00:00:A2", "address_type": "public", "name": "blesim Stale Probe", "alias": "blesim Stale Probe",
         "paired": false, "bonded": false, "trusted": false, "blocked": false, "connected": false, "services_resolved": false,
         "rssi": .null, "tx_power": .null, "appearance": .null, "icon": .null, "class": .null, "modalias": .null,
-        "uuids": ["180f"], "manufacturer_data": [:], "service_data": [:], "battery_percentage": .null, "adapter": "hci0",
+        "uuids": ["180f"], "manufacturer_data": [:], "service_data": [:], "decoded": [:], "battery_percentage": .null, "adapter": "hci0",
     ]
 
     /// :B2, the bonded BR/EDR headset: a Class (so no Appearance), blocked, not trusted.
@@ -34,7 +34,7 @@ extension World {
         "address": "C0:FF:EE:00:00:B2", "address_type": "public", "name": "blesim Headset", "alias": "blesim Headset",
         "paired": true, "bonded": true, "trusted": false, "blocked": true, "connected": false, "services_resolved": false,
         "rssi": .null, "tx_power": .null, "appearance": .null, "icon": "audio-headset", "class": 0x240404, "modalias": .null,
-        "uuids": ["110b", "111e"], "manufacturer_data": [:], "service_data": [:], "battery_percentage": .null, "adapter": "hci0",
+        "uuids": ["110b", "111e"], "manufacturer_data": [:], "service_data": [:], "decoded": [:], "battery_percentage": .null, "adapter": "hci0",
     ]
 
     /// :B1, the bonded keyboard, not connected.
@@ -42,7 +42,7 @@ extension World {
         "address": "C0:FF:EE:00:00:B1", "address_type": "public", "name": "blesim Keys", "alias": "blesim Keys",
         "paired": true, "bonded": true, "trusted": true, "blocked": false, "connected": false, "services_resolved": false,
         "rssi": .null, "tx_power": .null, "appearance": 0x03C1, "icon": "input-keyboard", "class": .null,
-        "modalias": "usb:v046Dp4023d0006", "uuids": ["1812", "180f", "180a"], "manufacturer_data": [:], "service_data": [:],
+        "modalias": "usb:v046Dp4023d0006", "uuids": ["1812", "180f", "180a"], "manufacturer_data": [:], "service_data": [:], "decoded": [:],
         "battery_percentage": .null, "adapter": "hci0",
     ]
 
@@ -51,7 +51,7 @@ extension World {
         "address": "C0:FF:EE:00:00:B1", "address_type": "public", "name": "blesim Keys", "alias": "blesim Keys",
         "paired": true, "bonded": true, "trusted": true, "blocked": false, "connected": true, "services_resolved": true,
         "rssi": .null, "tx_power": .null, "appearance": 0x03C1, "icon": "input-keyboard", "class": .null,
-        "modalias": "usb:v046Dp4023d0006", "uuids": ["1801", "180a", "180f", "1812"], "manufacturer_data": [:], "service_data": [:],
+        "modalias": "usb:v046Dp4023d0006", "uuids": ["1801", "180a", "180f", "1812"], "manufacturer_data": [:], "service_data": [:], "decoded": [:],
         "battery_percentage": 73, "adapter": "hci0",
     ]
 }
@@ -101,7 +101,7 @@ struct InfoTests {
                 "address": "C0:FF:EE:00:00:01", "address_type": "public", "name": "blesim Probe", "alias": "blesim Probe",
                 "paired": false, "bonded": false, "trusted": false, "blocked": false, "connected": false, "services_resolved": false,
                 "tx_power": 4, "appearance": 0x0540, "icon": .null, "class": .null, "modalias": .null,
-                "uuids": ["180f", "180a", .string(World.vendorService)], "manufacturer_data": ["05f1": "0102"], "service_data": [:],
+                "uuids": ["180f", "180a", .string(World.vendorService)], "manufacturer_data": ["05f1": "0102"], "service_data": [:], "decoded": [:],
                 "battery_percentage": .null, "adapter": "hci0",
             ])
             let rssi = try #require(record["rssi"]?.int, "\(record)")
@@ -124,7 +124,7 @@ struct InfoTests {
                 "address": "4A:C2:7D:11:93:E0", "address_type": "random", "name": "Tile", "alias": "Tile",
                 "paired": false, "bonded": false, "trusted": false, "blocked": false, "connected": false, "services_resolved": false,
                 "tx_power": .null, "appearance": .null, "icon": .null, "class": .null, "modalias": .null,
-                "uuids": ["feed"], "manufacturer_data": [:], "service_data": ["feed": "020031"],
+                "uuids": ["feed"], "manufacturer_data": [:], "service_data": ["feed": "020031"], "decoded": [:],
                 "battery_percentage": .null, "adapter": "hci0",
             ])
             let rssi = try #require(record["rssi"]?.int, "\(record)")
@@ -141,7 +141,7 @@ struct InfoTests {
             #expect(run.status == 2, "\(run)")
             #expect(run.stdout == "")
             #expect(run.jsonError() == [
-                "code": "device_not_found", "exit_status": 2, "message": "device C0:FF:EE:00:00:99 not found",
+                "code": "device_not_found", "exit_status": 2, "retryable": true, "message": "device C0:FF:EE:00:00:99 not found",
                 "operation": "device_lookup", "address": "C0:FF:EE:00:00:99", "service": .null, "characteristic": .null,
                 "dbus_error": .null,
             ])
@@ -173,7 +173,7 @@ struct InfoTests {
             #expect(unknown.status == 69, "\(unknown)")
             #expect(unknown.stdout == "")
             #expect(unknown.jsonError() == [
-                "code": "unavailable", "exit_status": 69, "message": "Bluetooth adapter hci0 is powered off",
+                "code": "unavailable", "exit_status": 69, "retryable": false, "message": "Bluetooth adapter hci0 is powered off",
                 "operation": "adapter", "address": "C0:FF:EE:00:00:01", "service": .null, "characteristic": .null, "dbus_error": .null,
             ])
             try #expect(await Self.adapterCalls(sim) == [])
@@ -220,6 +220,7 @@ struct InfoTests {
                 "uuids:              110b, 111e",
                 "manufacturer_data:  -",
                 "service_data:       -",
+                "decoded:            -",
                 "battery_percentage: -",
                 "adapter:            hci0",
             ])

@@ -75,7 +75,7 @@ struct PairTests {
             #expect(run.stdout == "")
             let error = try #require(run.jsonError())
             #expect(error.removing("message") == [
-                "code": "authentication_failed", "exit_status": 77, "operation": "pair", "address": "C0:FF:EE:00:00:07",
+                "code": "authentication_failed", "exit_status": 77, "retryable": false, "operation": "pair", "address": "C0:FF:EE:00:00:07",
                 "service": .null, "characteristic": .null, "dbus_error": "org.bluez.Error.AuthenticationFailed",
             ])
             #expect(error["message"]?.string?.contains("Authentication Failed") == true, "\(error)")

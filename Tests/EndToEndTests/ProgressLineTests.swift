@@ -137,7 +137,8 @@ struct ProgressLineTests {
             let run = try await Self.run(sim, ["read", World.probe, "2a19", "--timeout", "30"], stdoutOnTerminal: true,
                                          when: "1:connecting to C0:FF:EE:00:00:01 (", then: "fault connect_held 0")
             #expect(run.status == 0, "\(run)")
-            let result = #"{"address":"C0:FF:EE:00:00:01","service":"180f","characteristic":"2a19","descriptor":null,"value":"57","text":"W"}"#
+            let result = #"{"address":"C0:FF:EE:00:00:01","service":"180f","characteristic":"2a19","descriptor":null,"value":"57","text":"W","#
+                + #""decoded":{"name":"Battery Level","fields":[{"name":"Battery Level","value":87,"unit":"percentage"}]}}"#
             // The terminal turns \n into \r\n.
             let at = try #require(run.tty.range(of: result + "\r\n"), "\(run)")
             let before = run.tty[..<at.lowerBound]

@@ -9,7 +9,7 @@ import Glibc
 
 @Suite("blectl read")
 struct ReadTests {
-    static let readKeys = ["address", "service", "characteristic", "descriptor", "value", "text"]
+    static let readKeys = ["address", "service", "characteristic", "descriptor", "value", "text", "decoded"]
 
     @Test("Battery Level 87 = 0x57 'W': found by scanning, connected, read, disconnected")
     func batteryLevel() async throws {
@@ -20,7 +20,7 @@ struct ReadTests {
             #expect(run.stderr == "")
             #expect(run.jsonObject() == [
                 "address": .string(World.probe), "service": "180f", "characteristic": "2a19", "descriptor": .null,
-                "value": "57", "text": "W",
+                "value": "57", "text": "W", "decoded": ["name": "Battery Level", "fields": [["name": "Battery Level", "value": 87, "unit": "percentage"]]],
             ])
             #expect(topLevelKeys(run.lines.first ?? "") == Self.readKeys)
             let calls = try await sim.calls()
@@ -51,6 +51,7 @@ struct ReadTests {
             #expect(run.jsonObject() == [
                 "address": .string(World.probe), "service": "180a", "characteristic": "2a26", "descriptor": .null,
                 "value": "312e342e32", "text": "1.4.2",
+                "decoded": ["name": "Firmware Revision String", "fields": [["name": "Firmware Revision", "value": "1.4.2", "unit": .null]]],
             ])
             let calls = try await sim.calls()
             #expect(calls.deviceMembers == [], "blectl connected or disconnected what it did not connect")
@@ -68,6 +69,7 @@ struct ReadTests {
             #expect(run.jsonObject() == [
                 "address": .string(World.toolbox), "service": .string(World.toolboxService),
                 "characteristic": .string(World.toolboxText), "descriptor": "2901", "value": "4772656574696e67", "text": "Greeting",
+                "decoded": .null,
             ])
             // The first read's link gone (BlueZ's disconnect timer) before the second read: it
             // would otherwise read over that link and, on a slow machine (ASan), lose it midway
@@ -78,7 +80,7 @@ struct ReadTests {
             // Not notifying: 00 00, which is not text (control characters).
             #expect(ccc.jsonObject() == [
                 "address": .string(World.toolbox), "service": "180f", "characteristic": "2a19", "descriptor": "2902",
-                "value": "0000", "text": .null,
+                "value": "0000", "text": .null, "decoded": .null,
             ])
             let calls = try await sim.calls()
             #expect(calls.filter { $0.member == "ReadValue" }.map(\.interface) == ["org.bluez.GattDescriptor1", "org.bluez.GattDescriptor1"])
@@ -99,11 +101,13 @@ struct ReadTests {
                 "descriptor:     -",
                 "value:          746f6f6c626f78",
                 "text:           \"toolbox\"",
+                "decoded:        -",
             ])
             let battery = await sim.blectl(["read", World.toolbox, "2a19", "--service", "180f", "--descriptor", "2902", "--format", "text"])
             #expect(battery.lines == [
                 "address:        C0:FF:EE:00:00:06", "service:        180f (Battery)", "characteristic: 2a19 (Battery Level)",
                 "descriptor:     2902 (Client Characteristic Configuration)", "value:          0000", "text:           -",
+                "decoded:        -",
             ])
         }
     }
@@ -136,11 +140,12 @@ struct ReadTests {
             let battery = await sim.blectl(["read", World.toolbox, "2a19", "--service", "180f"])
             #expect(battery.jsonObject() == [
                 "address": .string(World.toolbox), "service": "180f", "characteristic": "2a19", "descriptor": .null, "value": "21", "text": "!",
+                "decoded": ["name": "Battery Level", "fields": [["name": "Battery Level", "value": 33, "unit": "percentage"]]],
             ])
             let other = await sim.blectl(["read", World.toolbox, "2a19", "--service", World.toolboxService])
             #expect(other.jsonObject() == [
                 "address": .string(World.toolbox), "service": .string(World.toolboxService), "characteristic": "2a19", "descriptor": .null,
-                "value": "63", "text": "c",
+                "value": "63", "text": "c", "decoded": ["name": "Battery Level", "fields": [["name": "Battery Level", "value": 99, "unit": "percentage"]]],
             ])
         }
     }
@@ -167,7 +172,7 @@ struct ReadTests {
 
     @Test("failures: the error object, nothing on stdout, nothing left", arguments: [
         Failure(label: "unknown device", arguments: ["read", World.missing, "2a19", "--timeout", "5"], status: 2,
-                error: scenarioError("device_not_found", 2, operation: "device_lookup", address: World.missing),
+                error: scenarioError("device_not_found", 2, retryable: true, operation: "device_lookup", address: World.missing),
                 message: "device C0:FF:EE:00:00:99 not found"),
         Failure(label: "no such characteristic", arguments: ["read", World.probe, "2a00"], status: 3,
                 error: scenarioError("not_supported", 3, operation: "service_lookup", address: World.probe, characteristic: "2a00"),
@@ -191,7 +196,7 @@ struct ReadTests {
                 status: 124, error: scenarioError("timed_out", 124, operation: "read", address: World.probe, service: "180f", characteristic: "2a19"),
                 message: "timed out during read of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01"),
         Failure(label: "link lost during the read", faults: ["disconnect_mid_read": "1"], arguments: ["read", World.probe, "2a19"],
-                status: 4, error: scenarioError("disconnected", 4, operation: "read", address: World.probe, service: "180f", characteristic: "2a19"),
+                status: 4, error: scenarioError("disconnected", 4, retryable: true, operation: "read", address: World.probe, service: "180f", characteristic: "2a19"),
                 message: "disconnected during read of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01"),
     ])
     func failure(_ c: Failure) async throws {

@@ -120,7 +120,7 @@ struct RequestTests {
                 status: 64, error: scenarioError("usage", 64, operation: "service_lookup", address: World.toolbox, characteristic: "2a19"),
                 message: "characteristic 2a19 (Battery Level) is in several services on C0:FF:EE:00:00:06 (180f (Battery), \(World.toolboxService)): choose one with --service"),
         Failure(label: "unknown device", arguments: vendor("01", "--timeout", "5", address: World.missing), status: 2,
-                error: scenarioError("device_not_found", 2, operation: "device_lookup", address: World.missing),
+                error: scenarioError("device_not_found", 2, retryable: true, operation: "device_lookup", address: World.missing),
                 message: "device C0:FF:EE:00:00:99 not found"),
         // The unsolicited 90 00 still comes; it does not start with 82.
         Failure(label: "no matching answer", faults: ["no_notification": "1"], arguments: vendor("02", "--response-prefix", "82", "--timeout", "5"),

@@ -158,8 +158,11 @@ struct ScanOptionsTests {
         }
     }
 
-    @Test("usage errors: --count 0, --count x, --address not an address (64, nothing asked of BlueZ)", arguments: [
+    @Test("usage errors: bad --count, --address, --min-interval or --lost-after; --min-interval or --changes-only without --updates, or both (64, nothing asked of BlueZ)", arguments: [
         ["--count", "0"], ["--count", "x"], ["--address", "C0:FF:EE"], ["--address"],
+        ["--updates", "--min-interval", "0"], ["--updates", "--min-interval", "x"], ["--updates", "--min-interval", "-1"],
+        ["--lost-after", "0"], ["--lost-after", "soon"], ["--min-interval", "1"], ["--changes-only"],
+        ["--updates", "--changes-only", "--min-interval", "1"],
     ])
     func usageErrors(_ options: [String]) async throws {
         try await Sim.with { sim in

@@ -14,29 +14,29 @@ struct ScanTests {
                        "appearance": ["value": 1344, "category": "Sensor", "subcategory": .null],
                        "uuids": ["180f", "180a", .string(World.vendorService)], "manufacturer_data": ["05f1": "0102"],
                        "company": ["05f1": "The Linux Foundation"], "service_data": [:],
-                       "service_names": ["180a": "Device Information", "180f": "Battery"],
+                       "service_names": ["180a": "Device Information", "180f": "Battery"], "decoded": [:],
                        "connected": false, "adapter": "hci0"], -55),
         World.vendor: (["address": "C0:FF:EE:00:00:02", "address_type": "public", "name": "blesim Vendor", "tx_power": .null,
                         "appearance": .null, "uuids": [.string(World.vendorService)], "manufacturer_data": [:], "company": [:],
-                        "service_data": [:], "service_names": [:], "connected": false, "adapter": "hci0"], -60),
+                        "service_data": [:], "service_names": [:], "decoded": [:], "connected": false, "adapter": "hci0"], -60),
         World.battery1: (["address": "C0:FF:EE:00:00:03", "address_type": "public", "name": "blesim Battery1", "tx_power": .null,
                           "appearance": .null, "uuids": [], "manufacturer_data": [:], "company": [:], "service_data": [:],
-                          "service_names": [:], "connected": false, "adapter": "hci0"], -62),
+                          "service_names": [:], "decoded": [:], "connected": false, "adapter": "hci0"], -62),
         World.gattBattery: (["address": "C0:FF:EE:00:00:04", "address_type": "public", "name": "blesim GattBattery", "tx_power": .null,
                              "appearance": .null, "uuids": ["180f"], "manufacturer_data": [:], "company": [:], "service_data": [:],
-                             "service_names": ["180f": "Battery"], "connected": false, "adapter": "hci0"], -64),
+                             "service_names": ["180f": "Battery"], "decoded": [:], "connected": false, "adapter": "hci0"], -64),
         World.plain: (["address": "C0:FF:EE:00:00:05", "address_type": "public", "name": "blesim Plain", "tx_power": .null,
                        "appearance": .null, "uuids": [], "manufacturer_data": [:], "company": [:], "service_data": [:],
-                       "service_names": [:], "connected": false, "adapter": "hci0"], -66),
+                       "service_names": [:], "decoded": [:], "connected": false, "adapter": "hci0"], -66),
         // Two of the random-address fillers: service data (0xFEED, a member UUID of Tile),
         // and manufacturer data (Apple's company identifier) without a name.
         "4A:C2:7D:11:93:E0": (["address": "4A:C2:7D:11:93:E0", "address_type": "random", "name": "Tile", "tx_power": .null,
                                "appearance": .null, "uuids": ["feed"], "manufacturer_data": [:], "company": [:],
-                               "service_data": ["feed": "020031"], "service_names": ["feed": "Tile, Inc."],
+                               "service_data": ["feed": "020031"], "service_names": ["feed": "Tile, Inc."], "decoded": [:],
                                "connected": false, "adapter": "hci0"], -81),
         "5E:3A:91:0C:44:21": (["address": "5E:3A:91:0C:44:21", "address_type": "random", "name": .null, "tx_power": .null,
                                "appearance": .null, "uuids": [], "manufacturer_data": ["004c": "100501182d4e11"],
-                               "company": ["004c": "Apple, Inc."], "service_data": [:], "service_names": [:],
+                               "company": ["004c": "Apple, Inc."], "service_data": [:], "service_names": [:], "decoded": [:],
                                "connected": false, "adapter": "hci0"], -78),
     ]
 
@@ -55,8 +55,10 @@ struct ScanTests {
             }
             for record in records {
                 guard let address = record["address"]?.string else { continue }
+                // Each device's first line: first heard and last heard now.
+                #expect(record["first_seen"] == record["time"] && record["last_seen"] == record["time"], "\(record)")
                 if let (expected, base) = Self.knownRecords[address] {
-                    #expect(record.removing("rssi", "time") == expected)
+                    #expect(record.removing("rssi", "time", "first_seen", "last_seen") == expected)
                     let rssi = try #require(record["rssi"]?.int, "\(record)")
                     #expect((base - 2...base + 2).contains(rssi), "\(address) rssi \(rssi)")
                 } else {
@@ -83,20 +85,23 @@ struct ScanTests {
             #expect(run.lines.allSatisfy { J.parse($0) == nil })
             let header = try #require(run.lines.first)
             #expect(header == "ADDRESS            TYPE    RSSI      TX_POWER  CONNECTED  ADAPTER  TIME                      "
-                + "NAME                  APPEARANCE              MANUFACTURER_DATA                     SERVICE_DATA                  UUIDS")
+                + "FIRST_SEEN                NAME                  APPEARANCE              MANUFACTURER_DATA                     SERVICE_DATA                  UUIDS")
             func row(_ address: String) throws -> [String: String] {
                 let line = try #require(run.lines.first { $0.hasPrefix(address + "  ") }, "\(run)")
                 return Self.cells(header: header, row: line)
             }
             var probe = try row(World.probe)
             #expect(probe.removeValue(forKey: "RSSI")?.hasSuffix(" dBm") == true, "\(probe)")
-            #expect(probe.removeValue(forKey: "TIME")?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(probe)")
+            let time = probe.removeValue(forKey: "TIME")
+            #expect(time?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(probe)")
+            #expect(probe.removeValue(forKey: "FIRST_SEEN") == time, "\(probe)")
             #expect(probe == ["ADDRESS": World.probe, "TYPE": "public", "TX_POWER": "4 dBm", "CONNECTED": "no", "ADAPTER": "hci0",
                               "NAME": "blesim Probe", "APPEARANCE": "0x0540 Sensor", "MANUFACTURER_DATA": "05f1=0102 (The Linux Foundation)",
                               "SERVICE_DATA": "-", "UUIDS": "180f (Battery),180a (Device Information),\(World.vendorService)"])
             var unnamed = try row("6F:12:8B:DE:02:9A")
             #expect(unnamed.removeValue(forKey: "RSSI")?.hasSuffix(" dBm") == true, "\(unnamed)")
             #expect(unnamed.removeValue(forKey: "TIME") != nil, "\(unnamed)")
+            #expect(unnamed.removeValue(forKey: "FIRST_SEEN") != nil, "\(unnamed)")
             #expect(unnamed == ["ADDRESS": "6F:12:8B:DE:02:9A", "TYPE": "random", "TX_POWER": "-", "CONNECTED": "no", "ADAPTER": "hci0",
                                 "NAME": "-", "APPEARANCE": "-", "MANUFACTURER_DATA": "-", "SERVICE_DATA": "-", "UUIDS": "-"])
             #expect(try row("4A:C2:7D:11:93:E0")["SERVICE_DATA"] == "feed=020031 (Tile, Inc.)")
@@ -183,7 +188,7 @@ struct ScanTests {
             #expect(addresses.count > Set(addresses).count, "no update line: \(addresses)")
             // Every line of one device has its static fields.
             for record in records where record["address"] == .string(World.probe) {
-                #expect(record.removing("rssi", "time") == Self.knownRecords[World.probe]!.record)
+                #expect(record.removing("rssi", "time", "first_seen", "last_seen") == Self.knownRecords[World.probe]!.record)
             }
 
             let once = await sim.blectl(["scan", "--timeout", "5", "--rssi-min", "-127"])

@@ -154,7 +154,7 @@ import Glibc
             let r = await sim.scenarioRun(["scan", "--timeout", "30"])
             #expect(r.run.status == 5, "\(r.run)")
             #expect(r.run.stdout == "")
-            scenarioExpectError(r.run, scenarioError("busy", 5, operation: "discovery", dbusError: ScenarioWorld.inProgress),
+            scenarioExpectError(r.run, scenarioError("busy", 5, retryable: true, operation: "discovery", dbusError: ScenarioWorld.inProgress),
                                 message: "busy: discovery: adapter busy: discovery could not start (Operation already in progress)")
             r.expectEndedBefore(.seconds(30))
             let calls = try await sim.calls()

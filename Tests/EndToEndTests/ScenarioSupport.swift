@@ -64,11 +64,11 @@ extension [SimCall] {
 }
 
 /// The error object blectl prints on stderr, but for its `message` (checked apart).
-func scenarioError(_ code: String, _ status: Int, operation: String? = nil, address: String? = nil, service: String? = nil,
-                   characteristic: String? = nil, dbusError: String? = nil) -> J {
+func scenarioError(_ code: String, _ status: Int, retryable: Bool = false, operation: String? = nil, address: String? = nil,
+                   service: String? = nil, characteristic: String? = nil, dbusError: String? = nil) -> J {
     func optional(_ s: String?) -> J { s.map(J.string) ?? .null }
     return [
-        "code": .string(code), "exit_status": .int(status), "operation": optional(operation), "address": optional(address),
+        "code": .string(code), "exit_status": .int(status), "retryable": .bool(retryable), "operation": optional(operation), "address": optional(address),
         "service": optional(service), "characteristic": optional(characteristic), "dbus_error": optional(dbusError),
     ]
 }

@@ -76,7 +76,7 @@ struct StdoutErrorTests {
             let run = await Self.intoDevFull(sim, ["adapters"])
             #expect(run.status == 74, "\(run)")
             #expect(run.stdout == "")
-            #expect(run.jsonError() == ["code": "io_error", "exit_status": 74, "message": .string(Self.enospc),
+            #expect(run.jsonError() == ["code": "io_error", "exit_status": 74, "retryable": false, "message": .string(Self.enospc),
                                         "operation": .null, "address": .null, "service": .null, "characteristic": .null,
                                         "dbus_error": .null], "\(run)")
         }

@@ -106,17 +106,17 @@ struct Sim: Sendable {
     /// shortened, so that the suite stays fast.
     static let fastDisconnect = ["disconnect_delay_ms": "200"]
 
-    /// Starts a simulator with `faults` (merged over `fastDisconnect` unless
-    /// `fastDisconnect` is false), runs `body`, stops the simulator.
+    /// Starts a simulator modelling bluetoothd `bluez` with `faults` (merged over
+    /// `fastDisconnect` unless `fastDisconnect` is false), runs `body`, stops the simulator.
     static func with<T: Sendable>(
-        faults: [String: String] = [:], fastDisconnect: Bool = true,
+        faults: [String: String] = [:], fastDisconnect: Bool = true, bluez: String = Simulator.defaultBluez,
         _ body: (Sim) async throws -> T
     ) async throws -> T {
         await SimulatorSlots.shared.acquire()
         let all = fastDisconnect ? Self.fastDisconnect.merging(faults) { $1 } : faults
         let simulator: Simulator
         do {
-            simulator = try await offThread { try Simulator.start(faults: all) }
+            simulator = try await offThread { try Simulator.start(faults: all, bluez: bluez) }
         } catch {
             await SimulatorSlots.shared.release()
             throw error
@@ -359,7 +359,8 @@ enum World {
 
     /// The scan record's keys, in order.
     static let scanKeys = ["address", "address_type", "name", "rssi", "tx_power", "appearance", "uuids", "manufacturer_data",
-                           "company", "service_data", "service_names", "connected", "adapter", "time"]
+                           "company", "service_data", "service_names", "decoded", "connected", "adapter", "time",
+                           "first_seen", "last_seen"]
     /// The error object's keys, in order.
-    static let errorKeys = ["code", "exit_status", "message", "operation", "address", "service", "characteristic", "dbus_error"]
+    static let errorKeys = ["code", "exit_status", "retryable", "message", "operation", "address", "service", "characteristic", "dbus_error"]
 }

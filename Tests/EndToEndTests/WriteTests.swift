@@ -148,7 +148,7 @@ struct WriteTests {
         try await Sim.with { sim in
             let run = await sim.blectl(["write", World.missing, "2a19", "00", "--timeout", "5"])
             #expect(run.status == 2, "\(run)")
-            scenarioExpectError(run, scenarioError("device_not_found", 2, operation: "device_lookup", address: World.missing),
+            scenarioExpectError(run, scenarioError("device_not_found", 2, retryable: true, operation: "device_lookup", address: World.missing),
                                 message: "device C0:FF:EE:00:00:99 not found")
             try #expect(await sim.calls().deviceMembers == [])
             try await sim.scenarioExpectClean()

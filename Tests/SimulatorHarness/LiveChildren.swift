@@ -44,3 +44,11 @@ public func runChild(_ executable: String, _ args: [String], environment: [Strin
                      timeout: Duration) throws -> ProcessResult {
     try spawnChild(executable, args, environment: environment, stdinPipe: false).wait(timeout: timeout)
 }
+
+/// Starts `executable` (a path, or a name looked up in the environment's PATH) and returns at
+/// once, its output captured, stdin /dev/null: a process no simulator owns (a broker several
+/// simulators' runs share). The caller ends it (``RunningProcess/sendSignal(_:)``, then
+/// `wait`); one left running is SIGKILLed when the test process exits.
+public func launchChild(_ executable: String, _ args: [String], environment: [String: String]) throws -> RunningProcess {
+    try spawnChild(executable, args, environment: environment, stdinPipe: false)
+}

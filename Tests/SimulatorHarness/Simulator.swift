@@ -79,6 +79,8 @@ public struct SimState: Sendable, Decodable {
         public let outcome: String
     }
     public let bluezRunning: Bool
+    /// The bluetoothd version modelled ("5.66"; nil from a simulator that models only 5.66).
+    public let bluez: String?
     public let adapter: Bool
     public let powered: Bool
     public let discovering: Bool
@@ -118,9 +120,15 @@ public struct SimState: Sendable, Decodable {
     }
     /// Every Connect attempt started since start-up (or Reset), in order.
     public let connects: [ConnectAttempt]?
+    /// LE connection creation on the adapter: the queue and the links (Simulator+Fleet.swift).
+    public let leConnect: LEConnect?
+    /// Every LE connection creation asked since start-up (or Reset), in the order asked.
+    public let leCreations: [LECreation]?
+    /// Faults of single devices: address -> kinds (sim/README.md, Fleets).
+    public let deviceFaults: [String: [String]]?
 
     enum CodingKeys: String, CodingKey {
-        case adapter, powered, discovering, connections, devices, faults
+        case adapter, powered, discovering, connections, devices, faults, bluez
         case bluezRunning = "bluez_running"
         case discoverySessions = "discovery_sessions"
         case pendingStartDiscovery = "pending_start_discovery"
@@ -130,6 +138,9 @@ public struct SimState: Sendable, Decodable {
         case busPID = "bus_pid"
         case blinks, holds, agents, pairings, paired, connects
         case agentCalls = "agent_calls"
+        case leConnect = "le_connect"
+        case leCreations = "le_creations"
+        case deviceFaults = "device_faults"
     }
 
     public var discoveryClients: [String] { discoverySessions.map(\.client) }
@@ -177,12 +188,19 @@ public final class Simulator: Sendable {
         self.process = process
     }
 
-    /// Spawns `sim/bluez-sim --spawn-bus [--set NAME=VALUE ...]` and waits (30 s at most, a
-    /// hang guard: a loaded machine starting dozens takes seconds) for its ADDRESS line.
-    public static func start(faults: [String: String] = [:]) throws -> Simulator {
+    /// The bluetoothd versions the simulator models (sim/bluezsim/versions.py).
+    public static let bluezVersions = ["5.66", "5.82", "5.87"]
+    /// The version it models unless told otherwise.
+    public static let defaultBluez = "5.66"
+
+    /// Spawns `sim/bluez-sim --spawn-bus --bluez VERSION [--set NAME=VALUE ...]` and waits (30 s
+    /// at most, a hang guard: a loaded machine starting dozens takes seconds) for its ADDRESS
+    /// line. `bluez`: the bluetoothd version modelled (one of ``bluezVersions``); its own
+    /// behaviours that are faults too (sim/README.md) are on unless `faults` sets them.
+    public static func start(faults: [String: String] = [:], bluez: String = defaultBluez) throws -> Simulator {
         let root = defaultRepoRoot
         let exe = root.appendingPathComponent("sim/bluez-sim").path
-        var args = ["--spawn-bus"]
+        var args = ["--spawn-bus", "--bluez", bluez]
         for (k, v) in faults.sorted(by: { $0.key < $1.key }) { args += ["--set", "\(k)=\(v)"] }
         let proc = try spawnChild(exe, args, environment: ProcessInfo.processInfo.environment,
                                   stdinPipe: true, inheritStderr: true)
@@ -208,9 +226,10 @@ public final class Simulator: Sendable {
     /// Starts a simulator with `faults`, runs `body`, stops the simulator: starting and
     /// stopping (which wait for the simulator's process) run off the cooperative pool, so
     /// that a test waiting for its simulator does not stop every other test of the process.
-    /// Use it from async tests rather than ``start(faults:)``.
-    public static func with<T>(faults: [String: String] = [:], _ body: (Simulator) async throws -> T) async throws -> T {
-        let simulator = try await offThread { try Simulator.start(faults: faults) }
+    /// Use it from async tests rather than ``start(faults:bluez:)``.
+    public static func with<T>(faults: [String: String] = [:], bluez: String = defaultBluez,
+                               _ body: (Simulator) async throws -> T) async throws -> T {
+        let simulator = try await offThread { try Simulator.start(faults: faults, bluez: bluez) }
         let result: Result<T, any Error>
         do { result = .success(try await body(simulator)) } catch { result = .failure(error) }
         try? await offThread { simulator.stop() }
@@ -278,7 +297,7 @@ public final class Simulator: Sendable {
     }
 
     /// A control call with dbus-send's typed arguments (`int32:5`).
-    private func control(_ method: String, typed args: [String]) throws -> String {
+    func control(_ method: String, typed args: [String]) throws -> String {
         let r = run("dbus-send", ["--bus=\(address)", "--dest=org.blectl.Simulator", "--print-reply=literal",
                                   "--reply-timeout=10000", "/org/blectl/Simulator", "org.blectl.Simulator1.\(method)"]
                         + args,

@@ -23,6 +23,7 @@ import dbus
 from gi.repository import GLib
 
 from .call import DBusError
+from .claimed import refuse_write_if_claimed
 from .ifaces import ERR
 
 TICK_MS = 5
@@ -281,6 +282,7 @@ class NotifySocket(AcquiredSocket):
 def acquire_write(char, call):
     """GattCharacteristic1.AcquireWrite (src/gatt-client.c characteristic_acquire_write)."""
     char._check()
+    refuse_write_if_claimed(char)
     refused = char.sim.faults.get("acquire_write_refused")
     if refused:
         name = refused if refused.startswith("org.") else ERR + refused

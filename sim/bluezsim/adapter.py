@@ -1,5 +1,6 @@
 """/org/bluez (AgentManager1, ProfileManager1 stubs) and /org/bluez/hci0 (Adapter1)."""
 
+from . import profiles
 from .bus import Obj
 from .call import DBusError
 from .ifaces import ERR
@@ -65,11 +66,14 @@ class Adapter:
             "PairableTimeout": ["u", 0],
             "Discovering": ["b", False],
             "UUIDs": ["as", [u16(0x1801), u16(0x1800), u16(0x110E), u16(0x110C), u16(0x1200),
-                             u16(0x110B), u16(0x110A), "0000180a-0000-1000-8000-00805f9b34fb"]],
-            "Modalias": ["s", "usb:v1D6Bp0246d0542"],
+                             u16(0x110B), u16(0x110A), "0000180a-0000-1000-8000-00805f9b34fb"]
+                      # 5.82: the sap plugin's SIM Access server
+                      + ([u16(0x112D)] if sim.bluez_at_least("5.82") else [])],
+            "Modalias": ["s", profiles.modalias(sim.bluez)],
             "Roles": ["as", [r for r in sim.faults.get("adapter_roles").split(",") if r]],
             # Experimental in 5.66: only with bluetoothd --experimental (fault "experimental").
             "PowerState": ["s", self._power_state(powered)],
+            **sim.adapter_extra_properties(profiles.HCI0_CONTROLLER, connectable=powered),
         }
         o.handlers["org.bluez.Adapter1"] = self
         o.writable["org.bluez.Adapter1"] = {
@@ -88,7 +92,7 @@ class Adapter:
     def _power_state(self, powered):
         # Experimental in 5.66: without --experimental there is no PowerState at all, even
         # while the adapter powers on.
-        if not self.sim.faults.get("experimental"):
+        if not self.sim.adapter_has_power_state():
             return None
         if self.sim.faults.get("adapter_powering_on_ms") and not powered:
             return "off-enabling"
@@ -207,7 +211,7 @@ class SecondAdapter:
             "Alias": ["s", "blesim-host #2"],
             "Class": ["u", 0],
             "Powered": ["b", False],
-            "PowerState": ["s", "off-blocked" if sim.faults.get("experimental") else None],
+            "PowerState": ["s", "off-blocked" if sim.adapter_has_power_state() else None],
             "Discoverable": ["b", False],
             "DiscoverableTimeout": ["u", 180],
             "Pairable": ["b", True],
@@ -216,6 +220,7 @@ class SecondAdapter:
             "UUIDs": ["as", []],
             "Modalias": ["s", "usb:v0A12p0001d8891"],
             "Roles": ["as", ["central"]],
+            **sim.adapter_extra_properties(profiles.HCI1_CONTROLLER, connectable=False),
         }
         o.handlers["org.bluez.Adapter1"] = self
         o.writable["org.bluez.Adapter1"] = {"Powered": self._set_powered}

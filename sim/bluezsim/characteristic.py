@@ -6,6 +6,7 @@ notification streams: notify_ticker.py."""
 from .bus import Obj
 from .call import DBusError
 from .dbus_types import dbus_bytes
+from .claimed import refuse_write_if_claimed
 from .descriptor import Desc
 from .gatt_errors import in_progress, not_connected
 from .gatt_layout import char_path, has_ccc
@@ -62,7 +63,7 @@ class Char(NotifySessions, NotifyTicker):
             "Value": ["ay", b""],
             "Notifying": ["b", False if notifiable else None],
             "Flags": ["as", list(self.flags)],
-            "Handle": ["q", handle + 1],
+            "Handle": ["q", handle + 1 if self.sim.gatt_handles_exported() else None],
             "MTU": ["q", self.sim.faults.get("att_mtu")],
             # BlueZ exports these only where the flags allow the acquiring (gatt-client.c
             # characteristic_write_acquired_exists / characteristic_notify_acquired_exists).
@@ -126,9 +127,11 @@ class Char(NotifySessions, NotifyTicker):
         self._later(OP_MS, self._finish_read, call, offset)
 
     def _needs_pairing(self, call):
-        """A characteristic that wants encryption fails, as BlueZ maps ATT Insufficient
+        """A characteristic that wants encryption (role needs_pairing, or any of a device with
+        the device fault needs-pairing) fails, as BlueZ maps ATT Insufficient
         Authentication/Encryption (gatt-client.c create_gatt_dbus_error), until Paired."""
-        if self.role != "needs_pairing" or self.device.paired:
+        if self.device.paired or not (self.role == "needs_pairing" or
+                                      self.sim.has_device_fault(self.device.spec.address, "needs-pairing")):
             return False
         self.busy = call
         self._later(OP_MS, self._finish_error, call, ERR + "NotPermitted", "Not paired")
@@ -171,6 +174,7 @@ class Char(NotifySessions, NotifyTicker):
         flags = self.spec.flags
         if kind is not None and str(kind) not in ("request", "command", "reliable"):
             raise DBusError(ERR + "InvalidArguments", "Invalid arguments in method call")
+        refuse_write_if_claimed(self)
         if kind is None:
             kind = "request" if "write" in flags else "command"
         kind = str(kind)

@@ -8,6 +8,7 @@ import dbus.service
 
 from .call import DBusError
 from .faults import parse_value, FaultError, FAULTS
+from .device_faults import DEVICE_FAULTS
 
 IFACE = "org.blectl.Simulator1"
 ERRNS = "org.blectl.Simulator.Error."
@@ -46,6 +47,7 @@ class Control(dbus.service.Object):
     def ClearFaults(self):
         for name in list(self.sim.faults.values):
             self.sim.set_fault(name, FAULTS[name][1])
+        self.sim.clear_device_faults()
         self.sim.start_discovery_busy_left = 0
 
     @dbus.service.method(IFACE, in_signature="", out_signature="")
@@ -81,6 +83,34 @@ class Control(dbus.service.Object):
             self.sim.drop_link(str(address), bool(remove))
         except DBusError as e:
             raise ControlError(e.name.rsplit(".", 1)[-1], e.text) from None
+
+    @dbus.service.method(IFACE, in_signature="ssb", out_signature="")
+    def DeviceFault(self, address, kind, on):
+        """Sets (on) or clears a fault of one device (device_faults.DEVICE_FAULTS)."""
+        try:
+            self.sim.set_device_fault(str(address), str(kind), bool(on))
+        except DBusError as e:
+            raise ControlError(e.name.rsplit(".", 1)[-1], e.text) from None
+
+    @dbus.service.method(IFACE, in_signature="s", out_signature="")
+    def ClearDeviceFaults(self, address):
+        """Clears every fault of that device ("": of every device)."""
+        try:
+            self.sim.clear_device_faults(str(address))
+        except DBusError as e:
+            raise ControlError(e.name.rsplit(".", 1)[-1], e.text) from None
+
+    @dbus.service.method(IFACE, in_signature="s", out_signature="s")
+    def DeviceState(self, address):
+        """One device as JSON: in the tree, advertising, connecting, connected, its faults."""
+        try:
+            return json.dumps(self.sim.device_state(str(address)))
+        except DBusError as e:
+            raise ControlError(e.name.rsplit(".", 1)[-1], e.text) from None
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="s")
+    def DeviceFaults(self):
+        return json.dumps(DEVICE_FAULTS)
 
     @dbus.service.method(IFACE, in_signature="ss", out_signature="")
     def ServiceChanged(self, address, uuid):

@@ -1,12 +1,14 @@
 """The simulator's state container: object tree, faults, clients, call log, and the
 reset/build of the world. Components (adapter, discovery, devices, GATT) hang off it;
 its other concerns are mixed in: timers.py, holds.py, bluetoothd.py, device_actions.py,
-catalogue.py, runtime_faults.py, state.py."""
+catalogue.py, runtime_faults.py, device_faults.py, state.py, profiles.py (the version's surface); LE connection creation is
+le_connector.py's."""
 
 import time
 
 from gi.repository import GLib
 
+from . import versions
 from .bus import Bus
 from .call import DBusError
 from .ifaces import IFACES
@@ -23,7 +25,10 @@ from .bluetoothd import BluetoothdLife
 from .device_actions import DeviceActions
 from .catalogue import Catalogue
 from .runtime_faults import RuntimeFaults
+from .device_faults import DeviceFaults
+from .le_connector import LeConnector
 from .state import SimState
+from .profiles import PROFILE_FAULTS, VersionSurface
 
 ADAPTER_PATH = "/org/bluez/hci0"
 
@@ -34,9 +39,11 @@ def fresh_rate_stats():
     return {"sent": 0, "batches": 0, "first": None, "last": None}
 
 
-class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, RuntimeFaults, SimState):
-    def __init__(self, startup_faults):
+class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, RuntimeFaults, DeviceFaults, SimState,
+          VersionSurface):
+    def __init__(self, startup_faults, bluez=versions.DEFAULT):
         self.startup_faults = dict(startup_faults)
+        self.bluez = versions.parse(bluez)     # the bluetoothd version modelled: (5, 66)
         self.calls = []
         self.resolved_at = {}
         self.added_at = {}
@@ -63,6 +70,8 @@ class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, Runtime
         self.echo = EchoStats()    # what the echo device's sink received
         self.rate_stats = fresh_rate_stats()  # notify_rate_hz: what was sent, when
         self.connects = []         # every Connect attempt started: {"address", "bearer": "le"|"bredr"}
+        self.le_connector = LeConnector(self)   # LE connection creation, queue and link cap
+        self.device_faults = {}    # address -> set of device_faults.DEVICE_FAULTS kinds
 
     # ------------------------------------------------------------ lifecycle
     def attach(self, conn):
@@ -72,9 +81,15 @@ class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, Runtime
                                  path="/org/freedesktop/DBus", bus_name="org.freedesktop.DBus")
         self.build_world()
 
+    def bluez_at_least(self, version):
+        """Whether the modelled bluetoothd is `version` ('5.80') or later."""
+        major, minor = version.split(".")
+        return self.bluez >= (int(major), int(minor))
+
     def apply_startup_faults(self):
+        """The version's own behaviours (profiles.PROFILE_FAULTS), then the faults given."""
         self.faults.clear()
-        for k, v in self.startup_faults.items():
+        for k, v in {**PROFILE_FAULTS[self.bluez], **self.startup_faults}.items():
             self.faults.set(k, v)
         self.start_discovery_busy_left = self.faults.get("start_discovery_in_progress")
 
@@ -162,6 +177,8 @@ class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, Runtime
         self.echo = EchoStats()
         self.rate_stats = fresh_rate_stats()
         self.connects = []
+        self.le_connector.clear()
+        self.device_faults.clear()
         self.apply_startup_faults()
         if not self.bus.alive and self.conn_factory is not None:
             self.attach(self.conn_factory())
@@ -191,6 +208,7 @@ class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, Runtime
         return None
 
     def remove_device(self, dev):
+        self.le_connector.done(dev, "cancelled")
         self.devices.pop(dev.spec.address, None)
         dev.removed = True
         self.bus.unexport_tree(dev.path)

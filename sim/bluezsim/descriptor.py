@@ -4,6 +4,7 @@ characteristic lists (read-only)."""
 
 from .bus import Obj
 from .call import DBusError
+from .claimed import refuse_write_if_claimed
 from .dbus_types import dbus_bytes
 from .ifaces import ERR
 from .world import u16
@@ -22,7 +23,7 @@ class Desc:
             "UUID": ["s", uuid],
             "Characteristic": ["o", char.path],
             "Value": ["ay", b""],
-            "Handle": ["q", handle],
+            "Handle": ["q", handle if char.sim.gatt_handles_exported() else None],
         }
         o.handlers["org.bluez.GattDescriptor1"] = self
 
@@ -31,6 +32,8 @@ class Desc:
         if self.uuid == CCC_UUID:
             val = b"\x01\x00" if self.char.notify_clients else b"\x00\x00"
         else:
+            if self.char.sim.faults.get("descriptor_read_never_answers"):
+                return
             offset = int(options.get("offset", 0))
             if offset > len(self.value):
                 raise DBusError(ERR + "InvalidArguments", "Invalid offset")
@@ -43,4 +46,5 @@ class Desc:
 
     def m_WriteValue(self, call, value, options):
         self.char._check()
+        refuse_write_if_claimed(self.char)
         raise DBusError(ERR + "NotPermitted", "Write not permitted")

@@ -13,11 +13,16 @@ from .gatt import GattTree
 from .ifaces import ERR
 from .world import icon_for
 from .pairing import Pairing
+from . import preferred_bearer
 
 SEEN_THRESHOLD_S = 300   # BlueZ 5.66 src/device.c SEEN_TRESHHOLD
 
 
 def alias_for(spec):
+    """BlueZ src/device.c dev_property_get_alias: the alias set, else Name, else the address
+    with '-' separators."""
+    if spec.alias:
+        return spec.alias
     return spec.name if spec.name else spec.address.replace(":", "-")
 
 
@@ -77,15 +82,22 @@ class Device(DeviceConnect, DeviceDisconnect):
             "ManufacturerData": ["a{qv}", dict(spec.manufacturer_data) if (adv and spec.manufacturer_data) else None],
             "ServiceData": ["a{sv}", dict(spec.service_data) if (adv and spec.service_data) else None],
             "ServicesResolved": ["b", False],
-            "AdvertisingFlags": ["ay", spec.adv_flags if adv else None],
+            # Experimental in 5.66 (only with --experimental), there by default from 5.82.
+            "AdvertisingFlags": ["ay", spec.adv_flags if (adv and sim.advertising_flags_exported()) else None],
+            "PreferredBearer": ["s", preferred_bearer.initial(self)],
         }
         if adv and spec.uuids and sim.faults.get("uuids_in_scan_response"):
             # The kernel reported the advertisement and its scan response separately: the
             # service UUIDs (carried in the scan response) arrive as a later change.
             self.sim.later(100, lambda: None if (self.removed or self.le_svc_resolved) else self.set(UUIDs=list(spec.uuids)))
+        o.ifaces["org.bluez.Device1"].update(sim.device_extra_properties())
+        for bearer in sim.bearer_interfaces(spec):
+            o.ifaces[bearer] = {}
         o.handlers["org.bluez.Device1"] = self
         o.writable["org.bluez.Device1"] = {"Trusted": self._set_trusted, "Blocked": self._set_blocked,
                                            "Alias": self._set_alias}
+        if preferred_bearer.offered(self):
+            o.writable["org.bluez.Device1"]["PreferredBearer"] = lambda call, value: preferred_bearer.set_preferred_bearer(self, call, value)
 
     # ------------------------------------------------------------ helpers
     def set(self, **kw):
@@ -123,7 +135,8 @@ class Device(DeviceConnect, DeviceDisconnect):
                 ch["ManufacturerData"] = dict(self.spec.manufacturer_data)
             if self.spec.service_data:
                 ch["ServiceData"] = dict(self.spec.service_data)
-            ch["AdvertisingFlags"] = self.spec.adv_flags
+            if self.sim.advertising_flags_exported():
+                ch["AdvertisingFlags"] = self.spec.adv_flags
             self.set(**ch)
             self.sim.sightings += 1
         elif rssi != self.rssi and (force or abs(rssi - self.rssi) >= 8):
@@ -164,6 +177,8 @@ class Device(DeviceConnect, DeviceDisconnect):
             return "le"
         if self.connected:
             return self.bearer or "le"
+        if preferred_bearer.preferred(self):
+            return preferred_bearer.preferred(self)
         now = int(time.time())
 
         def age(t):
@@ -194,7 +209,8 @@ class Device(DeviceConnect, DeviceDisconnect):
 
     def _set_alias(self, call, value):
         call.reply()
-        self.set(Alias=value or alias_for(self.spec))
+        # An empty alias clears the one set (device_set_alias): Name, else the address.
+        self.set(Alias=value or (self.spec.name if self.spec.name else self.spec.address.replace(":", "-")))
 
     # ------------------------------------------------------------ bluetoothd and clients going away
     def forget_calls(self):

@@ -1,12 +1,14 @@
 """Device1.Connect as bluetoothd 5.66 does it (mixed into device.Device): LE (the link up,
 then GATT objects exported and ServicesResolved, Battery1 with them) or BR/EDR for a
 dual-mode device, the faults that fail, hold or abort it, and a device already connected
-at start-up (preconnect)."""
+at start-up (preconnect). The LE link itself is created when the adapter's LeConnector
+gives the device its turn (create_le_link), after connect_latency_ms."""
 
 import time
 
 from .call import DBusError
 from .ifaces import ERR
+from .le_connector import LIMIT
 from .notify import REARM_MS
 from .world import norm_uuid
 
@@ -95,21 +97,47 @@ class DeviceConnect:
         if f.consume_once("remove_device_during_connect_once") or f.consume_count("remove_device_during_connect_times"):
             self._later(self.connect_timers, 300, self._vanish_during_connect)
             return
-        msg = f.get("connect_fail")
+        msg = f.get("connect_fail_once")
+        if msg:
+            f.set("connect_fail_once", "")
+        else:
+            msg = f.get("connect_fail")
         if msg:
             self._later(self.connect_timers, CONNECT_MS, self._connect_failed, msg)
             return
-        if not self.spec.connectable or not self.sim.is_advertising(self.spec.address):
+        self.sim.le_connector.request(self)
+
+    def heard(self):
+        """Whether the scan hears it: a connectable device that advertises."""
+        return self.spec.connectable and self.sim.is_advertising(self.spec.address)
+
+    def create_le_link(self):
+        """The device's turn at the controller (LeConnector): the link comes up after
+        connect_latency_ms, or the attempt fails. A device that does not advertise (no turn
+        of its own) fails when the attempt times out (connect_timeout_ms); abort-once (a
+        device fault) fails with the remote's abort."""
+        f = self.sim.faults
+        latency = f.get("connect_latency_ms")
+        address = self.spec.address
+        if not self.heard():
             self._later(self.connect_timers, f.get("connect_timeout_ms"), self._connect_failed,
                         "le-connection-abort-by-local")
-            return
-        if f.consume_once("connect_abort_once") or f.consume_count("connect_abort_times"):
-            self._later(self.connect_timers, CONNECT_MS, self._abort_up)
-            return
-        self._later(self.connect_timers, CONNECT_MS, self._link_up)
+        elif self.sim.take_device_fault(address, "abort-once"):
+            self._later(self.connect_timers, latency, self._connect_failed, "le-connection-abort-by-remote")
+        elif f.consume_once("connect_abort_once") or f.consume_count("connect_abort_times"):
+            self._later(self.connect_timers, latency, self._abort_up)
+        else:
+            self._later(self.connect_timers, latency, self._link_up)
+
+    def refuse_le_link(self):
+        """The controller refused the creation (le_max_links reached)."""
+        record = self.sim.le_connector.records.get(self)
+        if record is not None and record["result"] == LIMIT:
+            self._connect_failed("le-connection-abort-by-local")
 
     def _connect_failed(self, msg):
         self._cancel(self.connect_timers)
+        self.sim.le_connector.done(self, msg)
         call, self.connect_call = self.connect_call, None
         if call is not None:
             call.error(ERR + "Failed", msg)
@@ -118,6 +146,7 @@ class DeviceConnect:
         self.connected = True
         self.connected_by = self.connect_call.sender if self.connect_call else None
         self.set(Connected=True)
+        self.sim.le_connector.done(self, "le-connection-abort-by-local")   # the link counts: up
         self._later(self.connect_timers, ABORT_MS, self._abort_down)
 
     def _abort_down(self):
@@ -133,9 +162,11 @@ class DeviceConnect:
         self.bearer = "le"
         self.connected_by = call.sender if call else None
         self.set(Connected=True)
+        self.sim.le_connector.done(self, "connected")     # after: the new link counts
         if call is not None:
             call.reply()
-        if self.sim.faults.get("remove_device_during_resolve"):
+        if self.sim.faults.get("remove_device_during_resolve") or \
+                self.sim.has_device_fault(self.spec.address, "vanish-after-connect"):
             self._later(self.link_timers, 30, self._vanish)
             return
         self._resolve()
@@ -143,6 +174,7 @@ class DeviceConnect:
     def _vanish_during_connect(self):
         # bluetoothd frees the device with the Connect message unanswered (device_free).
         self._cancel(self.connect_timers)
+        self.sim.le_connector.done(self, "cancelled")
         self.connect_call = None
         self.sim.remove_device(self)
 
@@ -174,6 +206,9 @@ class DeviceConnect:
     def _resolved(self):
         if not self.connected or self.removed:
             return
+        if self.sim.take_device_fault(self.spec.address, "drop-once"):
+            self.link_lost(reason="remote")     # the device went away during GATT discovery
+            return
         self.services_resolved = True
         self.le_svc_resolved = True
         # Battery1 comes with the resolution: BlueZ 5.66's battery plugin reads the level as
@@ -187,7 +222,7 @@ class DeviceConnect:
             if index is not None:
                 self.sim.set_fault("service_changed_at_resolution", "")     # once
                 self.gatt.service_changed(index)
-        uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
+        uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.gatt.service_specs})
         self.set(UUIDs=uuids, ServicesResolved=True)
         # When (CLOCK_MONOTONIC): the state's `resolved_at`, for the benchmarks.
         self.sim.resolved_at[self.spec.address] = time.monotonic()
@@ -200,9 +235,12 @@ class DeviceConnect:
     def _add_battery(self):
         if not self.connected or self.battery_exported or self.removed:
             return
+        if not self.paired and self.sim.has_device_fault(self.spec.address, "needs-pairing"):
+            return      # the battery plugin's read of 0x2A19 failed
         self.battery_exported = True
         self.sim.bus.add_iface(self.obj, "org.bluez.Battery1",
-                               {"Percentage": ["y", self.spec.battery1], "Source": ["s", self.spec.battery1_source]})
+                               {"Percentage": ["y", self.spec.battery1],
+                                "Source": ["s", self.spec.battery1_source if self.sim.battery_source_exported() else None]})
 
     def preconnect(self):
         if self.connected:
@@ -215,7 +253,7 @@ class DeviceConnect:
         self.set(Connected=True)
         self.services_resolved = True
         self.le_svc_resolved = True
-        uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.spec.services})
+        uuids = sorted(set(self.spec.uuids) | {s.uuid for s in self.gatt.service_specs})
         self.set(UUIDs=uuids, ServicesResolved=True)
         if self.spec.battery1 is not None:
             self._add_battery()
@@ -224,6 +262,7 @@ class DeviceConnect:
         """A connection Pair was bringing up is given up (CancelPairing, the caller gone):
         no reply to anyone, the attempt stops."""
         self._cancel(self.connect_timers)
+        self.sim.le_connector.done(self, "cancelled")
         self.connect_call = None
         if self.connected:      # connect_abort_once window: the link is up briefly
             self.connected = False

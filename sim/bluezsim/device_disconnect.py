@@ -2,6 +2,7 @@
 timer, a link lost (GATT calls failed, notify sessions ended or kept, ServicesResolved and
 Connected false, Battery1 removed), the control DropLink, and a device object going away."""
 
+from .disconnect_reason import signal_disconnected
 from .ifaces import ERR
 
 
@@ -15,6 +16,7 @@ class DeviceDisconnect:
     def m_Disconnect(self, call):
         if self.connect_call is not None:
             self._cancel(self.connect_timers)
+            self.sim.le_connector.done(self, "cancelled")
             pending, self.connect_call = self.connect_call, None
             pending.error(ERR + "Failed", "br-connection-canceled")
             if self.connected:      # connect_abort_once window: link is up briefly
@@ -76,6 +78,7 @@ class DeviceDisconnect:
             self.le_svc_resolved = True
             self.set(UUIDs=[])
         if was:
+            signal_disconnected(self, reason)
             self.set(Connected=False)
         if self.pairing is not None and self.pairing.stage not in ("connecting", "held"):
             self.pairing.cancel()        # the bonding ends with the link (MGMT_STATUS_DISCONNECTED)
@@ -101,7 +104,7 @@ class DeviceDisconnect:
         discovered again. Returns False when the device was not connected."""
         if not self.connected:
             return False
-        self.link_lost(reason="remote", keep_notify=not remove)
+        self.link_lost(reason="timeout", keep_notify=not remove)
         if remove:
             self.abort_everything()
             self.sim.remove_device(self)
@@ -112,6 +115,7 @@ class DeviceDisconnect:
         if self.pairing is not None:
             self.pairing.cancel()
         self._cancel(self.connect_timers)
+        self.sim.le_connector.done(self, "cancelled")
         self._cancel(self.link_timers)
         self.sim.cancel(self.disconnect_timer)
         if self.connect_call is not None:
@@ -124,6 +128,7 @@ class DeviceDisconnect:
     def drop_link_silently(self):
         """bluetoothd is gone (nothing can be signalled): the link is down, nobody holds it."""
         self._cancel(self.connect_timers)
+        self.sim.le_connector.done(self, "cancelled")
         self._cancel(self.link_timers)
         self.disconnect_timer = None
         self.connected = False

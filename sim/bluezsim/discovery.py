@@ -59,8 +59,10 @@ class Discovery:
             return True
         # src/adapter.c device_is_discoverable: an unfiltered discovery reports LE devices
         # only when they advertise as discoverable (main.conf FilterDiscoverable, 5.84 and
-        # later, can turn this off; it is on by default).
-        if not self.filtered() and not discoverable(spec):
+        # later, can turn this off; it is on by default). 5.78 to 5.82 report it anyway when
+        # it is connectable (profiles.py).
+        if not self.filtered() and not discoverable(spec) and not (
+                spec.connectable and self.sim.connectable_hidden_reported()):
             return False
         return any(match(f, spec) for f in self.sessions.values())
 
@@ -139,8 +141,12 @@ class Discovery:
             call.error(ERR + "InProgress", "Operation already in progress")
             return
         self.sessions[call.sender] = dict(ad.filters.get(call.sender, {}))
+        late = self.sim.faults.get("start_discovery_reply_delay_ms")
         if self.sim.faults.get("start_discovery_unanswered"):
             self.pending[call.sender] = call     # client->msg stays set: Stop answers InProgress
+        elif late > 0:
+            self.pending[call.sender] = call
+            self.sim.later(late, self._answer_late, call)
         else:
             call.reply()
         if not ad.discovering:
@@ -150,6 +156,13 @@ class Discovery:
         ms = self.sim.faults.get("power_off_mid_scan_ms")
         if ms > 0 and self.power_timer is None:
             self.power_timer = self.sim.later(ms, self._power_off)
+
+    def _answer_late(self, call):
+        """start_discovery_reply_delay_ms: the reply of a start already begun."""
+        if self.pending.get(call.sender) is call:
+            del self.pending[call.sender]
+        if not getattr(call, "client_gone", False):
+            call.reply()
 
     def release_held(self):
         """start_discovery_held cleared: the held StartDiscovery calls are answered now."""
@@ -287,7 +300,7 @@ class Discovery:
             self.churn_timer = None
             return False
         for dev in list(self.sim.devices.values()):
-            if dev.spec.group == "bench":
+            if dev.spec.group == "bench" and not self.sim.has_device_fault(dev.spec.address, "silent"):
                 cur = dev.rssi if dev.rssi is not None else dev.spec.rssi
                 new = dev.spec.rssi - 10 if cur >= dev.spec.rssi else dev.spec.rssi
                 dev.advertised(new, force=True)

@@ -6,8 +6,9 @@ them. Handles and paths: gatt_layout.py."""
 from .bus import Obj
 from .characteristic import Char
 from .gatt_layout import FIRST_HANDLE, layout, service_path
-from .world import u16
+from .world import gap, u16
 
+GAP = u16(0x1800)
 READD_MS = 100               # Service Changed: the service's objects come back this long after they went
 
 
@@ -20,7 +21,14 @@ class GattTree:
         self.services = []     # (Obj, [Char])
         self.chars = []
         self.next_handle = FIRST_HANDLE
-        for h, s, char_handles in layout(device.spec.services):
+        built = layout(device.spec.services)
+        if sim.gap_service_exported() and not any(s.uuid == GAP for s in device.spec.services):
+            # Every LE device has Generic Access; the simulator adds it, in the handles below
+            # FIRST_HANDLE, where bluetoothd exports it (5.82), so the other paths stay.
+            built = layout([gap(device.spec.name or "", device.spec.appearance or 0)], first=0x0001) + built
+        # The services of the database, in handle order (Device1.UUIDs once resolved).
+        self.service_specs = [s for _, s, _ in built]
+        for h, s, char_handles in built:
             self.services.append(self._build(h, s, char_handles))
         self.chars = [ch for _, chars in self.services for ch in chars]
         self.next_handle = 0x0100       # where a service changed by the device goes (Service Changed)
@@ -30,7 +38,7 @@ class GattTree:
         so = Obj(spath)
         so.ifaces["org.bluez.GattService1"] = {
             "UUID": ["s", s.uuid], "Device": ["o", self.device.path], "Primary": ["b", True],
-            "Includes": ["ao", []], "Handle": ["q", h]}
+            "Includes": ["ao", []], "Handle": ["q", h if self.sim.gatt_handles_exported() else None]}
         so.handlers["org.bluez.GattService1"] = self
         return so, [Char(self, spath, cs, ch) for ch, cs in char_handles]
 
@@ -85,15 +93,16 @@ class GattTree:
         self.sim.later(READD_MS, readd)
 
     # bluetoothd's gap plugin (profiles/gap/gas.c) claims the Generic Access service, and
-    # src/gatt-client.c exports no object for a claimed service: a real bluetoothd 5.66
-    # lists 0x1800 in Device1.UUIDs but has no GattService1 for it (make test-real).
-    # Its handles stay taken, so the other services keep their object paths.
-    CLAIMED = {u16(0x1800)}
+    # 5.66's src/gatt-client.c exports no object for a claimed service: a real bluetoothd
+    # 5.66 lists 0x1800 in Device1.UUIDs but has no GattService1 for it (make test-real).
+    # Its handles stay taken, so the other services keep their object paths. 5.80 and later
+    # export claimed services (read-only: ExportClaimedServices).
+    CLAIMED = {GAP}
 
     def objects(self):
         out = []
         for so, chars in self.services:
-            if so.ifaces["org.bluez.GattService1"]["UUID"][1] in self.CLAIMED:
+            if so.ifaces["org.bluez.GattService1"]["UUID"][1] in self.CLAIMED and not self.sim.gap_service_exported():
                 continue
             out.append(so)
             for ch in chars:

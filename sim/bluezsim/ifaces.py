@@ -18,6 +18,9 @@ IFACES = {
     "org.bluez.GattDescriptor1": {"methods": {
         "ReadValue": ("a{sv}", "ay"), "WriteValue": ("aya{sv}", "")}},
     "org.bluez.Battery1": {"methods": {}},
+    # 5.84 and later (sim/bluezsim/profiles.py): Connect and Disconnect only with --experimental.
+    "org.bluez.Bearer.LE1": {"methods": {}},
+    "org.bluez.Bearer.BREDR1": {"methods": {}},
     # Exported by clients (agents), called by bluetoothd: listed for reference.
     "org.bluez.Agent1": {"methods": {
         "Release": ("", ""), "RequestPinCode": ("o", "s"), "DisplayPinCode": ("os", ""),

@@ -15,6 +15,7 @@ import dbus.bus
 from dbus.mainloop.glib import DBusGMainLoop
 from gi.repository import GLib
 
+from . import versions
 from .faults import parse_assignment, parse_value, FaultError, FAULTS
 from .core import Sim
 from .control import Control
@@ -58,6 +59,8 @@ def main(argv=None):
     ap.add_argument("--faults", help="JSON object of faults")
     ap.add_argument("--ignore-stdin", action="store_true", help="do not exit when stdin reaches EOF")
     ap.add_argument("--list-faults", action="store_true")
+    ap.add_argument("--bluez", default=versions.DEFAULT, metavar="VERSION",
+                    help=f"the bluetoothd version to model: {', '.join(versions.SUPPORTED)} (default {versions.DEFAULT})")
     args = ap.parse_args(argv)
 
     if args.list_faults:
@@ -66,6 +69,12 @@ def main(argv=None):
         for k, (t, d, h) in FAULTS.items():
             print(f"{k} ({t.__name__}, default {d!r}): {h}")
         return 0
+
+    try:
+        versions.parse(args.bluez)
+    except versions.VersionError as e:
+        print(f"bluez-sim: {e}", file=sys.stderr)
+        return 2
 
     faults = {}
     try:
@@ -109,7 +118,7 @@ def main(argv=None):
                 raise SystemExit("bluez-sim: org.bluez is already owned on this bus")
             return c
 
-        sim = Sim(faults)
+        sim = Sim(faults, bluez=args.bluez)
         sim.bus_pid = daemon.pid if daemon is not None else None
         sim.apply_startup_faults()
         sim.conn_factory = bluez_conn

@@ -73,5 +73,9 @@ class NotifyTicker:
             self.ticker = None
             return False
         self.ticks += 1
-        self.notify(self.ticks.to_bytes(4, "big"), counter=True)
+        readings = self.spec.notify_values
+        if readings:
+            self.notify(readings[(self.ticks - 1) % len(readings)], counter=True)
+        else:
+            self.notify(self.ticks.to_bytes(4, "big"), counter=True)
         return True

@@ -29,6 +29,7 @@ class SimState:
                     notif.append({"path": ch.path, "client": c})
         return {
             "bluez_running": self.bus.alive,
+            "bluez": f"{self.bluez[0]}.{self.bluez[1]}",
             "adapter": self.adapter is not None,
             "second_adapter": self.second_adapter is not None,
             "powered": bool(self.adapter and self.adapter.powered),
@@ -55,6 +56,9 @@ class SimState:
             "agent_calls": list(self.agents.requests),
             "paired": sorted(a for a, d in self.devices.items() if d.paired),
             "connects": list(self.connects),
+            "le_connect": self.le_connector.state(),
+            "le_creations": [dict(r) for r in self.le_connector.log],
+            "device_faults": {a: sorted(k) for a, k in sorted(self.device_faults.items()) if k},
             "resolved_at": dict(self.resolved_at),
             "added_at": dict(self.added_at),
         }

@@ -40,6 +40,8 @@ class CharSpec:
     value: bytes = b""
     role: Optional[str] = None     # "vendor_cmd", "vendor_rsp", "battery_level", "needs_pairing", "echo_sink", "echo_source"
     descriptors: list = field(default_factory=list)   # [(uuid, bytes)]: read-only, besides the CCC
+    # What notify_every_ms sends, in turn, instead of the 4-byte counters (a sensor's readings).
+    notify_values: list = field(default_factory=list)
 
 
 @dataclass
@@ -53,6 +55,9 @@ class DeviceSpec:
     address: str
     name: Optional[str] = None
     address_type: str = "public"
+    # Device1.Alias as the user set it (bluetoothctl set-alias, a desktop's rename), kept by
+    # bluetoothd in its storage; None: Alias is Name, else the address with '-' (device.c).
+    alias: Optional[str] = None
     rssi: Optional[int] = None           # base RSSI while advertising
     uuids: list = field(default_factory=list)
     tx_power: Optional[int] = None
@@ -85,9 +90,9 @@ class DeviceSpec:
     sdp_uuids: list = field(default_factory=list)
 
 
-def gap(name):
+def gap(name, appearance=0):
     return ServiceSpec(u16(0x1800), [CharSpec(u16(0x2A00), ["read"], name.encode()),
-                                     CharSpec(u16(0x2A01), ["read"], b"\x00\x00")])
+                                     CharSpec(u16(0x2A01), ["read"], appearance.to_bytes(2, "little"))])
 
 
 def gatt_svc():

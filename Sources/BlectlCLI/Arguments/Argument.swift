@@ -27,6 +27,15 @@ struct Argument<Value: Sendable>: Sendable {
     init<Parsed>(_ declaration: ArgumentDeclaration<Parsed>) where Value == Parsed? {
         value = .some(ArgumentScope.current?.value(of: declaration, spec: declaration.spec(optional: true)))
     }
+
+    /// `[T]`: one or more words (`<address> ...`), in order; none when the option
+    /// `replacedBy` names is given (`from`: `--from` gives them instead), `[]` then.
+    init<Element>(_ declaration: ArgumentDeclaration<Element>, replacedBy option: String? = nil) where Value == [Element] {
+        var spec = declaration.spec(optional: false)
+        spec.isRepeating = true
+        spec.replacedBy = option
+        value = ArgumentScope.current?.values(of: declaration, spec: spec) ?? []
+    }
 }
 
 extension Argument {

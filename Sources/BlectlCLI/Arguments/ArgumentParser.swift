@@ -131,16 +131,7 @@ struct ArgumentParser: Sendable {
         let leaf = path[path.count - 1]
         let subcommand = Self.subcommandName(of: path)
         values.subcommand = subcommand
-        for (position, argument) in leaf.arguments.enumerated() {
-            if position < positionals.count {
-                values.arguments[argument.valueName] = positionals[position]
-            } else if !argument.isOptional {
-                throw UsageError("Missing expected argument \(argument.displayName.quotedForMessage)", subcommand: subcommand)
-            }
-        }
-        if positionals.count > leaf.arguments.count {
-            throw UsageError("Unexpected argument \(positionals[leaf.arguments.count].quotedForMessage)", subcommand: subcommand)
-        }
+        try Self.assign(positionals, to: leaf.arguments, in: &values)
         if let missing = leaf.options.first(where: { $0.isRequired && !values.contains($0.long) }) {
             throw UsageError("Missing expected argument \(missing.usageWord.quotedForMessage)", subcommand: subcommand)
         }
@@ -155,6 +146,37 @@ struct ArgumentParser: Sendable {
             }
         }
         return .parsed(path: path, values: values)
+    }
+
+    /// Gives the positional words to `arguments` in order. A repeating argument takes the
+    /// words the arguments after it leave (at least one, unless it is optional or the option
+    /// that replaces it is given); when too few words are given, it takes its minimum first
+    /// and the arguments after it go missing, as a single argument would.
+    /// - Throws: `UsageError` for the first argument missing, or the first word left over.
+    private static func assign(_ positionals: [String], to arguments: [ArgumentSpec], in values: inout ParsedValues) throws(UsageError) {
+        let subcommand = values.subcommand
+        var next = positionals.startIndex
+        for (position, argument) in arguments.enumerated() {
+            let replaced = argument.replacedBy.map { values.contains($0) } ?? false
+            if argument.isRepeating {
+                let minimum = argument.isOptional || replaced ? 0 : 1
+                let reserved = arguments[(position + 1)...].filter { !$0.isOptional }.count
+                let taken = max(min(minimum, positionals.endIndex - next), positionals.endIndex - next - reserved)
+                if taken < minimum {
+                    throw UsageError("Missing expected argument \(argument.displayName.quotedForMessage)", subcommand: subcommand)
+                }
+                values.repeatedArguments[argument.valueName] = Array(positionals[next..<(next + taken)])
+                next += taken
+            } else if next < positionals.endIndex {
+                values.arguments[argument.valueName] = positionals[next]
+                next += 1
+            } else if !argument.isOptional && !replaced {
+                throw UsageError("Missing expected argument \(argument.displayName.quotedForMessage)", subcommand: subcommand)
+            }
+        }
+        if next < positionals.endIndex {
+            throw UsageError("Unexpected argument \(positionals[next].quotedForMessage)", subcommand: subcommand)
+        }
     }
 
     /// The options accepted at the end of `path`: the leaf's own, the global ones of

@@ -89,6 +89,15 @@ final class ArgumentScope: Sendable {
         return keepingError { () throws(UsageError) in try values.value(ofArgument: argument.valueName, parser: argument.parser) } ?? nil
     }
 
+    /// Declares a repeating positional argument; returns its words converted, in order.
+    func values<Value>(of argument: ArgumentDeclaration<Value>, spec: @autoclosure () -> ArgumentSpec) -> [Value] {
+        guard let values else {
+            state.withLock { $0.declared.arguments.append(spec()) }
+            return []
+        }
+        return keepingError { () throws(UsageError) in try values.values(ofArgument: argument.valueName, parser: argument.parser) } ?? []
+    }
+
     /// Declares the options `make` declares as a group to give all together or not at all,
     /// none of them required on its own; when reading, returns what `make` makes if the
     /// command line gives any of them, else nil.

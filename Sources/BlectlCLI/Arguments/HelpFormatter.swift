@@ -64,7 +64,7 @@ enum HelpFormatter {
 
         // Each unit is a list of pieces that are kept together when the unit fits on a
         // line, and broken between pieces only when it cannot fit on any line.
-        var units: [[String]] = command.arguments.map { [$0.isOptional ? "[\($0.displayName)]" : $0.displayName] }
+        var units: [[String]] = command.arguments.map { [$0.isOptional ? "[\($0.usageWord)]" : $0.usageWord] }
         var grouped: Set<String> = []
         let options = ArgumentParser.acceptedOptions(along: path).filter { $0 != .help }
         for option in options where !grouped.contains(option.long) {

@@ -70,7 +70,16 @@ struct ArgumentSpec: Sendable, Equatable {
     var isOptional: Bool
     /// What a shell may offer here (from the argument's parser).
     var completion: ValueCompletion = .none
+    /// Takes one or more words (`<address> ...`); declared before the arguments that follow
+    /// it, which take the last words.
+    var isRepeating = false
+    /// The long name of an option that stands in for a required argument (`from`: the
+    /// addresses come from `--from` instead); nil for none.
+    var replacedBy: String?
 
     /// `"<address>"`.
     var displayName: String { "<\(valueName)>" }
+
+    /// `"<address> ..."` for a repeating argument, else ``displayName``.
+    var usageWord: String { isRepeating ? displayName + " ..." : displayName }
 }

@@ -10,6 +10,8 @@ struct ParsedValues: Sendable, Equatable {
     var flagCounts: [String: Int] = [:]
     /// Argument value name → the string given.
     var arguments: [String: String] = [:]
+    /// A repeating argument's value name → the strings given, in order.
+    var repeatedArguments: [String: [String]] = [:]
     /// Canonical name of the subcommand, for error messages; `nil` at the top level.
     var subcommand: String?
 
@@ -52,6 +54,26 @@ struct ParsedValues: Sendable, Equatable {
     func value<Value>(ofArgument valueName: String, parser: ValueParser<Value>) throws(UsageError) -> Value? {
         guard let raw = arguments[valueName] else { return nil }
         return try convert(raw, with: parser, for: nil)
+    }
+
+    /// Every converted word of a repeating argument, in order; `[]` when none was given.
+    ///
+    /// - Throws: `UsageError` "Invalid address 'xx': expected …" when the first word does not
+    ///   convert, "Unexpected argument 'xx'" when a later one does not (as for a word after
+    ///   the one argument a command takes).
+    func values<Value>(ofArgument valueName: String, parser: ValueParser<Value>) throws(UsageError) -> [Value] {
+        var values: [Value] = []
+        for raw in repeatedArguments[valueName] ?? [] {
+            if values.isEmpty {
+                values.append(try convert(raw, with: parser, for: nil))
+            } else {
+                guard let value = try? parser.parse(raw) else {
+                    throw UsageError("Unexpected argument \(raw.quotedForMessage)", subcommand: subcommand)
+                }
+                values.append(value)
+            }
+        }
+        return values
     }
 
     /// - Parameter long: the option's long name, nil for an argument.

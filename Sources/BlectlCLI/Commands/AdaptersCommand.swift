@@ -40,7 +40,25 @@ struct AdaptersCommand: BlectlSubcommand {
 
     static func layout(declaring table: PropertyTable<AdapterProperties>) -> RecordLayout<AdapterInfo> {
         RecordLayout([RecordField("name", json: { .string($0.name) }, text: { $0.name })]
-            + table.declarations.filter { !notShown.contains($0.name) }.map { PropertyFields.field($0, of: { $0.properties }) })
+            + table.declarations.filter { !notShown.contains($0.name) }.flatMap { declaration in
+                [PropertyFields.field(declaration, of: { $0.properties })] + (named[declaration.name].map { [$0] } ?? [])
+            })
+    }
+
+    /// Fields that name a property's number, each after its property's field: the company of
+    /// Manufacturer (`manufacturer_name`, null when the SIG has not assigned it) and the Core
+    /// Specification version of Version (`version_name`, `"5.2"`).
+    static let named: [String: RecordField<AdapterInfo>] = [
+        "Manufacturer": RecordField("manufacturer_name", json: { manufacturerName($0) }, text: { manufacturerName($0) ?? "-" }),
+        "Version": RecordField("version_name", json: { versionName($0) }, text: { versionName($0) ?? "-" }),
+    ]
+
+    static func manufacturerName(_ a: AdapterInfo) -> String? {
+        a.manufacturer.flatMap(AssignedNumbers.companyName(for:))
+    }
+
+    static func versionName(_ a: AdapterInfo) -> String? {
+        a.version.flatMap(AssignedNumbers.coreVersionName(for:))
     }
 
     static func record(_ a: AdapterInfo) -> JSONValue {

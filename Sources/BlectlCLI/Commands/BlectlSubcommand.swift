@@ -11,6 +11,8 @@ protocol BlectlSubcommand: ParsableCommand, Equatable {
     var timeout: Duration { get }
     /// The device the command works on, named in the error object; nil for none.
     var deviceAddress: BluetoothAddress? { get }
+    /// `--retries` of the commands that connect to a device (``RetryPolicy``); 0 for the others.
+    var retries: Int { get }
     /// What the command needs of the adapter before it runs (checked by
     /// ``CommandContext/open(_:timeout:requirement:)``); `.powered` unless it says otherwise.
     static var adapterRequirement: AdapterRequirement { get }
@@ -20,6 +22,7 @@ protocol BlectlSubcommand: ParsableCommand, Equatable {
 
 extension BlectlSubcommand {
     var deviceAddress: BluetoothAddress? { nil }
+    var retries: Int { 0 }
     static var adapterRequirement: AdapterRequirement { .powered }
 
     func isEqual(to other: any BlectlSubcommand) -> Bool { (other as? Self) == self }

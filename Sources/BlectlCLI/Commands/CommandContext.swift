@@ -4,7 +4,8 @@ import BlueZKit
 struct CommandContext: Sendable {
     let session: Session
     let printer: Printer
-    /// When the whole command must be done (`--timeout` from the start).
+    /// When the whole command must be done (`--timeout` from the start); in a run over
+    /// several devices, when the device at hand must be done.
     let deadline: ContinuousClock.Instant
     /// `--adapter`: the adapter asked for by name; nil for the default choice.
     let adapterName: String?
@@ -12,6 +13,8 @@ struct CommandContext: Sendable {
     private let chosenAdapter: Adapter?
     /// What the command asked of the adapter.
     private let requirement: AdapterRequirement
+    /// `--retries` of the commands that connect to a device (``withConnectedDevice(_:_:)``).
+    let retryPolicy: RetryPolicy
 
     var remaining: Duration { max(.zero, deadline - .now) }
 
@@ -40,6 +43,7 @@ struct CommandContext: Sendable {
     /// `opening`, the session begun at start (``Blectl``), if one was (its observer is the one
     /// it was made with).
     static func open(_ global: GlobalOptions, deadline: ContinuousClock.Instant, requirement: AdapterRequirement = .powered,
+                     retryPolicy: RetryPolicy = RetryPolicy(retries: 0),
                      observer: (any SessionObserver)? = nil, opening: Session.Opening? = nil) async throws -> CommandContext {
         let remaining = max(.zero, deadline - .now)
         let limit = remaining == .zero ? zeroTimeoutBusLimit : remaining
@@ -60,7 +64,14 @@ struct CommandContext: Sendable {
             throw error
         }
         return CommandContext(session: session, printer: Printer(format: global.format), deadline: deadline,
-                              adapterName: global.adapter, chosenAdapter: adapter, requirement: requirement)
+                              adapterName: global.adapter, chosenAdapter: adapter, requirement: requirement, retryPolicy: retryPolicy)
+    }
+
+    /// The same session, adapter and printer with another deadline: one device's own, in a
+    /// run over several (``FleetRun``).
+    func until(_ deadline: ContinuousClock.Instant) -> CommandContext {
+        CommandContext(session: session, printer: printer, deadline: deadline, adapterName: adapterName,
+                       chosenAdapter: chosenAdapter, requirement: requirement, retryPolicy: retryPolicy)
     }
 
     /// `error` as blectl reports it: a failure that coincides with Bluetooth going away
@@ -71,17 +82,20 @@ struct CommandContext: Sendable {
     ///
     /// Failures that such an event causes (`org.bluez.Error.Failed`, a lost link, busy) wait
     /// up to ``Adapter/linkLossGrace`` for it, within the deadline; the others only look at
-    /// the adapter as it is. Only for commands that needed a powered adapter.
-    func refined(_ error: any Error) async -> any Error {
+    /// the adapter as it is, and so do all with `lookingOnlyNow` (a failure already some time
+    /// past: the pause before a retry). Only for commands that needed a powered adapter.
+    func refined(_ error: any Error, lookingOnlyNow: Bool = false) async -> any Error {
         guard let chosenAdapter, requirement == .powered, !Task.isCancelled,
               let bleError = error as? BLEError else { return error }
         let grace: Duration
         switch bleError {
         case .unavailable, .permissionDenied: return error
+        case _ where lookingOnlyNow: grace = .zero
         // Within the deadline: the grace never makes the command overrun its --timeout.
         case .failed, .disconnected, .busy, .protocolError, .outcomeUnknown: grace = min(Adapter.linkLossGrace, remaining)
         // A scan that ended without the device already failed with the adapter going away.
-        case .deviceNotFound, .timedOut, .notSupported, .notPermitted, .authenticationFailed, .deviceProtocolError: grace = .zero
+        case .deviceNotFound, .timedOut, .notSupported, .notPermitted, .serviceReadOnly, .authenticationFailed, .deviceProtocolError:
+            grace = .zero
         }
         guard case .unavailable(let why, _, let name)? = await chosenAdapter.unavailabilityAfterLinkLoss(within: grace) else { return error }
         let stage = bleError.operation ?? bleError.deviceNotFoundAddress.map { BLEOperation(.deviceLookup, address: $0) }
@@ -97,9 +111,13 @@ struct CommandContext: Sendable {
 
     /// Finds the device at `address` (known to BlueZ, or by scanning), connects and resolves
     /// its services, runs `body`, and disconnects what it connected without waiting for the
-    /// answer (``disconnectWait``): all within the deadline.
+    /// answer (``disconnectWait``): all within the deadline. A retryable failure of any of
+    /// it (`body` included) is tried again as ``retryPolicy`` says (`--retries`), from the
+    /// search for the device on, each attempt cleaned up before the next.
     func withConnectedDevice<T: Sendable>(_ address: BluetoothAddress, _ body: (ConnectedDevice) async throws -> T) async throws -> T {
-        let device = try await Device.find(address, on: try adapter, timeout: remaining)
-        return try await device.withConnection(timeout: remaining, disconnectTimeout: Self.disconnectWait, body)
+        try await retryPolicy.run(until: deadline, stillThere: { await refined($0, lookingOnlyNow: true) }) {
+            let device = try await Device.find(address, on: try adapter, timeout: remaining)
+            return try await device.withConnection(timeout: remaining, disconnectTimeout: Self.disconnectWait, body)
+        }
     }
 }

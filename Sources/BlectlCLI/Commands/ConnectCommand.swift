@@ -12,6 +12,7 @@ struct ConnectCommand: BlectlSubcommand {
 
     @Argument(.device) var address: BluetoothAddress
     @Option(.connectionTimeout) var timeout: Duration = .seconds(20)
+    @Option(.retries) var retries: Int = 0
 
     var deviceAddress: BluetoothAddress? { address }
 

@@ -40,7 +40,7 @@ struct DevicesCommand: BlectlSubcommand {
     // MARK: - Records
 
     /// The table's columns over `info`'s record: the six booleans in FLAGS, a field not
-    /// placed here at the end.
+    /// placed here at the end; `decoded` is left to the JSON and `info`'s text (too wide for a column).
     static let columns = TextColumns(InfoCommand.layout, [
         ("ADDRESS", .field("address"), 0), ("TYPE", .field("address_type"), 0), ("FLAGS", .custom(flags), 0),
         ("RSSI", .field("rssi"), 0), ("TX_POWER", .field("tx_power"), 0), ("BATTERY", .field("battery_percentage"), 0),
@@ -48,7 +48,7 @@ struct DevicesCommand: BlectlSubcommand {
         ("APPEARANCE", .field("appearance"), 0), ("CLASS", .field("class"), 0), ("MODALIAS", .field("modalias"), 0),
         ("ADAPTER", .field("adapter"), 0), ("UUIDS", .field("uuids"), 0), ("MANUFACTURER_DATA", .field("manufacturer_data"), 0),
         ("SERVICE_DATA", .field("service_data"), 0),
-    ], omitted: flagKeys)
+    ], omitted: flagKeys.union(["decoded"]))
 
     /// A header and one aligned row per device, every JSON field in a column (the six
     /// booleans in FLAGS); nothing at all for no device.

@@ -1,7 +1,7 @@
 import BlueZKit
 
-/// `blectl disconnect ADDR`: disconnect a device, whoever connected it.
-struct DisconnectCommand: BlectlSubcommand {
+/// `blectl disconnect ADDR...`: disconnect a device, whoever connected it.
+struct DisconnectCommand: DeviceCommand {
     static let configuration = CommandConfiguration(
         name: "disconnect",
         abstract: "Disconnect a device, whoever connected it.",
@@ -10,13 +10,13 @@ struct DisconnectCommand: BlectlSubcommand {
         ]
     )
 
-    @Argument(.device) var address: BluetoothAddress
-    @Option(.timeout(help: "Give up waiting for BlueZ after this many seconds; decimals allowed."))
+    @Argument(.devices, replacedBy: "from") var addresses: [BluetoothAddress]
+    @Option(.timeout(help: "Give up waiting for BlueZ after this many seconds (for each device, with several); decimals allowed."))
     var timeout: Duration = .seconds(20)
+    @OptionGroup var fleet: FleetOptions
 
-    var deviceAddress: BluetoothAddress? { address }
-
-    func run(_ context: CommandContext) async throws {
+    func run(device address: BluetoothAddress, _ context: CommandContext,
+             report: (DeviceResult) async throws -> Void) async throws {
         // Only a device BlueZ knows can be connected; Device1.Connected as last signalled
         // (the session's cache is current: it was loaded after its match rules were added).
         let device = try context.adapter.knownDevice(address)
@@ -31,10 +31,7 @@ struct DisconnectCommand: BlectlSubcommand {
                 // NotConnected: the link went down meanwhile, which is what was asked.
             }
         }
-        switch context.printer.format {
-        case .json: try await context.printer.results([Self.record(address, wasConnected: wasConnected).serialized()])
-        case .text: try await context.printer.results(Self.text(address, wasConnected: wasConnected))
-        }
+        try await report(DeviceResult(json: Self.record(address, wasConnected: wasConnected), text: Self.text(address, wasConnected: wasConnected)))
     }
 
     // MARK: - Records

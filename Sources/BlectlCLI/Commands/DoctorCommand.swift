@@ -143,7 +143,8 @@ struct DoctorCommand: SessionOpeningSubcommand {
             return checks + names.dropFirst(checks.count).map { Check.skipped($0, needs: "adapter") }
         }
         let info = adapter.info
-        checks.append(.pass("adapter", adapter.name + (info?.address.map { " (\($0))" } ?? "")))
+        let about = [info?.address?.description, info.flatMap(controller)].compactMap { $0 }.joined(separator: "; ")
+        checks.append(.pass("adapter", adapter.name + (about.isEmpty ? "" : " (\(about))")))
 
         let rfkillCheck = rfkill(adapterName: adapter.name, powerState: info?.powerState)
         checks.append(rfkillCheck)
@@ -231,6 +232,17 @@ struct DoctorCommand: SessionOpeningSubcommand {
         }
         let subject = adapterName ?? "Bluetooth"
         return .pass("rfkill", switches.isEmpty ? "no rfkill switch for \(subject)" : "\(switches.map(\.id).joined(separator: ", ")) not blocked")
+    }
+
+    /// The controller as BlueZ 5.71 and later describe it (Adapter1.Version, Manufacturer):
+    /// `"Bluetooth 5.2, Intel Corp. (0x0002)"`; nil when bluetoothd has neither.
+    static func controller(_ info: AdapterInfo) -> String? {
+        let version = info.version.map { v in "Bluetooth " + (AssignedNumbers.coreVersionName(for: v) ?? "HCI version \(v)") }
+        let maker = info.manufacturer.map { id in
+            (AssignedNumbers.companyName(for: id).map { "\($0) " } ?? "company ") + "(0x\(Records.hex4(id)))"
+        }
+        let parts = [version, maker].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
     }
 
     /// `5.66` from BlueZ's own Device ID modalias `usb:v1D6Bp0246d0542` (vendor 0x1D6B, the

@@ -1,6 +1,6 @@
 import BlueZKit
 
-/// `blectl get-battery ADDR`: Battery1, else GATT 0x2A19, else Battery1 appearing; or the vendor protocol.
+/// `blectl get-battery ADDR...`: Battery1, else GATT 0x2A19, else Battery1 appearing; or the vendor protocol.
 struct GetBatteryCommand: DeviceProbe {
     static let configuration = CommandConfiguration(
         name: "get-battery",
@@ -11,9 +11,11 @@ struct GetBatteryCommand: DeviceProbe {
         ]
     )
 
-    @Argument(.device) var address: BluetoothAddress
-    @Option(.connectionTimeout) var timeout: Duration = .seconds(20)
+    @Argument(.devices, replacedBy: "from") var addresses: [BluetoothAddress]
+    @Option(.deviceTimeout) var timeout: Duration = .seconds(20)
+    @Option(.retries) var retries: Int = 0
     @OptionGroup var vendor: VendorOptions?
+    @OptionGroup var fleet: FleetOptions
 
     static func read(_ device: ConnectedDevice, vendor: VendorProtocol?, timeout: Duration) async throws -> BatteryReading {
         if let vendor { try await vendor.batteryLevel(of: device, timeout: timeout) } else { try await device.batteryLevel(timeout: timeout) }

@@ -1,6 +1,6 @@
 import BlueZKit
 
-/// `blectl get-version ADDR`: Device Information Service 0x180A, or the vendor protocol.
+/// `blectl get-version ADDR...`: Device Information Service 0x180A, or the vendor protocol.
 struct GetVersionCommand: DeviceProbe {
     static let configuration = CommandConfiguration(
         name: "get-version",
@@ -11,9 +11,11 @@ struct GetVersionCommand: DeviceProbe {
         ]
     )
 
-    @Argument(.device) var address: BluetoothAddress
-    @Option(.connectionTimeout) var timeout: Duration = .seconds(20)
+    @Argument(.devices, replacedBy: "from") var addresses: [BluetoothAddress]
+    @Option(.deviceTimeout) var timeout: Duration = .seconds(20)
+    @Option(.retries) var retries: Int = 0
     @OptionGroup var vendor: VendorOptions?
+    @OptionGroup var fleet: FleetOptions
 
     static func read(_ device: ConnectedDevice, vendor: VendorProtocol?, timeout: Duration) async throws -> DeviceInformation {
         if let vendor { try await vendor.version(of: device, timeout: timeout) } else { try await device.deviceInformation(timeout: timeout) }

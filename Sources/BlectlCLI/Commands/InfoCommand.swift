@@ -1,8 +1,8 @@
 import BlueZKit
 
-/// `blectl info ADDR`: what BlueZ knows of one device, without connecting; an unknown device
+/// `blectl info ADDR...`: what BlueZ knows of one device, without connecting; an unknown device
 /// is looked for by scanning.
-struct InfoCommand: BlectlSubcommand {
+struct InfoCommand: DeviceCommand {
     static let configuration = CommandConfiguration(
         name: "info",
         abstract: "Show what BlueZ knows about a device.",
@@ -14,13 +14,13 @@ struct InfoCommand: BlectlSubcommand {
     /// Known devices need an adapter, not the radio; the scan for an unknown one checks power.
     static var adapterRequirement: AdapterRequirement { .present }
 
-    @Argument(.device) var address: BluetoothAddress
-    @Option(.timeout(help: "Give up after this many seconds, scanning for a device BlueZ does not know included; decimals allowed."))
+    @Argument(.devices, replacedBy: "from") var addresses: [BluetoothAddress]
+    @Option(.timeout(help: "Give up after this many seconds (on each device, with several), scanning for a device BlueZ does not know included; decimals allowed."))
     var timeout: Duration = .seconds(10)
+    @OptionGroup var fleet: FleetOptions
 
-    var deviceAddress: BluetoothAddress? { address }
-
-    func run(_ context: CommandContext) async throws {
+    func run(device address: BluetoothAddress, _ context: CommandContext,
+             report: (DeviceResult) async throws -> Void) async throws {
         let adapter = try context.adapter
         let info: DeviceInfo
         if let known = adapter.deviceInfo(address) {
@@ -32,10 +32,7 @@ struct InfoCommand: BlectlSubcommand {
             if let why = adapter.unavailability { throw BLEError.unavailable(why, during: BLEOperation(.adapter)) }
             info = try await DeviceInfo.find(address, on: adapter, timeout: context.remaining)
         }
-        switch context.printer.format {
-        case .json: try await context.printer.results([Self.record(info).serialized()])
-        case .text: try await context.printer.results(Self.text(info))
-        }
+        try await report(DeviceResult(json: Self.record(info), text: Self.text(info)))
     }
 
     // MARK: - Records (also `devices`' lines)

@@ -1,4 +1,5 @@
 import BlueZKit
+import DBusKit
 
 /// `blectl notify ADDR CHAR`: JSON Lines, one per notified value, in order, until the
 /// timeout (success), `--count` values (success), a lost link (4, or reconnected with
@@ -35,9 +36,16 @@ struct NotifyCommand: BlectlSubcommand {
           help: "When the link drops, reconnect within the timeout and go on; losses and reconnections are reported on standard error.")
     var reconnect = false
 
+    /// `--mqtt` and its options: each value's record also published to a broker.
+    @OptionGroup var mqtt: MQTTOptions
+
     var deviceAddress: BluetoothAddress? { address }
 
     func run(_ context: CommandContext) async throws {
+        try await mqtt.withPublisher(printer: context.printer) { publisher in try await listen(context, publisher: publisher) }
+    }
+
+    private func listen(_ context: CommandContext, publisher: MQTTPublisher?) async throws {
         let command = self
         let deadline = context.deadline
         let printer = context.printer
@@ -45,11 +53,17 @@ struct NotifyCommand: BlectlSubcommand {
         let policy = command.reconnect
             ? ReconnectPolicy(initialDelay: Self.reconnectInitialDelay, maximumDelay: Self.reconnectMaximumDelay, deadline: deadline)
             : nil
+        let format = ValueFormat()
         // StartNotify, not AcquireNotify: it also gets the values a device sends before its CCC
         // write completes, and bluetoothd keeps its session over a link loss.
         try await device.withNotificationSubscription(
             timeout: context.remaining, reconnect: policy, disconnectTimeout: CommandContext.disconnectWait,
-            characteristic: { connected in try await target.resolve(on: connected, timeout: max(.zero, deadline - .now)) }
+            characteristic: { connected in
+                let characteristic = try await target.resolve(on: connected, timeout: max(.zero, deadline - .now))
+                try await format.find(on: connected, characteristic,
+                                      timeout: min(max(.zero, deadline - .now), DecodedValueJSON.presentationFormatReadLimit))
+                return characteristic
+            }
         ) { subscription in
             let listening = BLEOperation(.notifications, address: command.address, service: subscription.characteristic.service,
                                          characteristic: subscription.characteristic.uuid)
@@ -64,7 +78,8 @@ struct NotifyCommand: BlectlSubcommand {
                         // Values are taken on the session's queue, right after the signal that
                         // carried them, with no thread hand-off per value.
                         try await withTaskExecutorPreference(executor) {
-                            try await Self.print(subscription, command: command, printer: printer)
+                            try await Self.print(subscription, command: command, printer: printer, format: format.found,
+                                                 publisher: publisher)
                         }
                     } catch is BLEError where command.reconnect && ContinuousClock.now >= deadline {
                         // Still reconnecting when the time ran out (the subscription ends at
@@ -92,7 +107,8 @@ struct NotifyCommand: BlectlSubcommand {
     /// writes does: a line per write(2) cost more than the rest of a value's handling. No
     /// line waits for a later value: the batch is written as soon as no value is left to read,
     /// and at the end, whatever ends it.
-    private static func print(_ subscription: NotificationSubscription, command: NotifyCommand, printer: Printer) async throws {
+    private static func print(_ subscription: NotificationSubscription, command: NotifyCommand, printer: Printer,
+                              format: CharacteristicFormat?, publisher: MQTTPublisher?) async throws {
         let characteristic = subscription.characteristic
         var seq = 0
         let status = StatusLine.shared
@@ -114,15 +130,20 @@ struct NotifyCommand: BlectlSubcommand {
                 case .value(let value):
                     seq += 1
                     status.show(listening, detail: "\(seq) so far")
+                    let start = pending.bytes.count
                     switch printer.format {
-                    case .json: layout.appendLine(Line(value: value, seq: seq), to: &pending)
+                    case .json: layout.appendLine(Line(value: value, seq: seq, format: format), to: &pending)
                     case .text:
-                        let rows = seq == 1 ? textHeader(address: command.address, characteristic: characteristic) + [text(value, seq: seq)]
-                            : [text(value, seq: seq)]
+                        let row = text(value, seq: seq, format: format)
+                        let rows = seq == 1 ? textHeader(address: command.address, characteristic: characteristic) + [row] : [row]
                         for row in rows {
                             pending.bytes += row.utf8
                             pending.bytes.append(UInt8(ascii: "\n"))
                         }
+                    }
+                    if let publisher {
+                        publisher.publish(Line(value: value, seq: seq, format: format), layout: layout, appendedTo: printer.format == .json ? pending : nil,
+                                          from: start, to: publisher.topics.value(command.address, characteristic: characteristic.uuid))
                     }
                     if let count = command.count, seq >= count {
                         try await flush()
@@ -132,23 +153,20 @@ struct NotifyCommand: BlectlSubcommand {
                     // Without --reconnect the stream ends with the disconnection, reported as the error.
                     guard command.reconnect else { continue }
                     try await flush()
-                    await diagnostic(.object([("event", .string("link_lost")), ("address", .string(command.address.description)),
-                                              ("connection", .int(connection))]),
-                                     text: "\(command.address): link lost (connection \(connection)); reconnecting", printer: printer)
+                    await report("link_lost", [("connection", .int(connection))],
+                                text: "link lost (connection \(connection)); reconnecting", command: command, printer: printer)
                 case .reconnectFailed(let attempt, let error, let retryIn):
                     try await flush()
                     let milliseconds = Int(retryIn.components.seconds * 1000 + retryIn.components.attoseconds / 1_000_000_000_000_000)
-                    await diagnostic(.object([("event", .string("reconnect_failed")), ("address", .string(command.address.description)),
-                                              ("attempt", .int(attempt)), ("retry_in_ms", .int(milliseconds)),
-                                              ("message", .string(error.description))]),
-                                     text: "\(command.address): reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms",
-                                     printer: printer)
+                    await report("reconnect_failed", [("attempt", .int(attempt)), ("retry_in_ms", .int(milliseconds)),
+                                                     ("message", .string(error.description))],
+                                text: "reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms",
+                                command: command, printer: printer)
                 case .restored(let connection):
                     try await flush()
                     status.show(listening, detail: "\(seq) so far")
-                    await diagnostic(.object([("event", .string("reconnected")), ("address", .string(command.address.description)),
-                                              ("connection", .int(connection))]),
-                                     text: "\(command.address): reconnected (connection \(connection)); notifications restored", printer: printer)
+                    await report("reconnected", [("connection", .int(connection))],
+                                text: "reconnected (connection \(connection)); notifications restored", command: command, printer: printer)
                 }
             }
         } catch {
@@ -159,9 +177,35 @@ struct NotifyCommand: BlectlSubcommand {
         try await flush()
     }
 
+    /// The characteristic's value format (``ConnectedDevice/valueFormat(of:timeout:)``), looked
+    /// up on the first link only: a reconnection does not read the Presentation Format
+    /// descriptor again.
+    private final class ValueFormat: Sendable {
+        private let state = Lock<(looked: Bool, format: CharacteristicFormat?)>((false, nil))
+
+        var found: CharacteristicFormat? { state.withLock { $0.format } }
+
+        func find(on connected: ConnectedDevice, _ characteristic: GATTCharacteristic, timeout: Duration) async throws {
+            guard !state.withLock({ $0.looked }) else { return }
+            let format = try await connected.valueFormat(of: characteristic, timeout: timeout)
+            state.withLock { $0 = (true, format) }
+        }
+    }
+
     /// A batch of lines is written once it reaches this many bytes even while values are still
     /// waiting to be read: a pipe takes a write of at most `PIPE_BUF` (4,096) bytes whole.
     static let batchLimit = 3_072
+
+    /// Reports a link loss or reconnection on stderr (``diagnostic(_:text:printer:)``), stamped
+    /// with the time as the values are (RFC 3339, UTC, milliseconds): in JSON `event`,
+    /// `address`, `time`, then `fields`; in text `blectl: TIME ADDRESS: text`.
+    private static func report(_ name: String, _ fields: [(String, JSONValue)], text: String, command: NotifyCommand,
+                              printer: Printer) async {
+        let time = Records.rfc3339(sinceEpoch: Records.wallClockNow())
+        let address = command.address.description
+        await diagnostic(.object([("event", .string(name)), ("address", .string(address)), ("time", .string(time))] + fields),
+                         text: "\(time) \(address): \(text)", printer: printer)
+    }
 
     /// Writes a diagnostic from the cooperative pool: it is a blocking write to stderr, which
     /// must not hold up the session's queue (where ``print(_:command:printer:)`` runs) when
@@ -172,10 +216,12 @@ struct NotifyCommand: BlectlSubcommand {
 
     // MARK: - Records
 
-    /// One value of the stream and its number in it (from 1).
+    /// One value of the stream, its number in it (from 1), and the characteristic's format
+    /// that decodes it (the same for every value; `nil`: none).
     struct Line: Sendable {
         var value: NotifiedValue
         var seq: Int
+        var format: CharacteristicFormat? = nil
     }
 
     /// A value's record: the device, service and characteristic (the same for every value),
@@ -188,11 +234,13 @@ struct NotifyCommand: BlectlSubcommand {
         ] + valueFields)
     }
 
-    /// The fields of each value: its bytes (hex, and text when clean UTF-8), its number, when
-    /// it came and on which link.
+    /// The fields of each value: its bytes (hex, and text when clean UTF-8), the value decoded
+    /// (``DecodedValueJSON``), its number, when it came and on which link.
     static let valueFields: [RecordField<Line>] = [
         RecordField("value", json: { HexBytes(bytes: $0.value.bytes) }, text: { Records.hexForPeople($0.value.bytes) }),
         RecordField("text", json: { Records.text(of: $0.value.bytes) }, text: { Records.textForPeople($0.value.bytes) }),
+        RecordField("decoded", json: { DecodedValueJSON($0.format?.decode($0.value.bytes)) },
+                    text: { DecodedValueJSON($0.format?.decode($0.value.bytes)).text }),
         RecordField("seq", json: { $0.seq }, text: { String($0.seq) }),
         RecordField("time", json: { RFC3339Time(sinceEpoch: $0.value.receivedAt) }, text: { Records.rfc3339(sinceEpoch: $0.value.receivedAt) }),
         RecordField("connection", json: { $0.value.connection }, text: { String($0.value.connection) }),
@@ -200,7 +248,8 @@ struct NotifyCommand: BlectlSubcommand {
 
     static func record(_ value: NotifiedValue, seq: Int, address: BluetoothAddress, service: BluetoothUUID,
                        characteristic: BluetoothUUID) -> JSONValue {
-        layout(address: address, service: service, characteristic: characteristic).object(Line(value: value, seq: seq))
+        layout(address: address, service: service, characteristic: characteristic)
+            .object(Line(value: value, seq: seq, format: CharacteristicFormat.format(for: characteristic)))
     }
 
     /// The text columns under ``textHeader(address:characteristic:)``, each padded to its
@@ -208,7 +257,8 @@ struct NotifyCommand: BlectlSubcommand {
     /// the rest of its line to the right). The last column is not padded.
     static let textColumns = TextColumns(RecordLayout(valueFields), [
         ("TIME", .field("time"), 24), ("SEQ", .field("seq"), 5), ("CONNECTION", .field("connection"), 10),
-        ("VALUE", .field("value"), 16), ("TEXT", .field("text"), 0),
+        ("VALUE", .field("value"), 16), ("TEXT", .field("text"), 16),
+        ("DECODED", .field("decoded"), 0),
     ])
 
     /// What the text format prints before the first value: the device, service and
@@ -218,9 +268,10 @@ struct NotifyCommand: BlectlSubcommand {
          Records.fixedWidthRow(textColumns.headers, widths: textColumns.widths)]
     }
 
-    /// One value as a row: time, seq, connection, hex (`(empty)` for none), and the text in
-    /// quotes when the bytes are clean UTF-8, else `-`.
-    static func text(_ value: NotifiedValue, seq: Int) -> String {
-        Records.fixedWidthRow(textColumns.cells(Line(value: value, seq: seq)), widths: textColumns.widths)
+    /// One value as a row: time, seq, connection, hex (`(empty)` for none), the text in
+    /// quotes when the bytes are clean UTF-8, else `-`, and the value decoded by `format`
+    /// (`-` for none).
+    static func text(_ value: NotifiedValue, seq: Int, format: CharacteristicFormat? = nil) -> String {
+        Records.fixedWidthRow(textColumns.cells(Line(value: value, seq: seq, format: format)), widths: textColumns.widths)
     }
 }

@@ -1,16 +1,16 @@
 import BlueZKit
 
-/// `blectl read ADDR CHARACTERISTIC`: one characteristic's value (or one of its descriptors').
-struct ReadCommand: BlectlSubcommand {
+/// `blectl read ADDR... CHARACTERISTIC`: one characteristic's value (or one of its descriptors').
+struct ReadCommand: DeviceCommand {
     static let configuration = CommandConfiguration(
         name: "read",
         abstract: "Read a characteristic's value.",
         discussion: [
-            "Finds the device (scanning if BlueZ does not know it), connects, reads the characteristic, or with --descriptor one of its descriptors, and prints the value in hex and, when it is clean UTF-8, as text; then disconnects, unless the device was already connected. A characteristic without the read flag is refused before anything is sent.",
+            "Finds the device (scanning if BlueZ does not know it), connects, reads the characteristic, or with --descriptor one of its descriptors, and prints the value in hex, as text when it is clean UTF-8, and decoded when the characteristic is one the GATT Specification Supplement defines or has a Presentation Format descriptor; then disconnects, unless the device was already connected. A characteristic without the read flag is refused before anything is sent.",
         ]
     )
 
-    @Argument(.device) var address: BluetoothAddress
+    @Argument(.devices, replacedBy: "from") var addresses: [BluetoothAddress]
     @OptionGroup var target: GATTTarget
 
     /// `--descriptor`: read this descriptor of the characteristic instead.
@@ -22,11 +22,12 @@ struct ReadCommand: BlectlSubcommand {
             parser: .wholeNumber(in: 0...UInt16.max, unit: "bytes"))
     var offset: UInt16 = 0
 
-    @Option(.connectionTimeout) var timeout: Duration = .seconds(20)
+    @Option(.deviceTimeout) var timeout: Duration = .seconds(20)
+    @Option(.retries) var retries: Int = 0
+    @OptionGroup var fleet: FleetOptions
 
-    var deviceAddress: BluetoothAddress? { address }
-
-    func run(_ context: CommandContext) async throws {
+    func run(device address: BluetoothAddress, _ context: CommandContext,
+             report: (DeviceResult) async throws -> Void) async throws {
         // Printed inside the connection: the Disconnect that follows never delays it.
         try await context.withConnectedDevice(address) { connected in
             let characteristic = try await target.resolve(on: connected, timeout: context.remaining)
@@ -36,29 +37,33 @@ struct ReadCommand: BlectlSubcommand {
             } else {
                 try await connected.read(characteristic, offset: offset, timeout: context.remaining)
             }
-            switch context.printer.format {
-            case .json:
-                try await context.printer.result([Self.record(address, characteristic, descriptor: descriptor, value: value).serialized()])
-            case .text:
-                try await context.printer.result(Self.text(address, characteristic, descriptor: descriptor, value: value))
-            }
+            // Decoded only when the whole value was read: a part read from --offset is not
+            // what the format describes.
+            let format = descriptor == nil && offset == 0
+                ? try await connected.valueFormat(of: characteristic,
+                                                  timeout: min(context.remaining, DecodedValueJSON.presentationFormatReadLimit))
+                : nil
+            try await report(DeviceResult(json: Self.record(address, characteristic, descriptor: descriptor, value: value, format: format),
+                                          text: Self.text(address, characteristic, descriptor: descriptor, value: value, format: format)))
         }
     }
 
     // MARK: - Records
 
+    /// The record of a value read; `format` decodes a characteristic's value (`decoded`,
+    /// null without one or for a descriptor's value).
     static func record(_ address: BluetoothAddress, _ characteristic: GATTCharacteristic, descriptor: BluetoothUUID?,
-                       value: [UInt8]) -> JSONValue {
+                       value: [UInt8], format: CharacteristicFormat? = nil) -> JSONValue {
         .object([
             ("address", .string(address.description)),
             ("service", .string(characteristic.service.shortString)),
             ("characteristic", .string(characteristic.uuid.shortString)),
             ("descriptor", .optional(descriptor?.shortString)),
-        ] + Records.value(value))
+        ] + Records.value(value) + [("decoded", decoded(descriptor: descriptor, value: value, format: format).jsonValue)])
     }
 
     static func text(_ address: BluetoothAddress, _ characteristic: GATTCharacteristic, descriptor: BluetoothUUID?,
-                     value: [UInt8]) -> [String] {
+                     value: [UInt8], format: CharacteristicFormat? = nil) -> [String] {
         Records.keyValueLines([
             ("address", address.description),
             ("service", Records.named(characteristic.service)),
@@ -66,6 +71,13 @@ struct ReadCommand: BlectlSubcommand {
             ("descriptor", descriptor.map { Records.named($0) } ?? "-"),
             ("value", Records.hexForPeople(value)),
             ("text", Records.textForPeople(value)),
+            ("decoded", decoded(descriptor: descriptor, value: value, format: format).text),
         ])
+    }
+
+    /// The characteristic's value decoded by its format (``DecodedValueJSON``); none for a
+    /// descriptor's value.
+    static func decoded(descriptor: BluetoothUUID?, value: [UInt8], format: CharacteristicFormat?) -> DecodedValueJSON {
+        DecodedValueJSON(descriptor == nil ? format?.decode(value) : nil)
     }
 }

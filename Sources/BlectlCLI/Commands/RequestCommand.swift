@@ -41,6 +41,7 @@ struct RequestCommand: BlectlSubcommand {
     var count = 1
 
     @Option(.connectionTimeout) var timeout: Duration = .seconds(20)
+    @Option(.retries) var retries: Int = 0
 
     /// The bytes `<value>` stands for (``validate()`` reads them).
     private(set) var request: [UInt8] = []

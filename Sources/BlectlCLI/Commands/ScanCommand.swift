@@ -6,7 +6,8 @@ struct ScanCommand: BlectlSubcommand {
         name: "scan",
         abstract: "Scan for Bluetooth LE devices and print each one found.",
         discussion: [
-            "Prints one JSON line per device as it is first seen during this scan, until the timeout; reaching the timeout is success, even with no device found. With --count, the scan ends with success once that many devices are printed, and reaching the timeout first exits 124. Devices BlueZ only remembers from earlier are not printed. A device must pass every kind of filter given (--rssi-min checked by BlueZ and again by blectl; --name, --service and --address by blectl only). Devices that do not advertise as discoverable are found too. --timeout 0 connects, checks the adapter and prints nothing.",
+            "Prints one JSON line per device as it is first seen during this scan, until the timeout; reaching the timeout is success, even with no device found. With --count, the scan ends with success once that many devices are printed, and reaching the timeout first exits 124. Devices BlueZ only remembers from earlier are not printed. A device must pass every kind of filter given (--rssi-min checked by BlueZ and again by blectl; --name, --service, --address and --decoded by blectl only). --name matches a device's Name and its Alias (the name its user gave it, as bluetoothctl shows it); the record's name is the Name. Devices that do not advertise as discoverable are found too. --timeout 0 connects, checks the adapter and prints nothing.",
+            "Each record has first_seen (when this scan first heard the device) and last_seen. With --updates, --min-interval and --changes-only thin out the lines of RSSI changes; --lost-after prints {\"event\":\"lost\",...} for a device not heard for that long, and then prints its next sighting as new.",
         ]
     )
 
@@ -19,11 +20,11 @@ struct ScanCommand: BlectlSubcommand {
                      parser: .listeningSeconds()))
     var timeout: Duration = .seconds(10)
 
-    /// `--name`, repeatable: report only devices whose name contains one of these
+    /// `--name`, repeatable: report only devices whose Name or Alias contains one of these
     /// (case-insensitive substring match); empty means no name filter. Never contains
     /// an empty string.
     @Option("name", short: "n", valueName: "substring",
-            help: "Only report devices whose name contains this text, ignoring case. Repeat to accept any of several.",
+            help: "Only report devices whose name, or the alias their user gave them, contains this text, ignoring case. Repeat to accept any of several.",
             parser: .nonEmpty(expecting: "a non-empty part of a device name"))
     var names: [String]
 
@@ -47,6 +48,14 @@ struct ScanCommand: BlectlSubcommand {
             parser: .dBm(in: rssiRange))
     var rssiMin: Int16?
 
+    /// `--decoded`, repeatable: report only devices whose manufacturer or service data is in
+    /// one of these beacon formats (``AdvertisedFormats``), decodable or not; empty means no
+    /// format filter (checked by blectl only).
+    @Option("decoded", valueName: "format",
+            help: "Only report devices that advertise in this beacon format: \(AdvertisedFormats.Name.choicesList) (shown under decoded, even when undecodable). Repeat to accept any of several.",
+            parser: .choice)
+    var decodedFormats: [AdvertisedFormats.Name]
+
     /// `--count`: end the scan with success once this many devices (1 or more) are
     /// printed; reaching the timeout first is then a timeout (124). nil: no limit.
     @Option("count", valueName: "n", help: "Stop after this many devices; if the timeout comes first, exit 124.", parser: .count)
@@ -57,9 +66,59 @@ struct ScanCommand: BlectlSubcommand {
     @Flag("updates", help: "Print a line for every advertisement update, not just the first sighting of each device.")
     var updates = false
 
+    /// `--min-interval`, with `--updates`: at most one line per device per this long (more
+    /// than 0, up to a day), unless something other than its RSSI changed since its last
+    /// line; the newest sighting held meanwhile is printed when the interval ends
+    /// (``ScanThrottle``). nil: every update.
+    @Option("min-interval", valueName: "seconds",
+            help: "With --updates, print each device at most once per this many seconds (decimals allowed), at once when more than its RSSI changed; the newest update held meanwhile is printed when the interval ends.",
+            parser: .seconds(allowingZero: false))
+    var minInterval: Duration?
+
+    /// `--changes-only`, with `--updates`: print a device again only when something other
+    /// than its RSSI changed (``ScanThrottle/Updates/changesOnly``).
+    @Flag("changes-only", help: "With --updates, print a device again only when more than its RSSI changed.")
+    var changesOnly = false
+
+    /// `--lost-after`: a device printed during this scan and not heard for this long (more
+    /// than 0, up to a day) gets a lost event, and its next sighting is printed as new.
+    /// nil: devices are never lost.
+    @Option("lost-after", valueName: "seconds",
+            help: "Print a lost event for a device not heard for this many seconds (decimals allowed); its next sighting is printed as new.",
+            parser: .seconds(allowingZero: false))
+    var lostAfter: Duration?
+
+    /// `--min-interval` and `--changes-only` shape what `--updates` prints: each needs it,
+    /// and they do not go together.
+    mutating func validate() throws(UsageError) {
+        if minInterval != nil, changesOnly {
+            throw UsageError("Give either '--min-interval' or '--changes-only', not both", subcommand: Self.configuration.name)
+        }
+        if !updates, minInterval != nil || changesOnly {
+            throw UsageError("'\(changesOnly ? "--changes-only" : "--min-interval")' needs '--updates'", subcommand: Self.configuration.name)
+        }
+    }
+
+    /// What is printed of each device's sightings (`--updates`, `--min-interval`, `--changes-only`).
+    var throttledUpdates: ScanThrottle.Updates {
+        guard updates else { return .none }
+        if let minInterval { return .atMostEvery(minInterval) }
+        return changesOnly ? .changesOnly : .all
+    }
+
+    /// `--mqtt` and its options: each line's record also published to a broker.
+    @OptionGroup var mqtt: MQTTOptions
+
     func run(_ context: CommandContext) async throws {
         guard timeout > .zero else { return }
-        let filter = DiscoveryFilter(uuids: services, rssiMin: rssiMin, names: names, addresses: addresses, duplicateData: updates)
+        try await mqtt.withPublisher(printer: context.printer) { publisher in try await scan(context, publisher: publisher) }
+    }
+
+    private func scan(_ context: CommandContext, publisher: MQTTPublisher?) async throws {
+        // A device is heard again only when its advertisement changes unless duplicates are
+        // reported: presence needs them as much as --updates does.
+        let filter = DiscoveryFilter(uuids: services, rssiMin: rssiMin, names: names, addresses: addresses,
+                                     duplicateData: updates || lostAfter != nil)
         let printer = context.printer
         let adapterName = try context.adapter.name
         // The scan ends at the command's deadline: --timeout counts from blectl's start.
@@ -67,6 +126,7 @@ struct ScanCommand: BlectlSubcommand {
         let status = StatusLine.shared
         status.show("scanning", detail: "0 devices")
         let executor = context.session.eventExecutor
+        let throttle = ScanThrottle(updates: throttledUpdates, lostAfter: lostAfter)
         try await context.adapter.withDiscovery(filter: filter, setupTimeout: context.remaining) { stream in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 // Batches are taken on the session's queue, right after the signals that made
@@ -74,38 +134,26 @@ struct ScanCommand: BlectlSubcommand {
                 // stdout is written at once only when a pipe has room, else by its own thread.
                 group.addTask {
                     try await withTaskExecutorPreference(executor) {
-                        var reported = Set<BluetoothAddress>()
-                        var headerPrinted = false
-                        let layout = Self.layout(adapter: adapterName)
-                        var output = JSONLines()
-                        let columns = Self.textColumns(adapter: adapterName)
-                        for try await batch in stream {
-                            output.removeAll()
-                            output.bytes.reserveCapacity(batch.count * 200)
-                            var countReached = false
-                            for advertisement in batch {
-                                let isNew = reported.insert(advertisement.address).inserted
-                                guard updates || isNew else { continue }
-                                switch printer.format {
-                                case .json: layout.appendLine(advertisement, to: &output)
-                                case .text:
-                                    if !headerPrinted {
-                                        output.bytes += Records.fixedWidthRow(columns.headers, widths: columns.widths).utf8
-                                        output.bytes.append(UInt8(ascii: "\n"))
-                                        headerPrinted = true
-                                    }
-                                    output.bytes += Records.fixedWidthRow(columns.cells(advertisement), widths: columns.widths).utf8
-                                    output.bytes.append(UInt8(ascii: "\n"))
+                        var lines = ScanLines(throttle: throttle, layout: Self.layout(adapter: adapterName),
+                                              columns: Self.textColumns(adapter: adapterName), format: printer.format,
+                                              count: count, formats: decodedFormats, publisher: publisher)
+                        if lines.isTimed {
+                            // Held updates and lost devices are due as time passes: ticks come
+                            // between the batches, on the same stream.
+                            for try await input in ScanLines.withTicks(stream, every: lines.tickPeriod) {
+                                switch input {
+                                case .batch(let batch): lines.take(batch, at: ContinuousClock.now)
+                                case .tick: lines.takeDue(at: ContinuousClock.now)
                                 }
-                                // --count: the line of the Nth device is the last one.
-                                if let count, reported.count >= count {
-                                    countReached = true
-                                    break
-                                }
+                                try await lines.print(to: printer, status: status)
+                                if lines.countReached { return }
                             }
-                            status.show("scanning", detail: reported.count == 1 ? "1 device" : "\(reported.count) devices")
-                            try await printer.results(utf8: output.bytes)
-                            if countReached { return }
+                        } else {
+                            for try await batch in stream {
+                                lines.take(batch)
+                                try await lines.print(to: printer, status: status)
+                                if lines.countReached { return }
+                            }
                         }
                     }
                 }
@@ -125,35 +173,46 @@ struct ScanCommand: BlectlSubcommand {
         }
     }
 
+    /// Whether the advertisement carries one of `formats` (true when none are asked for).
+    static func hasFormat(_ advertisement: Advertisement, among formats: [AdvertisedFormats.Name]) -> Bool {
+        guard !formats.isEmpty else { return true }
+        let found = advertisement.properties.advertisedFormats
+        return formats.contains(where: found.contains)
+    }
+
     // MARK: - Records
 
     /// A scan's record: the Device1 properties an advertisement carries
     /// (``DeviceProperties/advertisementTable``, as ``DeviceFields`` shows them), then
-    /// whether the device is connected, the adapter that heard it and when.
-    static func layout(adapter: String) -> RecordLayout<Advertisement> {
+    /// whether the device is connected, the adapter that heard it and when (`time`), when
+    /// this scan first heard the device (`first_seen`) and last (`last_seen`, this
+    /// sighting's time).
+    static func layout(adapter: String) -> RecordLayout<ScanSighting> {
         RecordLayout(DeviceFields.fields(DeviceProperties.advertisementTable, for: .scan) + [
             DeviceFields.scanConnected(),
             RecordField("adapter", constant: adapter, text: Records.printable(adapter)),
             RecordField("time", json: { RFC3339Time(sinceEpoch: $0.receivedAt) }, text: { Records.rfc3339(sinceEpoch: $0.receivedAt) }),
+            RecordField("first_seen", json: { $0.firstSeen }, text: { $0.firstSeen.text }),
+            RecordField("last_seen", json: { RFC3339Time(sinceEpoch: $0.receivedAt) }, text: { Records.rfc3339(sinceEpoch: $0.receivedAt) }),
         ])
     }
 
-    static func record(_ a: Advertisement, adapter: String) -> JSONValue {
-        layout(adapter: adapter).object(a)
+    static func record(_ s: ScanSighting, adapter: String) -> JSONValue {
+        layout(adapter: adapter).object(s)
     }
 
     /// The text columns: a header, then a column per JSON field, each padded to its width
     /// (lines are printed as devices are heard, so the widths are fixed; a longer value
     /// pushes the rest of its line to the right). UUIDS, the longest, comes last, unpadded;
     /// a field not placed here comes before it.
-    static func textColumns(adapter: String) -> TextColumns<Advertisement> {
+    static func textColumns(adapter: String) -> TextColumns<ScanSighting> {
         TextColumns(layout(adapter: adapter), [
             ("ADDRESS", .field("address"), 17), ("TYPE", .field("address_type"), 6), ("RSSI", .field("rssi"), 8),
             ("TX_POWER", .field("tx_power"), 8), ("CONNECTED", .field("connected"), 9), ("ADAPTER", .field("adapter"), 7),
-            ("TIME", .field("time"), 24), ("NAME", .field("name"), 20), ("APPEARANCE", .field("appearance"), 22),
+            ("TIME", .field("time"), 24), ("FIRST_SEEN", .field("first_seen"), 24), ("NAME", .field("name"), 20), ("APPEARANCE", .field("appearance"), 22),
             ("MANUFACTURER_DATA", .field("manufacturer_data"), 36), ("SERVICE_DATA", .field("service_data"), 28),
             ("UUIDS", .field("uuids"), 0),
-        ], othersBefore: "UUIDS", omitted: DeviceFields.scanTextOmitted)
+        ], othersBefore: "UUIDS", omitted: DeviceFields.scanTextOmitted.union(["last_seen"]))
     }
 
     /// The header line of the text format, printed with the first device.
@@ -165,7 +224,7 @@ struct ScanCommand: BlectlSubcommand {
     /// One device as a text row under ``textHeader``: `-` where JSON has null or an empty
     /// list, control characters in names shown as `?`. The SIG's names follow what they
     /// name: `0x03c1 Keyboard`, `05f1=0102 (The Linux Foundation)`, `180f (Battery)`.
-    static func text(_ a: Advertisement, adapter: String) -> String {
+    static func text(_ a: ScanSighting, adapter: String) -> String {
         let columns = textColumns(adapter: adapter)
         return Records.fixedWidthRow(columns.cells(a), widths: columns.widths)
     }

@@ -34,6 +34,7 @@ struct WriteCommand: BlectlSubcommand {
     var file: InputSource?
 
     @Option(.connectionTimeout) var timeout: Duration = .seconds(20)
+    @Option(.retries) var retries: Int = 0
 
     /// The bytes `<value>` stands for (``validate()`` reads them); empty with `--file`.
     private(set) var bytes: [UInt8] = []

@@ -16,7 +16,12 @@ extension ManualPage {
             if case .choices(let words) = argument.completion {
                 lines.append(".BR " + words.map(roff).joined(separator: " | "))
             } else {
-                lines.append(argument.isOptional ? ".RI [ \(roff(argument.valueName)) ]" : ".I \(roff(argument.valueName))")
+                let name = roff(argument.valueName)
+                if argument.isRepeating {
+                    lines.append(argument.isOptional ? ".RI [ \(name) \" ...\" ]" : ".IR \(name) \" ...\"")
+                } else {
+                    lines.append(argument.isOptional ? ".RI [ \(name) ]" : ".I \(name)")
+                }
             }
         }
         for unit in usageUnits(of: command) { lines += synopsisLines(for: unit) }
@@ -59,7 +64,8 @@ extension ManualPage {
                 words.append(choices.map(roff).joined(separator: "|"))
             } else {
                 let word = "\\fI\(roff(argument.valueName))\\fP"
-                words.append(argument.isOptional ? "[\(word)]" : word)
+                let repeated = argument.isRepeating ? word + " ..." : word
+                words.append(argument.isOptional ? "[\(repeated)]" : repeated)
             }
         }
         for unit in usageUnits(of: command) {

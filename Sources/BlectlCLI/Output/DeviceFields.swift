@@ -41,6 +41,9 @@ enum DeviceFields {
             return []
         case ("Address", _):
             return [RecordField(key, json: { $0.address.description }, text: { $0.address.description })]
+        case ("AddressType", _):
+            // Read directly rather than through the table's key path: every scan line has it.
+            return [RecordField(key, json: { $0.properties.addressType }, text: { $0.properties.addressType.map(Records.printable) ?? "-" })]
         case ("Name", _):
             return [RecordField(key, json: { $0.name }, text: { $0.name.map(Records.printable) ?? "-" })]
         case ("RSSI", _):
@@ -49,8 +52,10 @@ enum DeviceFields {
             return [RecordField(key, json: { $0.properties.txPower }, text: { dBm($0.properties.txPower) })]
         case ("Connected", .scan):
             return []   // ``scanConnected``, at the end of the line
+        case ("Alias", .scan):
+            return []   // read for --name, which matches it as well as Name; the line shows Name
         case ("Appearance", .scan):
-            return [RecordField(key, json: { $0.properties.appearance.map(Records.appearance) ?? .null },
+            return [RecordField(key, json: { $0.properties.appearance.map(AppearanceJSON.init) },
                                 text: { appearanceText($0.properties.appearance) })]
         case ("Appearance", .info):
             return [RecordField(key, json: { $0.properties.appearance.map(Int.init) },
@@ -59,7 +64,7 @@ enum DeviceFields {
             return [RecordField(key, json: { $0.properties.deviceClass.map(Int.init) },
                                 text: { $0.properties.deviceClass.map { Records.hex($0, digits: 6) } ?? "-" })]
         case ("UUIDs", .scan):
-            return [RecordField(key, json: { PropertyFields.uuidsJSON($0.properties.uuids ?? []) }, text: { s in
+            return [RecordField(key, json: { UUIDListJSON(uuids: $0.properties.uuids ?? []) }, text: { s in
                 let uuids = s.properties.uuids ?? []
                 return uuids.isEmpty ? "-" : uuids.map { uuid in
                     uuid.shortString + (AssignedNumbers.name(for: uuid).map { " (\(Records.printable($0)))" } ?? "")
@@ -78,14 +83,15 @@ enum DeviceFields {
             ]
         case ("ServiceData", .scan):
             return [
-                RecordField(key, json: { Records.serviceData($0.properties.serviceData ?? [:]) },
+                RecordField(key, json: { ServiceDataJSON(data: $0.properties.serviceData ?? [:]) },
                             text: { Records.serviceDataText($0.properties.serviceData ?? [:], separator: ",", named: true) }),
                 // The SIG's names of the UUIDs listed and of the service data's, in text beside each.
-                RecordField("service_names", json: { s in
-                    let uuids = s.properties.uuids ?? [], data = s.properties.serviceData ?? [:]
-                    return uuids.isEmpty && data.isEmpty ? .object([]) : Records.serviceNames(uuids + data.keys)
-                }, text: { _ in "" }),
+                RecordField("service_names", json: { ServiceNamesJSON(uuids: $0.properties.uuids ?? [], serviceData: $0.properties.serviceData ?? [:]) },
+                            text: { _ in "" }),
+                decoded(),
             ]
+        case ("ServiceData", .info):
+            return [PropertyFields.field(declaration, of: { $0.properties }), decoded()]
         default:
             return [PropertyFields.field(declaration, of: { $0.properties })]
         }
@@ -97,8 +103,15 @@ enum DeviceFields {
         RecordField("connected", json: { $0.properties.connected ?? false }, text: { Records.yesNo($0.properties.connected ?? false) })
     }
 
-    /// The fields a scan's text shows beside others rather than in a column of their own.
-    static let scanTextOmitted: Set<String> = ["company", "service_names"]
+    /// `decoded`: the beacon formats of the manufacturer and service data (``DecodedJSON``),
+    /// after the service data.
+    static func decoded<Source: DeviceRecordSource>() -> RecordField<Source> {
+        RecordField("decoded", json: { DecodedJSON($0.properties) }, text: { DecodedJSON($0.properties).text })
+    }
+
+    /// The fields a scan's text shows beside others rather than in a column of their own,
+    /// and `decoded`, left to the JSON and `info`'s text (too wide for a column).
+    static let scanTextOmitted: Set<String> = ["company", "service_names", "decoded"]
 
     // MARK: - Values shown their own way
 

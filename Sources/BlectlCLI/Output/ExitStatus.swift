@@ -15,6 +15,9 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case disconnected = 4
     /// An operation already in progress (`org.bluez.Error.InProgress`), adapter busy.
     case busy = 5
+    /// A run over several devices in which some failed, not all with the same status (when
+    /// they agree, the run ends with theirs); each device's line gives its own.
+    case devicesFailedDifferently = 6
     /// EX_USAGE
     case usage = 64
     /// EX_UNAVAILABLE: no bus, no bluetoothd, no adapter, adapter powered off or blocked by
@@ -24,7 +27,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case `internal` = 70
     /// EX_IOERR: writing standard output failed (ENOSPC, EIO; not a reader that went away).
     case ioError = 74
-    /// EX_NOPERM: the D-Bus policy denied access, or the device wants pairing or encryption first.
+    /// EX_NOPERM: the D-Bus policy denied access, the device wants pairing or encryption first,
+    /// or bluetoothd keeps the service read-only.
     case permissionDenied = 77
     /// As timeout(1).
     case timedOut = 124
@@ -38,6 +42,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .notSupported: "not_supported"
         case .disconnected: "disconnected"
         case .busy: "busy"
+        case .devicesFailedDifferently: "devices_failed"
         case .usage: "usage"
         case .unavailable: "unavailable"
         case .internal: "internal"
@@ -56,11 +61,12 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .notSupported: "Not supported by the device."
         case .disconnected: "Disconnected."
         case .busy: "Busy: an operation already in progress, adapter busy."
+        case .devicesFailedDifferently: "Several devices failed, with different statuses."
         case .usage: "Usage error."
         case .unavailable: "Bluetooth unavailable: no bluetoothd, no adapter, powered off, rfkill."
         case .internal: "Internal error."
         case .ioError: "Writing standard output failed (a full disk, an I/O error)."
-        case .permissionDenied: "Permission denied by the D-Bus policy, or pairing wanted by the device."
+        case .permissionDenied: "Permission denied by the D-Bus policy or bluetoothd, or pairing wanted."
         case .timedOut: "Timed out."
         }
     }
@@ -85,23 +91,32 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .timedOut: self = .timedOut
         case .failed: self = .bluezFailed
         case .protocolError: self = .internal
-        case .notPermitted, .authenticationFailed: self = .permissionDenied
+        case .notPermitted, .serviceReadOnly, .authenticationFailed: self = .permissionDenied
         case .deviceProtocolError, .outcomeUnknown: self = .bluezFailed
         }
     }
 
     /// The `code` of the JSON error object for `error`: the status's code, or a finer one
     /// where one status covers several kinds (77: `permission_denied`, `not_permitted`,
-    /// `authentication_failed`; 1: `bluez_failed`, `device_protocol_error`, `outcome_unknown`).
+    /// `service_read_only`, `authentication_failed`; 1: `bluez_failed`, `connection_aborted`, `device_protocol_error`,
+    /// `outcome_unknown`).
     static func code(for error: any Error) -> String {
-        switch error as? BLEError {
-        case .notPermitted?: "not_permitted"
-        case .authenticationFailed?: "authentication_failed"
-        case .deviceProtocolError?: "device_protocol_error"
-        case .outcomeUnknown?: "outcome_unknown"
+        guard let error = error as? BLEError else { return ExitStatus(for: error).code }
+        return switch error {
+        case .notPermitted: "not_permitted"
+        case .serviceReadOnly: "service_read_only"
+        case .authenticationFailed: "authentication_failed"
+        case .failed where error.isConnectionAbort: "connection_aborted"
+        case .deviceProtocolError: "device_protocol_error"
+        case .outcomeUnknown: "outcome_unknown"
         default: ExitStatus(for: error).code
         }
     }
+
+    /// Every `code` of the JSON error object: the statuses' codes (``ok`` aside) and the finer
+    /// ones of ``code(for:)``.
+    static let allCodes: [String] = allCases.filter { $0 != .ok }.map(\.code)
+        + ["not_permitted", "service_read_only", "authentication_failed", "connection_aborted", "device_protocol_error", "outcome_unknown"]
 }
 
 /// An error of blectl's own (not BlueZ's) with the exit status it ends with, such as a

@@ -101,26 +101,49 @@ struct Printer: Sendable {
 
     /// Reports an error on stderr: a JSON object in json format, a plain line in text format.
     func error(_ error: any Error, status: ExitStatus, address: String? = nil) {
-        let message = String(describing: error)
         switch format {
         case .text:
             // One line, whatever the message carries (a bus address from the environment,
             // a name from the radio): control characters shown as `?`.
-            Self.write("blectl: error: \(Records.printable(message))\n", to: .stderr)
+            Self.write("blectl: error: \(Records.printable(String(describing: error)))\(Self.retryHint(for: error))\n", to: .stderr)
         case .json:
-            let operation = (error as? BLEError)?.operationInfo ?? (error as? any CommandError)?.operation?.info
-            let object: JSONValue = .object([("error", .object([
-                ("code", .string(ExitStatus.code(for: error))),
-                ("exit_status", .int(Int(status.rawValue))),
-                ("message", .string(message)),
-                ("operation", .optional(operation?.kind)),
-                ("address", .optional(operation?.address ?? address)),
-                ("service", .optional(operation?.service)),
-                ("characteristic", .optional(operation?.characteristic)),
-                ("dbus_error", .optional((error as? BLEError)?.dbusError)),
-            ]))])
+            let object: JSONValue = .object([("error", Self.errorObject(error, status: status, address: address))])
             Self.write(object.serialized() + "\n", to: .stderr)
         }
+    }
+
+    /// The error object, `{"code": …, "exit_status": …, "message": …, …}`: on stderr under
+    /// `"error"` for one device, in the device's line on stdout for several. A link loss
+    /// that bluetoothd explained (Device1.Disconnected, 5.83 and later) adds
+    /// `disconnect_reason` (its D-Bus name, `org.bluez.Reason.Timeout`) and
+    /// `disconnect_message` (its text) at the end.
+    static func errorObject(_ error: any Error, status: ExitStatus, address: String?) -> JSONValue {
+        let operation = (error as? BLEError)?.operationInfo ?? (error as? any CommandError)?.operation?.info
+        var explained: [(String, JSONValue)] = []
+        if case .disconnected(_, let reason?)? = error as? BLEError {
+            explained = [("disconnect_reason", .string(reason.name)), ("disconnect_message", .string(reason.message))]
+        }
+        return .object([
+            ("code", .string(ExitStatus.code(for: error))),
+            ("exit_status", .int(Int(status.rawValue))),
+            ("retryable", .bool(RetryPolicy.isRetryable(error))),
+            ("message", .string(String(describing: error))),
+            ("operation", .optional(operation?.kind)),
+            ("address", .optional(operation?.address ?? address)),
+            ("service", .optional(operation?.service)),
+            ("characteristic", .optional(operation?.characteristic)),
+            ("dbus_error", .optional((error as? BLEError)?.dbusError)),
+        ] + explained)
+    }
+}
+
+extension Printer {
+    /// What the text form adds to a retryable error's line: that trying again may help. Not
+    /// for a device not found, which was looked for until the timeout (a longer `--timeout`
+    /// is the likelier help).
+    static func retryHint(for error: any Error) -> String {
+        guard RetryPolicy.isRetryable(error), (error as? BLEError)?.transience != .deviceMissing else { return "" }
+        return " (transient: trying again may succeed)"
     }
 }
 

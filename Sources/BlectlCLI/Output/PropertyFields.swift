@@ -10,26 +10,13 @@ enum PropertyFields {
     static func field<Source, Record>(_ declaration: PropertyDeclaration<Record>,
                                       of record: @escaping @Sendable (Source) -> Record) -> RecordField<Source> {
         let value = declaration.value
-        return RecordField(snakeCase(declaration.name), json: { json(value(record($0))) }, text: { text(value(record($0))) },
+        return RecordField(snakeCase(declaration.name), json: { value(record($0)) }, text: { text(value(record($0))) },
                            cell: { cell(value(record($0))) })
     }
 
-    /// A value as JSON: strings, numbers and booleans as themselves, UUIDs by their short
-    /// form, lists as arrays, bytes and data as lowercase hex (data keyed by company
-    /// identifier or UUID); null for none.
+    /// A value as JSON (``ReflectedPropertyValue/jsonValue``); null for none.
     static func json(_ value: ReflectedPropertyValue?) -> JSONValue {
-        switch value {
-        case nil: .null
-        case .string(let s): .string(s)
-        case .bool(let b): .bool(b)
-        case .integer(let i): .int(i)
-        case .uuid(let uuid): .string(uuid.shortString)
-        case .uuids(let uuids): uuidsJSON(uuids)
-        case .strings(let strings): .array(strings.map { .string($0) })
-        case .bytes(let bytes): .string(bytes.hexString)
-        case .manufacturerData(let data): ManufacturerDataJSON(data: data).jsonValue
-        case .serviceData(let data): Records.serviceData(data)
-        }
+        value.jsonValue
     }
 
     /// A value for people: `yes`/`no`, UUIDs with the SIG's names, `-` for none or an empty list.
@@ -74,9 +61,36 @@ enum PropertyFields {
         }
         return out
     }
+}
 
-    /// `["180f","feed"]`, `[]` for none.
-    static func uuidsJSON(_ uuids: [BluetoothUUID]) -> JSONValue {
-        uuids.isEmpty ? .array([]) : .array(uuids.map { .string($0.shortString) })
+/// A property's value as JSON: strings, numbers and booleans as themselves, UUIDs by their
+/// short form, lists as arrays, bytes and data as lowercase hex (data keyed by company
+/// identifier or UUID).
+extension ReflectedPropertyValue: JSONFieldValue {
+    var jsonValue: JSONValue {
+        switch self {
+        case .string(let s): .string(s)
+        case .bool(let b): .bool(b)
+        case .integer(let i): .int(i)
+        case .uuid(let uuid): .string(uuid.shortString)
+        case .uuids(let uuids): UUIDListJSON(uuids: uuids).jsonValue
+        case .strings(let strings): .array(strings.map { .string($0) })
+        case .bytes(let bytes): HexBytes(bytes: bytes).jsonValue
+        case .manufacturerData(let data): ManufacturerDataJSON(data: data).jsonValue
+        case .serviceData(let data): ServiceDataJSON(data: data).jsonValue
+        }
+    }
+
+    func write(to lines: inout JSONLines) {
+        switch self {
+        case .string(let s): s.write(to: &lines)
+        case .bool(let b): b.write(to: &lines)
+        case .integer(let i): i.write(to: &lines)
+        case .uuids(let uuids): UUIDListJSON(uuids: uuids).write(to: &lines)
+        case .bytes(let bytes): HexBytes(bytes: bytes).write(to: &lines)
+        case .manufacturerData(let data): ManufacturerDataJSON(data: data).write(to: &lines)
+        case .serviceData(let data): ServiceDataJSON(data: data).write(to: &lines)
+        case .uuid, .strings: jsonValue.write(into: &lines.bytes)
+        }
     }
 }

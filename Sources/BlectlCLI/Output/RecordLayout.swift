@@ -57,15 +57,15 @@ struct RecordField<Source>: Sendable {
 /// from the same declarations.
 struct RecordLayout<Source>: Sendable {
     let fields: [RecordField<Source>]
-    /// Each field's JSON value after the bytes before it: `{"address":`, then `,"name":`
-    /// and so on, with the members of constant fields in between written out.
-    private let members: [(opening: [UInt8], write: @Sendable (Source, inout JSONLines) -> Void)]
-    /// The bytes after the last member that is not constant, up to and with the newline.
-    private let closing: [UInt8]
+    /// Writes the record's JSON line: `{"address":`, the address, `,"name":`, the name and
+    /// so on, with the members of constant fields written out once, into the bytes between.
+    private let writeLine: @Sendable (Source, inout JSONLines) -> Void
 
     init(_ fields: [RecordField<Source>]) {
         self.fields = fields
-        var members: [(opening: [UInt8], write: @Sendable (Source, inout JSONLines) -> Void)] = []
+        // Each step writes the bytes before a field that is not constant, then its value,
+        // after the steps before it; the last step writes what follows, up to the newline.
+        var writeLine: @Sendable (Source, inout JSONLines) -> Void = { _, _ in }
         var bytes: [UInt8] = [UInt8(ascii: "{")]
         for (i, field) in fields.enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -74,12 +74,20 @@ struct RecordLayout<Source>: Sendable {
             if let constant = field.constant {
                 constant.write(into: &bytes)
             } else {
-                members.append((bytes, field.write))
+                let before = writeLine, opening = bytes, write = field.write
+                writeLine = { source, lines in
+                    before(source, &lines)
+                    lines.bytes += opening
+                    write(source, &lines)
+                }
                 bytes = []
             }
         }
-        self.members = members
-        closing = bytes + Array("}\n".utf8)
+        let before = writeLine, closing = bytes + Array("}\n".utf8)
+        self.writeLine = { source, lines in
+            before(source, &lines)
+            lines.bytes += closing
+        }
     }
 
     /// The field with JSON key `key`, if the record has one.
@@ -94,11 +102,7 @@ struct RecordLayout<Source>: Sendable {
     /// byte, and a newline, with no object built (a scan with `--updates` and a notification
     /// stream write thousands of lines a second).
     func appendLine(_ source: Source, to lines: inout JSONLines) {
-        for member in members {
-            lines.bytes += member.opening
-            member.write(source, &lines)
-        }
-        lines.bytes += closing
+        writeLine(source, &lines)
     }
 
     /// The record's JSON line, with its newline (``appendLine(_:to:)``'s bytes).

@@ -5,6 +5,14 @@ import Musl
 #endif
 
 extension Records {
+    /// Now on the wall clock (CLOCK_REALTIME) as the duration since the Unix epoch, as the
+    /// `time` of a record blectl stamps itself (``rfc3339(sinceEpoch:)``).
+    static func wallClockNow() -> Duration {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
+    }
+
     /// An instant given as the duration since the Unix epoch, as RFC 3339 in UTC with
     /// milliseconds (truncated): `2026-11-30T08:15:02.047Z`.
     static func rfc3339(sinceEpoch: Duration) -> String {

@@ -36,29 +36,6 @@ enum Records {
     }
 
 
-    /// `service_data` as scan prints it: the service UUID (short form) to the data as
-    /// lowercase hex, ordered by UUID.
-    static func serviceData(_ data: [BluetoothUUID: [UInt8]]) -> JSONValue {
-        .object(data.sorted { $0.key.description < $1.key.description }.map { ($0.key.shortString, .string($0.value.hexString)) })
-    }
-
-
-    /// `service_names` as scan prints it: each UUID (short form) that the SIG has named, to
-    /// its name; each once, ordered by UUID.
-    static func serviceNames(_ uuids: [BluetoothUUID]) -> JSONValue {
-        var seen = Set<BluetoothUUID>()
-        return .object(uuids.filter { seen.insert($0).inserted }.sorted { $0.description < $1.description }
-            .compactMap { uuid in AssignedNumbers.name(for: uuid).map { (uuid.shortString, .string($0)) } })
-    }
-
-    /// `appearance` as scan prints it: `{"value": 961, "category": "Human Interface Device",
-    /// "subcategory": "Keyboard"}`, names null where the SIG assigns none.
-    static func appearance(_ value: UInt16) -> JSONValue {
-        let names = AssignedNumbers.appearanceNames(for: value)
-        return .object([("value", .int(Int(value))), ("category", .optional(names.category)),
-                        ("subcategory", .optional(names.subcategory))])
-    }
-
     /// Manufacturer data in text: `05f1=0102`, entries joined by `separator`; `-` for none.
     static func manufacturerDataText(_ data: [UInt16: [UInt8]], separator: String = ", ") -> String {
         data.isEmpty ? "-" : data.sorted { $0.key < $1.key }.map { hex4($0.key) + "=" + $0.value.hexString }.joined(separator: separator)

@@ -1,0 +1,109 @@
+// Two connections of one device: from two clients, the second Connect meets the first in
+// progress and waits for its link; within one session, two withConnection calls share the
+// link, which the last one out disconnects. And withConnection returns without waiting
+// for BlueZ's disconnect timer.
+
+import DBusKit
+import SimulatorHarness
+import Testing
+@testable import BlueZKit
+
+@Suite struct SharedLinkTests {
+    static let probe = BluetoothAddress("C0:FF:EE:00:00:01")!
+
+    /// The simulator's view of the probe's link: nil when down, else whether it is being
+    /// disconnected (BlueZ's disconnect timer running).
+    static func probeLink(_ sim: Simulator) throws -> Bool? {
+        try sim.state().connections.first { $0.address == probe.description }.map(\.disconnecting)
+    }
+
+    /// The probe's battery level read in `withConnection`, and how the link was found.
+    static func readBattery(_ device: Device) async throws -> (Int, ConnectionOrigin) {
+        try await device.withConnection(timeout: .seconds(20)) { connected in
+            (try await connected.batteryLevel(timeout: .seconds(10)).percentage, connected.origin)
+        }
+    }
+
+    @Test func twoClientsConnectingOneDeviceAtOnceBothSucceed() async throws {
+        try await Simulator.with(faults: ["connect_held": "true"]) { sim in
+            let first = try await Session.open(address: sim.address, timeout: .seconds(30))
+            defer { first.close() }
+            let second = try await Session.open(address: sim.address, timeout: .seconds(30))
+            defer { second.close() }
+            let devices = try await [first, second].asyncMap { session in
+                try await Device.find(Self.probe, on: try Adapter.ready(in: session, named: nil), timeout: .seconds(20))
+            }
+            let firstRead = Task { try await Self.readBattery(devices[0]) }
+            #expect(try await eventually { try sim.state().pendingConnects == [Self.probe.description] }, "the first Connect never pending")
+            let secondRead = Task { try await Self.readBattery(devices[1]) }
+            // The second client's Connect met the first one in progress...
+            let secondName = second.connection.uniqueName
+            #expect(try await eventually {
+                try sim.calls().contains { $0.member == "Connect" && $0.sender == secondName && $0.outcome.hasPrefix("error:") }
+            }, "the second Connect was never refused")
+            // ... and waits for it rather than failing.
+            try sim.setFault("connect_held", "false")
+            let (firstLevel, firstOrigin) = try await firstRead.value
+            let (secondLevel, secondOrigin) = try await secondRead.value
+            #expect(firstLevel == 87 && secondLevel == 87)
+            #expect(firstOrigin == .connectedByUs)
+            #expect(secondOrigin == .alreadyConnected)
+            #expect(try await eventually(within: .seconds(10)) { try Self.probeLink(sim) == nil }, "the link was left up")
+        }
+    }
+
+    @Test func twoCallsInOneSessionShareTheLinkUntilTheLastLeaves() async throws {
+        try await Simulator.with { sim in
+            let session = try await Session.open(address: sim.address, timeout: .seconds(30))
+            defer { session.close() }
+            let device = try await Device.find(Self.probe, on: try Adapter.ready(in: session, named: nil), timeout: .seconds(20))
+            let secondInside = Lock(false)
+            let firstDone = Lock(false)
+            async let first: ConnectionOrigin = device.withConnection(timeout: .seconds(20)) { connected in
+                #expect(await eventually { secondInside.withLock { $0 } }, "the second call never got the link")
+                return connected.origin
+            }
+            async let second: ConnectionOrigin = device.withConnection(timeout: .seconds(20)) { connected in
+                secondInside.withLock { $0 = true }
+                #expect(await eventually { firstDone.withLock { $0 } }, "the first call never returned")
+                // The first call has returned; the link is still ours, not being disconnected.
+                #expect(try Self.probeLink(sim) == false)
+                _ = try await connected.batteryLevel(timeout: .seconds(10))
+                return connected.origin
+            }
+            let firstOrigin = try await first
+            #expect(session.linkUsers.users(of: device.path) == 1)
+            firstDone.withLock { $0 = true }
+            let secondOrigin = try await second
+            // One of them connected; the last one out disconnects.
+            #expect([firstOrigin, secondOrigin].filter { $0 == .connectedByUs }.count == 1)
+            #expect(session.linkUsers.users(of: device.path) == 0)
+            #expect(try await eventually(within: .seconds(10)) { try Self.probeLink(sim) == nil }, "the link was left up")
+            let connects = try sim.calls().filter { $0.member == "Connect" && $0.outcome == "reply" }
+            #expect(connects.count == 1)
+        }
+    }
+
+    @Test func withConnectionReturnsBeforeTheDisconnectTimer() async throws {
+        try await Simulator.with { sim in
+            let session = try await Session.open(address: sim.address, timeout: .seconds(30))
+            defer { session.close() }
+            let device = try await Device.find(Self.probe, on: try Adapter.ready(in: session, named: nil), timeout: .seconds(20))
+            let (level, origin) = try await Self.readBattery(device)
+            #expect(level == 87 && origin == .connectedByUs)
+            // Returned with the Disconnect sent and BlueZ's 2 s timer still running...
+            #expect(try Self.probeLink(sim) == true)
+            // ... after which the link is down.
+            #expect(try await eventually(within: .seconds(10)) { try Self.probeLink(sim) == nil }, "the link was left up")
+        }
+    }
+}
+
+extension Array {
+    /// `transform` applied to each element in turn.
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result = [T]()
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}
