@@ -22,7 +22,7 @@ import SimulatorHarness
         faults: [String: String] = [:],
         _ body: (Simulator, ConnectedDevice, GATTCharacteristic, GATTCharacteristic) async throws -> T
     ) async throws -> T {
-        let sim = try Simulator.start(faults: ["echo_device": "1", "disconnect_delay_ms": "100"].merging(faults) { $1 })
+        let sim = try await Simulator.start(faults: ["echo_device": "1", "disconnect_delay_ms": "100"].merging(faults) { $1 })
         defer { sim.stop() }
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
@@ -56,17 +56,19 @@ import SimulatorHarness
     }
 
     /// The echo record and the kinds of the sockets clients hold ("write", "notify").
-    static func echoState(_ sim: Simulator) throws -> (echo: EchoRecord, acquired: [String]) {
-        let state = try sim.stateDictionary()
-        let acquired = (state["acquired"] as? [[String: Any]] ?? []).map { $0["kind"] as? String ?? "?" }
-        return (EchoRecord(state["echo"] as? [String: Any] ?? [:]), acquired)
+    static func echoState(_ sim: Simulator) async throws -> (echo: EchoRecord, acquired: [String]) {
+        try await offThread {
+            let state = try sim.stateDictionary()
+            let acquired = (state["acquired"] as? [[String: Any]] ?? []).map { $0["kind"] as? String ?? "?" }
+            return (EchoRecord(state["echo"] as? [String: Any] ?? [:]), acquired)
+        }
     }
 
     /// Polls the simulator until its sink has `bytes` bytes (or 30 s passed: a hang guard); its record then.
     static func received(_ bytes: Int, by sim: Simulator) async throws -> EchoRecord {
         let deadline = ContinuousClock.now + .seconds(30)
         while true {
-            let echo = try echoState(sim).echo
+            let echo = try await echoState(sim).echo
             if echo.bytes == bytes || ContinuousClock.now >= deadline { return echo }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -75,10 +77,10 @@ import SimulatorHarness
     /// Polls until no socket is held (or 30 s passed: a hang guard); what is held then.
     static func released(by sim: Simulator) async throws -> [String] {
         let deadline = ContinuousClock.now + .seconds(30)
-        while try !echoState(sim).acquired.isEmpty && ContinuousClock.now < deadline {
+        while try await !echoState(sim).acquired.isEmpty && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
-        return try echoState(sim).acquired
+        return try await echoState(sim).acquired
     }
 
     static func randomBytes(_ count: Int) -> [UInt8] {
@@ -95,7 +97,7 @@ import SimulatorHarness
                     try await acquired.write(Array(data[start..<min(start + acquired.maximumValueLength, data.count)]), timeout: .seconds(10))
                 }
                 try await acquired.flush(timeout: .seconds(10))
-                return (acquired.mtu, acquired.waitsForRoom, try Self.echoState(sim).acquired)
+                return (acquired.mtu, acquired.waitsForRoom, try await Self.echoState(sim).acquired)
             }
             let state = try await Self.received(data.count, by: sim)
             return (mtu, waits, held, state, try await Self.released(by: sim))
@@ -148,13 +150,13 @@ import SimulatorHarness
                 } catch BLEError.notSupported {}
             }
             try await Task.sleep(for: .milliseconds(50))
-            #expect(try Self.echoState(sim).echo.packets == 0)
+            #expect(try await Self.echoState(sim).echo.packets == 0)
         }
     }
 
     @Test func aDroppedLinkFailsTheWriteWithDisconnected() async throws {
         let data = Self.randomBytes(64 * 1024)
-        let sim = try Simulator.start(faults: ["echo_device": "1", "disconnect_delay_ms": "100", "echo_drop_link_after_bytes": "20000"])
+        let sim = try await Simulator.start(faults: ["echo_device": "1", "disconnect_delay_ms": "100", "echo_drop_link_after_bytes": "20000"])
         defer { sim.stop() }
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
@@ -175,10 +177,10 @@ import SimulatorHarness
             #expect(operation.kind == .write)
             #expect(operation.characteristic == Self.sink)
         }
-        let state = try sim.state()
+        let state = try await sim.state()
         #expect(state.leftovers == [])
-        #expect(try Self.echoState(sim).acquired.isEmpty)
-        #expect(try Self.echoState(sim).echo.bytes >= 20000)
+        #expect(try await Self.echoState(sim).acquired.isEmpty)
+        #expect(try await Self.echoState(sim).echo.bytes >= 20000)
     }
 
     @Test func aCancelledWaitForRoomEndsAtOnceAndReleasesTheSocket() async throws {
@@ -190,7 +192,7 @@ import SimulatorHarness
                 }
             }
             // Wait until the socket is full and the writer waits, then cancel it.
-            while try Self.echoState(sim).acquired.isEmpty && ContinuousClock.now - started < .seconds(10) {
+            while try await Self.echoState(sim).acquired.isEmpty && ContinuousClock.now - started < .seconds(10) {
                 try await Task.sleep(for: .milliseconds(20))
             }
             try await Task.sleep(for: .milliseconds(200))
@@ -206,7 +208,7 @@ import SimulatorHarness
         try await Self.withEcho(faults: ["echo_drop_link_after_bytes": "2000"]) { sim, connected, sink, source in
             let outcome: Result<[[UInt8]], any Error> = try await connected.withAcquiredNotifications(source, setupTimeout: .seconds(30)) { notifications in
                 #expect(notifications.mtu == 247)
-                #expect(try Self.echoState(sim).acquired == ["notify"])
+                #expect(try await Self.echoState(sim).acquired == ["notify"])
                 // StartNotify is refused while notifications are acquired.
                 await #expect(throws: BLEError.self) {
                     try await connected.withNotifications(source, setupTimeout: .seconds(30), onValue: { _ in }) {}
@@ -239,7 +241,7 @@ import SimulatorHarness
     @Test func acquiredNotificationsStopWithTheBody() async throws {
         try await Self.withEcho { sim, connected, sink, source in
             let got: [[UInt8]] = try await connected.withAcquiredNotifications(source, setupTimeout: .seconds(30)) { notifications in
-                try sim.notifyBurst(address: Self.echo.description, characteristic: Self.source.description, count: 50)
+                try await sim.notifyBurst(address: Self.echo.description, characteristic: Self.source.description, count: 50)
                 var got: [[UInt8]] = []
                 for try await value in notifications.values {
                     got.append(value)

@@ -37,7 +37,7 @@ import SimulatorHarness
         }
         held.wait()
         defer { release.signal() }
-        try sim.blink()             // returns once the simulator sent the blink's messages
+        try await sim.blink()             // returns once the simulator sent the blink's messages
         _ = try await witness.call(Self.ping, timeout: .seconds(30))
     }
 
@@ -62,7 +62,7 @@ import SimulatorHarness
     }
 
     @Test func aBlinkInOneBatchLeavesAFullCacheAndBluezAvailable() async throws {
-        let sim = try Simulator.start(faults: ["disconnect_delay_ms": "100"])
+        let sim = try await Simulator.start(faults: ["disconnect_delay_ms": "100"])
         defer { sim.stop() }
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
@@ -77,7 +77,7 @@ import SimulatorHarness
             #expect(before.adapter && before.devices.contains(device.path.description) && !before.gatt.isEmpty)
 
             try await Self.blinkInOneBatch(sim, session)
-            #expect(try sim.state().blinks == 1)
+            #expect(try await sim.state().blinks == 1)
             try await Self.blinkApplied(session)
 
             // Everything bluetoothd re-announced is in the cache again, nothing more or less.
@@ -93,13 +93,13 @@ import SimulatorHarness
         }
         #expect(after == [87])
         #expect(session.watcherCount == 0)
-        let left = try await offThread { try sim.leftovers() }
+        let left = try await sim.leftovers()
         #expect(left == [])
     }
 
     @Test func aBlinkBeforeAnyOperationLeavesTheSessionUsable() async throws {
         // The blink comes while the session is idle; then a whole connect + read.
-        let sim = try Simulator.start(faults: ["disconnect_delay_ms": "100", "preconnected": "C0:FF:EE:00:00:04"])
+        let sim = try await Simulator.start(faults: ["disconnect_delay_ms": "100", "preconnected": "C0:FF:EE:00:00:04"])
         defer { sim.stop() }
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }

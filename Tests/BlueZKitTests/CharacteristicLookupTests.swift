@@ -19,7 +19,7 @@ import SimulatorHarness
     @Test func aServiceExportedAgainIsWaitedForAndItsCharacteristicFoundAtItsNewPath() async throws {
         try await Self.withEcho { sim, connected in
             let before = try #require(try await connected.characteristics(AcquireTests.sink, timeout: .seconds(5)).first)
-            try sim.serviceChanged(address: AcquireTests.echo.description, service: AcquireTests.echoService.description)
+            try await sim.serviceChanged(address: AcquireTests.echo.description, service: AcquireTests.echoService.description)
             // The objects go 20 ms after the control call and come back 100 ms later (sim/README.md).
             let gone = try await connected.session.wait(for: BLEOperation(.serviceLookup, address: AcquireTests.echo),
                                                         timeout: .seconds(5)) { [path = before.path] cache, _ in
@@ -35,7 +35,7 @@ import SimulatorHarness
     @Test func aTimeoutBeforeTheTreeSettledIsATimeoutNotAnAbsence() async throws {
         try await Self.withEcho(faults: ["service_changed_removes": "1"]) { sim, connected in
             let before = try #require(try await connected.characteristics(AcquireTests.sink, timeout: .seconds(5)).first)
-            try sim.serviceChanged(address: AcquireTests.echo.description, service: AcquireTests.echoService.description)
+            try await sim.serviceChanged(address: AcquireTests.echo.description, service: AcquireTests.echoService.description)
             _ = try await connected.session.wait(for: BLEOperation(.serviceLookup, address: AcquireTests.echo),
                                                  timeout: .seconds(5)) { [path = before.path] cache, _ in
                 cache[path, BlueZ.gattCharacteristicInterface] == nil ? .done(true) : .keepWaiting

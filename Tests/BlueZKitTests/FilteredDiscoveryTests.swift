@@ -19,7 +19,7 @@ import Testing
     /// Runs `body` with a simulated bluetoothd 5.87 on an LE-only adapter (``newerBlueZ``), a
     /// session on it and its adapter.
     static func onNewerBlueZ(_ body: (Simulator, Session, Adapter) async throws -> Void) async throws {
-        let sim = try Simulator.start(faults: newerBlueZ)
+        let sim = try await Simulator.start(faults: newerBlueZ)
         defer { sim.stop() }
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
@@ -61,8 +61,8 @@ import Testing
         try await Self.onNewerBlueZ { sim, session, adapter in
             try await Self.startDiscovery(session, adapter, filter: ["Transport": .string("le"), "DuplicateData": .boolean(false)])
             // The simulator reports every advertiser in one pass: once the probe is there, the pass is done.
-            #expect(try await eventually { try sim.state().devices.contains(Self.probe) })
-            let devices = try sim.state().devices
+            #expect(try await eventually { try await sim.state().devices.contains(Self.probe) })
+            let devices = try await sim.state().devices
             #expect(!devices.contains(Self.hidden.description), "\(devices)")
             #expect(!devices.contains("6F:12:8B:DE:02:9A"), "advertising flags 0x00: \(devices)")
             #expect(devices.contains("5E:3A:91:0C:44:21"), "advertising flags 0x1a (LE General Discoverable): \(devices)")
@@ -74,7 +74,7 @@ import Testing
             let heard = try await Self.addresses(heardBy: adapter, filter: DiscoveryFilter(),
                                                  untilAll: [Self.hidden.description, "6F:12:8B:DE:02:9A", Self.probe])
             #expect(heard.isSuperset(of: [Self.hidden.description, "6F:12:8B:DE:02:9A", Self.probe]), "\(heard)")
-            let filters = try sim.calls().filter { $0.member == "SetDiscoveryFilter" }.compactMap(\.filter)
+            let filters = try await sim.calls().filter { $0.member == "SetDiscoveryFilter" }.compactMap(\.filter)
             #expect(filters.count == 1 && filters.first?["RSSI"] == .number(-127), "\(filters)")
             let found = try await Device.find(Self.hidden, on: adapter, timeout: .seconds(10))
             #expect(found.address == Self.hidden)
@@ -94,8 +94,8 @@ import Testing
             let wanted: Set<String> = [Self.probe, "C0:FF:EE:00:00:04", Self.hidden.description]
             let heard = try await Self.addresses(heardBy: adapter, filter: DiscoveryFilter(uuids: [.batteryService]), untilAll: wanted)
             #expect(heard == wanted)
-            #expect(try sim.state().bluezRunning)
-            let filters = try sim.calls().filter { $0.member == "SetDiscoveryFilter" }.compactMap(\.filter)
+            #expect(try await sim.state().bluezRunning)
+            let filters = try await sim.calls().filter { $0.member == "SetDiscoveryFilter" }.compactMap(\.filter)
             #expect(filters.count == 1 && filters.first?["UUIDs"] == nil, "\(filters)")
         }
     }

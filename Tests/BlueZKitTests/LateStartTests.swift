@@ -20,10 +20,10 @@ import Testing
             try await adapter.withDiscovery(filter: DiscoveryFilter(), setupTimeout: .seconds(20)) { _ in }
             // The session stays open: only a StopDiscovery can end its discovery.
             let stopped = try await eventually(within: .seconds(20), every: .milliseconds(100)) {
-                try await offThread { try sim.state() }.discoverySessions.isEmpty
+                try await sim.state().discoverySessions.isEmpty
             }
             #expect(stopped, "the discovery started by the late-answered StartDiscovery was left running")
-            let left = try await offThread { try sim.leftovers() }
+            let left = try await sim.leftovers()
             #expect(left == [])
         }
     }
@@ -41,16 +41,16 @@ import Testing
                     try await connected.withNotifications(level, setupTimeout: .seconds(60), onValue: { _ in }) {}
                 }
                 let pending = try await eventually(every: .milliseconds(50)) {
-                    try await offThread { try sim.state() }.pendingGATT.contains { $0.op == "StartNotify" }
+                    try await sim.state().pendingGATT.contains { $0.op == "StartNotify" }
                 }
                 #expect(pending, "StartNotify never reached the simulator")
                 // Given up while the start is pending: the clean-up waits for it, then returns.
                 notifying.cancel()
                 _ = await notifying.result
                 // Only now does bluetoothd answer, and start the session.
-                try await offThread { try sim.setFault("start_notify_held", "0") }
+                try await sim.setFault("start_notify_held", "0")
                 let stopped = try await eventually(within: .seconds(20), every: .milliseconds(50)) {
-                    let state = try await offThread { try sim.state() }
+                    let state = try await sim.state()
                     return state.pendingGATT.isEmpty && state.notifySessions.isEmpty
                 }
                 #expect(stopped, "the notifications started by the late-answered StartNotify were left on")
@@ -70,11 +70,11 @@ import Testing
                 try await adapter.withDiscovery(filter: DiscoveryFilter(), setupTimeout: .seconds(1)) { _ in }
             }
             let started = try await eventually(within: .seconds(20), every: .milliseconds(50)) {
-                try await offThread { try sim.calls() }.contains { $0.member == "StartDiscovery" && $0.outcome == "reply" }
+                try await sim.calls().contains { $0.member == "StartDiscovery" && $0.outcome == "reply" }
             }
             #expect(started, "the delayed StartDiscovery was never answered")
             let stopped = try await eventually(within: .seconds(20), every: .milliseconds(100)) {
-                let state = try await offThread { try sim.state() }
+                let state = try await sim.state()
                 return state.discoverySessions.isEmpty && state.pendingStartDiscovery.isEmpty
             }
             #expect(stopped, "the discovery started after the caller's timeout was left running")

@@ -45,7 +45,7 @@ import SimulatorHarness
 
     @Test func aBurstOfDistinctNotificationsIsDeliveredOnceEachInOrder() async throws {
         // 1,000 notifications of Battery Level 0x2A19, back to back, right after the StartNotify reply.
-        let sim = try Simulator.start(faults: ["notify_burst": String(Self.count), "notify_burst_char": "2a19",
+        let sim = try await Simulator.start(faults: ["notify_burst": String(Self.count), "notify_burst_char": "2a19",
                                                "disconnect_delay_ms": "100"])
         defer { sim.stop() }
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
@@ -66,13 +66,13 @@ import SimulatorHarness
         #expect(allDelivered, "\(Self.summary(got))")
         #expect(onceEachInOrder, "\(Self.summary(got))")
         #expect(session.watcherCount == 0)
-        let left = try await offThread { try sim.leftovers() }
+        let left = try await sim.leftovers()
         #expect(left == [])
     }
 
     @Test func aBurstOnRequestDuringAQuietSessionIsDeliveredOnceEachInOrder() async throws {
         // The same burst sent when asked (simctl burst), with notifications already on.
-        let sim = try Simulator.start(faults: ["disconnect_delay_ms": "100"])
+        let sim = try await Simulator.start(faults: ["disconnect_delay_ms": "100"])
         defer { sim.stop() }
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
@@ -83,7 +83,7 @@ import SimulatorHarness
             let battery = try await connected.service(.batteryService, timeout: .seconds(10))
             let level = try connected.characteristic(.batteryLevel, in: battery)
             return try await connected.withNotifications(level, setupTimeout: .seconds(10), onValue: { delivered.append($0) }) {
-                try sim.notifyBurst(address: Self.gattBattery.description, characteristic: "2a19", count: Self.count)
+                try await sim.notifyBurst(address: Self.gattBattery.description, characteristic: "2a19", count: Self.count)
                 return await delivered.wait(for: Self.count, within: .seconds(15), settle: .milliseconds(300))
             }
         }

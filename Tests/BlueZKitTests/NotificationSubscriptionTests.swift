@@ -95,7 +95,7 @@ import SimulatorHarness
             #expect(values.allSatisfy { $0.connection == 1 })
             #expect(recorder.others == [])
             #expect(session.watcherCount == 0)
-            let left = try await offThread { try sim.leftovers() }
+            let left = try await sim.leftovers()
             #expect(left == [])
         }
     }
@@ -116,10 +116,10 @@ import SimulatorHarness
                 let recording = Task { await recorder.record(subscription) }
                 for link in 1...4 {
                     // Every value sent while the link is up must arrive: a burst, then the drop.
-                    try await offThread { try sim.notifyBurst(address: address, characteristic: "2a19", count: perBurst) }
+                    try await sim.notifyBurst(address: address, characteristic: "2a19", count: perBurst)
                     #expect(await recorder.wait { $0.values.count >= link * perBurst }, "link \(link): \(recorder.values.count) values")
                     guard link < 4 else { break }
-                    try await offThread { try sim.dropLink(address: address) }
+                    try await sim.dropLink(address: address)
                     #expect(await recorder.wait { $0.others.contains(.restored(connection: link + 1)) }, "\(recorder.others)")
                 }
                 try await Task.sleep(for: .milliseconds(200))
@@ -136,12 +136,12 @@ import SimulatorHarness
             ])
             // One StartNotify per link, each restored session answered at last (InProgress while
             // the simulator re-enables the kept session); StopNotify once at the end.
-            let calls = try await offThread { try sim.calls() }.filter { $0.interface == "org.bluez.GattCharacteristic1" }
+            let calls = try await sim.calls().filter { $0.interface == "org.bluez.GattCharacteristic1" }
             #expect(calls.filter { $0.member == "StartNotify" && $0.outcome == "reply" }.count == 4)
             #expect(calls.filter { $0.member == "StartNotify" }.allSatisfy { ["reply", "error:org.bluez.Error.InProgress"].contains($0.outcome) })
             #expect(calls.filter { $0.member == "StopNotify" }.map(\.outcome) == ["reply"])
             #expect(session.watcherCount == 0)
-            let left = try await offThread { try sim.leftovers() }
+            let left = try await sim.leftovers()
             #expect(left == [])
         }
     }
@@ -157,11 +157,11 @@ import SimulatorHarness
             try await device.withNotificationSubscription(timeout: .seconds(20), reconnect: Self.fastPolicy(),
                                                           characteristic: Self.batteryLevel) { subscription in
                 let recording = Task { await recorder.record(subscription) }
-                try await offThread { try sim.notifyBurst(address: address, characteristic: "2a19", count: 50) }
+                try await sim.notifyBurst(address: address, characteristic: "2a19", count: 50)
                 #expect(await recorder.wait { $0.values.count >= 50 })
-                try await offThread { try sim.dropLink(address: address, remove: true) }
+                try await sim.dropLink(address: address, remove: true)
                 #expect(await recorder.wait { $0.others.contains(.restored(connection: 2)) }, "\(recorder.others)")
-                try await offThread { try sim.notifyBurst(address: address, characteristic: "2a19", count: 50) }
+                try await sim.notifyBurst(address: address, characteristic: "2a19", count: 50)
                 #expect(await recorder.wait { $0.values.count >= 100 })
                 recording.cancel()
             }
@@ -171,10 +171,10 @@ import SimulatorHarness
             #expect(recorder.others == [.linkLost(connection: 1), .restored(connection: 2)])
             // The removed device's session went with it: the new object got a StartNotify of its
             // own (answered at once), and discovery ran to find it again and was stopped.
-            let calls = try await offThread { try sim.calls() }
+            let calls = try await sim.calls()
             #expect(calls.filter { $0.member == "StartNotify" }.map(\.outcome) == ["reply", "reply"])
             #expect(calls.contains { $0.member == "StartDiscovery" })
-            let left = try await offThread { try sim.leftovers() }
+            let left = try await sim.leftovers()
             #expect(left == [])
             #expect(session.watcherCount == 0)
         }
@@ -192,9 +192,9 @@ import SimulatorHarness
                                                                      service: .batteryService, characteristic: .batteryLevel))) {
                 try await device.withNotificationSubscription(timeout: .seconds(20), characteristic: Self.batteryLevel) { subscription in
                     let recording = Task { await recorder.record(subscription) }
-                    try await offThread { try sim.notifyBurst(address: address, characteristic: "2a19", count: 300) }
+                    try await sim.notifyBurst(address: address, characteristic: "2a19", count: 300)
                     _ = await recorder.wait { $0.values.count >= 300 }
-                    try await offThread { try sim.dropLink(address: address) }
+                    try await sim.dropLink(address: address)
                     await recording.value
                     if let end = recorder.end { throw end }
                 }
@@ -202,10 +202,10 @@ import SimulatorHarness
             #expect(recorder.values.map(\.bytes) == (1...300).map(Self.value))
             #expect(recorder.others == [.linkLost(connection: 1)])
             // bluetoothd keeps the session over the loss: StopNotify ends it, link down or not.
-            let calls = try await offThread { try sim.calls() }.filter { $0.interface == "org.bluez.GattCharacteristic1" }
+            let calls = try await sim.calls().filter { $0.interface == "org.bluez.GattCharacteristic1" }
             #expect(calls.map(\.member) == ["StartNotify", "StopNotify"])
             #expect(calls.map(\.outcome) == ["reply", "reply"])
-            #expect(try await offThread { try sim.state().notifySessions }.isEmpty)
+            #expect(try await sim.state().notifySessions.isEmpty)
             #expect(session.watcherCount == 0)
         }
     }
@@ -224,10 +224,8 @@ import SimulatorHarness
             try await device.withNotificationSubscription(timeout: .seconds(20), reconnect: policy,
                                                           characteristic: Self.batteryLevel) { subscription in
                 let recording = Task { await recorder.record(subscription) }
-                try await offThread {
-                    try sim.setFault("connect_fail", "le-connection-abort-by-local")
-                    try sim.dropLink(address: address)
-                }
+                try await sim.setFault("connect_fail", "le-connection-abort-by-local")
+                try await sim.dropLink(address: address)
                 await recording.value
             }
             // Each attempt's Connect failed; the stream ended at the deadline. (How many attempts
@@ -246,7 +244,7 @@ import SimulatorHarness
                                          message: "le-connection-abort-by-local"))
             }
             #expect(recorder.end as? BLEError == .timedOut(BLEOperation(.connect, address: Self.gattBattery)), "\(String(describing: recorder.end))")
-            let left = try await offThread { try sim.leftovers() }
+            let left = try await sim.leftovers()
             #expect(left == [])
             #expect(session.watcherCount == 0)
         }
@@ -263,7 +261,7 @@ import SimulatorHarness
                 try await device.withNotificationSubscription(timeout: .seconds(20), reconnect: Self.fastPolicy(),
                                                               characteristic: Self.batteryLevel) { subscription in
                     let recording = Task { await recorder.record(subscription) }
-                    try await offThread { try sim.setFault("adapter_powered_off", "1") }
+                    try await sim.setFault("adapter_powered_off", "1")
                     await recording.value
                     if let end = recorder.end { throw end }
                 }

@@ -22,7 +22,7 @@ import SimulatorHarness
 
     @Test("before pairing a read is not permitted (77 not_permitted, naming blectl pair); after, it reads")
     func secureCharacteristic() async throws {
-        let sim = try Simulator.start(faults: ["secure_device": "1", "disconnect_delay_ms": "100"])
+        let sim = try await Simulator.start(faults: ["secure_device": "1", "disconnect_delay_ms": "100"])
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
         let adapter = try Adapter.ready(in: session, named: nil)
@@ -43,14 +43,14 @@ import SimulatorHarness
         // Paired already: nothing is sent.
         let again = try await device.withPairing(agent: Agent(), timeout: .seconds(20)) { $0 }
         #expect(again == .alreadyPaired)
-        try #expect(sim.calls().filter { $0.member == "Pair" }.count == 1)
-        let left = try await offThread { try sim.leftovers() }
+        try #expect(await sim.calls().filter { $0.member == "Pair" }.count == 1)
+        let left = try await sim.leftovers()
         #expect(left == [])
     }
 
     @Test("a link found up that goes down while Pair is on its way: the link Pair brings up is disconnected at the end")
     func linkFoundUpGoesDownBeforePairIsHandled() async throws {
-        let sim = try Simulator.start(faults: ["secure_device": "1", "pair_held": "1"])
+        let sim = try await Simulator.start(faults: ["secure_device": "1", "pair_held": "1"])
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
         let adapter = try Adapter.ready(in: session, named: nil)
@@ -61,21 +61,21 @@ import SimulatorHarness
         // Pair reached bluetoothd, which has not looked at the device yet; then the link drops.
         let address = Self.secure.description
         try #expect(await offThread { try sim.waitForState { $0.pairings?.map(\.stage) == ["held"] } })
-        try await offThread { try sim.dropLink(address: address) }
+        try await sim.dropLink(address: address)
         try await device.waitUntilDisconnected(timeout: .seconds(20), operation: device.operation(.pair))
         // Handled now: Pair brings a link up, pairs over it and answers.
-        try await offThread { try sim.setFault("pair_held", "0") }
+        try await sim.setFault("pair_held", "0")
         #expect(try await pairing.value == .paired)
         // That link was Pair's: disconnected before withPairing returned.
-        let calls = try await offThread { try sim.calls() }.map(\.member).filter { ["Connect", "Pair", "Disconnect"].contains($0) }
+        let calls = try await sim.calls().map(\.member).filter { ["Connect", "Pair", "Disconnect"].contains($0) }
         #expect(calls == ["Connect", "Pair", "Disconnect"])
-        let left = try await offThread { try sim.leftovers(within: .seconds(10)) }
+        let left = try await sim.leftovers(within: .seconds(10))
         #expect(left == [])
     }
 
     @Test("a passkey: the agent is asked and types it; a wrong one fails with authenticationFailed")
     func passkey() async throws {
-        let sim = try Simulator.start(faults: ["secure_device": "1", "disconnect_delay_ms": "100"])
+        let sim = try await Simulator.start(faults: ["secure_device": "1", "disconnect_delay_ms": "100"])
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
         let adapter = try Adapter.ready(in: session, named: nil)
@@ -89,7 +89,7 @@ import SimulatorHarness
         }
         #expect(wrong.requests.map(\.method) == ["RequestPasskey"])
         #expect(wrong.requests.map(\.accepted) == [true])
-        let left = try await offThread { try sim.leftovers() }
+        let left = try await sim.leftovers()
         #expect(left == [])
         let right = Agent(passkey: Passkey(123_456), devices: [device.path])
         let state = try await device.withPairing(agent: right, timeout: .seconds(20)) { _ in
@@ -98,7 +98,7 @@ import SimulatorHarness
         }
         #expect(state == PairingState(paired: true, bonded: true, trusted: true))
         #expect(right.requests.map(\.method) == ["RequestPasskey"])
-        let leftAfterPairing = try await offThread { try sim.leftovers() }
+        let leftAfterPairing = try await sim.leftovers()
         #expect(leftAfterPairing == [])
         // Removed: gone from BlueZ with its pairing; removing it again: not found.
         try await device.remove(timeout: .seconds(10))

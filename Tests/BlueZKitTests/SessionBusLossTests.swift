@@ -73,12 +73,12 @@ import SimulatorHarness
     }
 
     @Test func anOperationStartedAfterTheBusHungUpFailsAtOnceAsALostBus() async throws {
-        let sim = try Simulator.start(faults: ["disconnect_delay_ms": "100"])
+        let sim = try await Simulator.start(faults: ["disconnect_delay_ms": "100"])
         defer { sim.stop() }
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
         let adapter = try Adapter.ready(in: session, named: nil)
-        try sim.killBus()
+        try await sim.killBus()
         try await Self.waitForLoss(of: session)
 
         Self.expectLostBus(await Self.outcome { try await Device.find(Self.probe, on: adapter, timeout: .seconds(60)).address },
@@ -89,7 +89,7 @@ import SimulatorHarness
     }
 
     @Test func aConnectedDeviceFailsEveryOperationAtOnceAsALostBus() async throws {
-        let sim = try Simulator.start(faults: ["disconnect_delay_ms": "100"])
+        let sim = try await Simulator.start(faults: ["disconnect_delay_ms": "100"])
         defer { sim.stop() }
         let session = try await Session.open(address: sim.address, timeout: .seconds(30))
         defer { session.close() }
@@ -101,7 +101,7 @@ import SimulatorHarness
                 let battery = try await connected.service(.batteryService, timeout: .seconds(10))
                 let level = try connected.characteristic(.batteryLevel, in: battery)
                 #expect(try await connected.read(level, timeout: .seconds(30)) == [87])
-                try sim.killBus()
+                try await sim.killBus()
                 try await Self.waitForLoss(of: session)
                 // After the loss: a read and a notification setup, with long timeouts.
                 Self.expectLostBus(await Self.outcome { try await connected.read(level, timeout: .seconds(60)) }, "read")

@@ -31,8 +31,8 @@ import SimulatorHarness
                         }
                     }
                     // Once both reads are pending in BlueZ (the simulator never answers), drop the link.
-                    let pending = (try? await offThread {
-                        try sim.waitForState(timeout: .seconds(30)) { $0.pendingGATT.map(\.op) == ["ReadValue", "ReadValue"] }
+                    let pending = (try? await sim.waitForState(timeout: .seconds(30)) {
+                        $0.pendingGATT.map(\.op) == ["ReadValue", "ReadValue"]
                     }) ?? false
                     #expect(pending, "the two reads never pending")
                     try? await device.disconnect(timeout: .seconds(30))
@@ -67,7 +67,7 @@ import SimulatorHarness
             #expect(session.watcherCount == 0)
             // Stopped on return, or (a start whose reply this loaded process read late) as soon
             // as the start's reply is read: observed, not assumed.
-            #expect(try await eventually(every: .milliseconds(50)) { try await offThread { try sim.state() }.discoverySessions.isEmpty })
+            #expect(try await eventually(every: .milliseconds(50)) { try await sim.state().discoverySessions.isEmpty })
             #expect(await eventually { session.connection.registeredReplyHandlerCount == 0 })
         }
     }

@@ -20,7 +20,7 @@ import Testing
     /// Whether the simulated adapter has stopped discovering with no discovery session left.
     static func notDiscovering(_ sim: Simulator) async throws -> Bool {
         try await eventually(within: .seconds(10)) {
-            let state = try sim.state()
+            let state = try await sim.state()
             return !state.discovering && state.discoverySessions.isEmpty
         }
     }
@@ -54,10 +54,10 @@ import Testing
             try await Self.withSession(sim) { session, adapter in
                 let narrow = DiscoveryFilter(rssiMin: -57)
                 try await adapter.withDiscovery(filter: narrow, setupTimeout: .seconds(10)) { narrowStream in
-                    #expect(try sim.state().discoverySessions.map(\.filter["RSSI"]) == [.number(-57)])
+                    #expect(try await sim.state().discoverySessions.map(\.filter["RSSI"]) == [.number(-57)])
                     try await adapter.withDiscovery(filter: DiscoveryFilter(duplicateData: true), setupTimeout: .seconds(10)) { wideStream in
                         // One discovery, its filter the merge of both.
-                        let sessions = try sim.state().discoverySessions
+                        let sessions = try await sim.state().discoverySessions
                         #expect(sessions.count == 1)
                         #expect(sessions.first?.filter["RSSI"] == .number(-127))
                         #expect(sessions.first?.filter["DuplicateData"] == .bool(true))
@@ -78,7 +78,7 @@ import Testing
                     #expect(narrowHeard.allSatisfy { ($0.rssi ?? -128) >= -57 })
                     #expect(!narrowHeard.contains { $0.address.description == "C0:FF:EE:00:00:02" })
                     // The wide user has left; the narrow one still discovers.
-                    #expect(try sim.state().discovering)
+                    #expect(try await sim.state().discovering)
                 }
                 #expect(try await Self.notDiscovering(sim), "discovery left running")
             }
@@ -101,7 +101,7 @@ import Testing
                 scans[0].cancel()
                 _ = await scans[0].result
                 // The other still discovers: bluetoothd still has our session, and new batches come.
-                let state = try sim.state()
+                let state = try await sim.state()
                 #expect(state.discovering && state.discoverySessions.count == 1)
                 let before = heard.withLock { $0[1] }
                 #expect(await eventually { heard.withLock { $0[1] } > before }, "the other scan stopped hearing devices")

@@ -13,8 +13,8 @@ import Testing
 
     /// The simulator's view of the probe's link: nil when down, else whether it is being
     /// disconnected (BlueZ's disconnect timer running).
-    static func probeLink(_ sim: Simulator) throws -> Bool? {
-        try sim.state().connections.first { $0.address == probe.description }.map(\.disconnecting)
+    static func probeLink(_ sim: Simulator) async throws -> Bool? {
+        try await sim.state().connections.first { $0.address == probe.description }.map(\.disconnecting)
     }
 
     /// The probe's battery level read in `withConnection`, and how the link was found.
@@ -34,21 +34,21 @@ import Testing
                 try await Device.find(Self.probe, on: try Adapter.ready(in: session, named: nil), timeout: .seconds(20))
             }
             let firstRead = Task { try await Self.readBattery(devices[0]) }
-            #expect(try await eventually { try sim.state().pendingConnects == [Self.probe.description] }, "the first Connect never pending")
+            #expect(try await eventually { try await sim.state().pendingConnects == [Self.probe.description] }, "the first Connect never pending")
             let secondRead = Task { try await Self.readBattery(devices[1]) }
             // The second client's Connect met the first one in progress...
             let secondName = second.connection.uniqueName
             #expect(try await eventually {
-                try sim.calls().contains { $0.member == "Connect" && $0.sender == secondName && $0.outcome.hasPrefix("error:") }
+                try await sim.calls().contains { $0.member == "Connect" && $0.sender == secondName && $0.outcome.hasPrefix("error:") }
             }, "the second Connect was never refused")
             // ... and waits for it rather than failing.
-            try sim.setFault("connect_held", "false")
+            try await sim.setFault("connect_held", "false")
             let (firstLevel, firstOrigin) = try await firstRead.value
             let (secondLevel, secondOrigin) = try await secondRead.value
             #expect(firstLevel == 87 && secondLevel == 87)
             #expect(firstOrigin == .connectedByUs)
             #expect(secondOrigin == .alreadyConnected)
-            #expect(try await eventually(within: .seconds(10)) { try Self.probeLink(sim) == nil }, "the link was left up")
+            #expect(try await eventually(within: .seconds(10)) { try await Self.probeLink(sim) == nil }, "the link was left up")
         }
     }
 
@@ -67,7 +67,7 @@ import Testing
                 secondInside.withLock { $0 = true }
                 #expect(await eventually { firstDone.withLock { $0 } }, "the first call never returned")
                 // The first call has returned; the link is still ours, not being disconnected.
-                #expect(try Self.probeLink(sim) == false)
+                #expect(try await Self.probeLink(sim) == false)
                 _ = try await connected.batteryLevel(timeout: .seconds(10))
                 return connected.origin
             }
@@ -78,8 +78,8 @@ import Testing
             // One of them connected; the last one out disconnects.
             #expect([firstOrigin, secondOrigin].filter { $0 == .connectedByUs }.count == 1)
             #expect(session.linkUsers.users(of: device.path) == 0)
-            #expect(try await eventually(within: .seconds(10)) { try Self.probeLink(sim) == nil }, "the link was left up")
-            let connects = try sim.calls().filter { $0.member == "Connect" && $0.outcome == "reply" }
+            #expect(try await eventually(within: .seconds(10)) { try await Self.probeLink(sim) == nil }, "the link was left up")
+            let connects = try await sim.calls().filter { $0.member == "Connect" && $0.outcome == "reply" }
             #expect(connects.count == 1)
         }
     }
@@ -92,9 +92,9 @@ import Testing
             let (level, origin) = try await Self.readBattery(device)
             #expect(level == 87 && origin == .connectedByUs)
             // Returned with the Disconnect sent and BlueZ's 2 s timer still running...
-            #expect(try Self.probeLink(sim) == true)
+            #expect(try await Self.probeLink(sim) == true)
             // ... after which the link is down.
-            #expect(try await eventually(within: .seconds(10)) { try Self.probeLink(sim) == nil }, "the link was left up")
+            #expect(try await eventually(within: .seconds(10)) { try await Self.probeLink(sim) == nil }, "the link was left up")
         }
     }
 }

@@ -51,7 +51,7 @@ import SimulatorHarness
         interface: "org.bluez.GattCharacteristic1", member: "ReadValue", arguments: [.stringVariantDictionary([:])])
 
     @Test func aCallPendingWhenTheBusDiesAndEveryCallAfterItFailAtOnce() async throws {
-        let sim = try Simulator.start(faults: ["preconnected": "C0:FF:EE:00:00:04", "read_never_answers": "1"])
+        let sim = try await Simulator.start(faults: ["preconnected": "C0:FF:EE:00:00:04", "read_never_answers": "1"])
         defer { sim.stop() }
         let connection = try await BusConnection.connect(to: sim.address)
         defer { connection.close() }
@@ -64,7 +64,7 @@ import SimulatorHarness
         #expect(try await offThread { try sim.waitForState { $0.pendingGATT.contains { $0.op == "ReadValue" } } })
         let busPID = try sim.busProcessID()
         killed.withLock { $0 = .now }
-        try sim.killBus(busPID: busPID)
+        try await sim.killBus(busPID: busPID)
         #expect(await pending == Self.disconnected)
         #expect(lost.withLock { $0 } == 1)
 
@@ -78,7 +78,7 @@ import SimulatorHarness
     }
 
     @Test func aBusThatDiesWhileTheConnectionIsIdleFailsTheNextCallAtOnce() async throws {
-        let sim = try Simulator.start()
+        let sim = try await Simulator.start()
         defer { sim.stop() }
         let connection = try await BusConnection.connect(to: sim.address)
         defer { connection.close() }
@@ -86,7 +86,7 @@ import SimulatorHarness
         _ = connection.onConnectionLost { lost.withLock { $0 += 1 } }
         _ = try await connection.call(BusConnection.busCall("ListNames", []), timeout: .seconds(10))
 
-        try sim.killBus()
+        try await sim.killBus()
         // The hang-up is noticed by itself (nothing was being sent or awaited).
         let deadline = ContinuousClock.now + Self.hangLimit
         while lost.withLock({ $0 }) == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }

@@ -124,7 +124,7 @@ struct Sim: Sendable {
         let sim = Sim(simulator: simulator)
         let result: Result<T, any Error>
         do { result = .success(try await body(sim)) } catch { result = .failure(error) }
-        try? await offThread { simulator.stop() }
+        await simulator.stop()
         await SimulatorSlots.shared.release()
         return try result.get()
     }

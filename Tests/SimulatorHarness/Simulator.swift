@@ -232,24 +232,42 @@ public final class Simulator: Sendable {
         let simulator = try await offThread { try Simulator.start(faults: faults, bluez: bluez) }
         let result: Result<T, any Error>
         do { result = .success(try await body(simulator)) } catch { result = .failure(error) }
-        try? await offThread { simulator.stop() }
+        await simulator.stop()
         return try result.get()
     }
 
-    deinit { stop() }
+    deinit { Self.end(process, launched: takeLaunched(), waiting: false) }
 
-    /// Ends the simulator and its bus: closes its stdin, SIGTERM, SIGKILL after 3 s.
+    /// Ends the simulator and its bus: closes its stdin, SIGTERM, SIGKILL after 3 s, and
+    /// returns once it has ended.
+    public func stopAndWait() {
+        Self.end(process, launched: takeLaunched(), waiting: true)
+    }
+
+    /// Ends the simulator as ``stopAndWait()`` does, without waiting: the process is reaped
+    /// on a thread of its own. What a `defer` in an async test calls (it cannot await, and a
+    /// wait there would hold a thread of the cooperative pool); the async overload waits.
     public func stop() {
+        Self.end(process, launched: takeLaunched(), waiting: false)
+    }
+
+    private func takeLaunched() -> [RunningProcess] {
         launched.lock()
+        defer { launched.unlock() }
         let children = launchedProcesses
         launchedProcesses.removeAll()
-        launched.unlock()
-        for child in children where child.poll() == nil { _ = child.wait(timeout: .zero) }
-        guard process.poll() == nil else { return }
-        process.closeStdin()
-        process.sendSignal(SIGTERM)
-        let r = process.wait(timeout: .seconds(3))
-        _ = r
+        return children
+    }
+
+    private static func end(_ process: RunningProcess, launched children: [RunningProcess], waiting: Bool) {
+        let reap: @Sendable () -> Void = {
+            for child in children where child.poll() == nil { _ = child.wait(timeout: .zero) }
+            guard process.poll() == nil else { return }
+            process.closeStdin()
+            process.sendSignal(SIGTERM)
+            _ = process.wait(timeout: .seconds(3))
+        }
+        if waiting { reap() } else { Thread.detachNewThread(reap) }
     }
 
     /// Process id of bluez-sim.
