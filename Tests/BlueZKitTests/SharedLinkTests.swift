@@ -33,9 +33,23 @@ import Testing
             let devices = try await [first, second].asyncMap { session in
                 try await Device.find(Self.probe, on: try Adapter.ready(in: session, named: nil), timeout: .seconds(20))
             }
-            let firstRead = Task { try await Self.readBattery(devices[0]) }
+            // The first client keeps its link until the second has its result: else, on a
+            // machine slow enough, the first's Disconnect (and bluetoothd's 2 s timer) could
+            // end that link before the second saw it up, and the second would rightly connect
+            // anew.
+            let secondDone = Lock(false)
+            let firstRead = Task {
+                try await devices[0].withConnection(timeout: .seconds(20)) { connected in
+                    let level = try await connected.batteryLevel(timeout: .seconds(10)).percentage
+                    _ = await eventually(within: .seconds(60)) { secondDone.withLock { $0 } }
+                    return (level, connected.origin)
+                }
+            }
             #expect(try await eventually { try await sim.state().pendingConnects == [Self.probe.description] }, "the first Connect never pending")
-            let secondRead = Task { try await Self.readBattery(devices[1]) }
+            let secondRead = Task {
+                defer { secondDone.withLock { $0 = true } }
+                return try await Self.readBattery(devices[1])
+            }
             // The second client's Connect met the first one in progress...
             let secondName = second.connection.uniqueName
             #expect(try await eventually {
