@@ -8,12 +8,12 @@ import Testing
 /// Oracles/decode-beacons.py in the venv `make oracles` fills), every field compared.
 @Suite("Advertised formats against bthome-ble and ibeacon-ble")
 struct AdvertisedFormatOracleTests {
-    @Test func bthomeFramesDecodeAsBthomeBleDecodesThem() throws {
+    @Test func bthomeFramesDecodeAsBthomeBleDecodesThem() async throws {
         var generator = SplitMix64(seed: 0x5EED_B7E0)
         let fixed = ["4002c40903bf13", "4400090164530368c3a9", "40023301453301", "400a1027005814", "4058ec",
                      "40f00100f1000102043a01", "403c0205", "403b220201ff", "40500000000054000f01", "4006d2040748f1"]
         let frames = fixed.map(bytes) + (0..<400).map { _ in Self.randomBTHome(&generator) }
-        let answers = try Self.oracle(frames.map { "bthome " + hex($0) })
+        let answers = try await Self.oracle(frames.map { "bthome " + hex($0) })
         for (frame, answer) in zip(frames, answers) {
             let packet = try #require(BTHome.decode(serviceData: frame).frame, "\(hex(frame)) undecodable")
             let (shape, rounded) = Self.oracleShape(packet)
@@ -32,12 +32,12 @@ struct AdvertisedFormatOracleTests {
         }
     }
 
-    @Test func iBeaconFramesDecodeAsIbeaconBleDecodesThem() throws {
+    @Test func iBeaconFramesDecodeAsIbeaconBleDecodesThem() async throws {
         var generator = SplitMix64(seed: 0x1BEA_C0)
         let frames = [bytes("0215e2c56db5dffb48d2b060d0f5a71096e000010002c5")] + (0..<200).map { i in
             [0x02, 0x15] + (0..<(21 + i % 3)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         }
-        let answers = try Self.oracle(frames.map { "ibeacon " + hex($0) })
+        let answers = try await Self.oracle(frames.map { "ibeacon " + hex($0) })
         for (frame, answer) in zip(frames, answers) {
             let beacon = try #require(IBeacon.decode(manufacturerData: frame)?.frame)
             #expect(answer as NSDictionary == [
@@ -47,7 +47,7 @@ struct AdvertisedFormatOracleTests {
         }
         // What bthome-ble and ibeacon-ble decode nothing of, BlueZKit does not decode either.
         let short = [bytes("0215e2c56db5"), bytes("0115e2c56db5dffb48d2b060d0f5a71096e000010002c5")]
-        for (frame, answer) in zip(short, try Self.oracle(short.map { "ibeacon " + hex($0) })) {
+        for (frame, answer) in zip(short, try await Self.oracle(short.map { "ibeacon " + hex($0) })) {
             #expect(answer as NSDictionary == ["none": true] as NSDictionary)
             #expect(IBeacon.decode(manufacturerData: frame)?.frame == nil)
         }
@@ -161,15 +161,28 @@ struct AdvertisedFormatOracleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// Runs Oracles/`script` (decode-beacons.py unless given) on the lines, one JSON object
-    /// back per line.
-    static func oracle(_ lines: [String], script: String = "decode-beacons.py") throws -> [NSDictionary] {
+    /// back per line. The interpreter is waited for on a thread of its own, not on the
+    /// cooperative pool (its start-up, bluetooth-sig's import, takes seconds on a loaded machine).
+    static func oracle(_ lines: [String], script: String = "decode-beacons.py") async throws -> [NSDictionary] {
         guard FileManager.default.isExecutableFile(atPath: python) else {
             Issue.record("no python at \(python): run `make oracles` (bthome-ble, ibeacon-ble and bluetooth-sig in the venv)")
             return []
         }
+        let scriptPath = root.appendingPathComponent("Tests/BlueZKitTests/Oracles/" + script).path
+        let (status, data, errorText) = try await offThread { try runOracle(scriptPath, lines) }
+        try #require(status == 0, "\(script) failed: \(errorText)")
+        let answers = String(decoding: data, as: UTF8.self).split(separator: "\n").map { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? NSDictionary ?? [:]
+        }
+        try #require(answers.count == lines.count, "\(answers.count) answers to \(lines.count) lines: \(errorText)")
+        return answers
+    }
+
+    /// The oracle's exit status, stdout and stderr for `lines` on its stdin (blocking).
+    private static func runOracle(_ scriptPath: String, _ lines: [String]) throws -> (Int32, Data, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [root.appendingPathComponent("Tests/BlueZKitTests/Oracles/" + script).path]
+        process.arguments = [scriptPath]
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -181,12 +194,7 @@ struct AdvertisedFormatOracleTests {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "\(script) failed: \(errorText)")
-        let answers = String(decoding: data, as: UTF8.self).split(separator: "\n").map { line in
-            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? NSDictionary ?? [:]
-        }
-        try #require(answers.count == lines.count, "\(answers.count) answers to \(lines.count) lines: \(errorText)")
-        return answers
+        return (process.terminationStatus, data, errorText)
     }
 }
 

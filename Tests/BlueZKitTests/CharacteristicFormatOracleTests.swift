@@ -48,7 +48,7 @@ struct CharacteristicFormatOracleTests {
         return bytes
     }
 
-    @Test func singleValuesDecodeAsBluetoothSigDecodesThem() throws {
+    @Test func singleValuesDecodeAsBluetoothSigDecodesThem() async throws {
         var g = SplitMix64(seed: 0x6A77_F0E5)
         var cases: [(CharacteristicFormat, [UInt8])] = []
         for format in CharacteristicFormat.table where format.fields.count == 1 {
@@ -56,7 +56,7 @@ struct CharacteristicFormatOracleTests {
                 if let value = Self.randomValue(format, &g) { cases.append((format, value)) }
             }
         }
-        let answers = try AdvertisedFormatOracleTests.oracle(cases.map { String(format: "%04x ", $0.0.uuid16!) + hex($0.1) },
+        let answers = try await AdvertisedFormatOracleTests.oracle(cases.map { String(format: "%04x ", $0.0.uuid16!) + hex($0.1) },
                                                                script: "decode-gatt.py")
         var compared = Set<UInt16>()
         for ((format, value), answer) in zip(cases, answers) {
@@ -91,12 +91,12 @@ struct CharacteristicFormatOracleTests {
         #expect(compared.count >= 80, "\(compared.count) characteristics compared")
     }
 
-    @Test func valuesCutShortDecodeNeither() throws {
+    @Test func valuesCutShortDecodeNeither() async throws {
         let formats = CharacteristicFormat.table.filter { format in
             format.fields.count == 1 && (format.fields[0].type.size ?? 0) > 1
         }
         let cut = formats.map { format in (format, [UInt8](repeating: 0x01, count: format.fields[0].type.size! - 1)) }
-        let answers = try AdvertisedFormatOracleTests.oracle(cut.map { String(format: "%04x ", $0.0.uuid16!) + hex($0.1) },
+        let answers = try await AdvertisedFormatOracleTests.oracle(cut.map { String(format: "%04x ", $0.0.uuid16!) + hex($0.1) },
                                                                script: "decode-gatt.py")
         for ((format, value), answer) in zip(cut, answers) {
             #expect(format.decode(value) == .undecodable(name: format.name, reason: "truncated"))

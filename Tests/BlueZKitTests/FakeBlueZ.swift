@@ -42,7 +42,7 @@ final class FakeBlueZ: Sendable {
     /// ReadValue, ...) answer with `answer` (by default an empty method return).
     static func start(objects: Objects = connectedDevice,
                       answer: @escaping @Sendable (Message) -> MethodReply = { _ in .values([]) }) async throws -> FakeBlueZ {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         let connection = try await BusConnection.connect(to: bus.address)
         let fake = FakeBlueZ(bus: bus, connection: connection, objects: objects)
         fake.exportAll(answer: answer)

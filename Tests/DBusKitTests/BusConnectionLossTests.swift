@@ -22,7 +22,7 @@ import Testing
     static let listNames = BusConnection.busCall("ListNames", [])
 
     @Test func everyCallFailsAtOnceOnceTheDaemonHungUp() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         let connection = try await BusConnection.connect(to: bus.address)
         let lost = OneShot<Void>()
         connection.onConnectionLost { lost.succeed(()) }
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func signalsBeforeTheHangUpComeBeforePendingCallsFail() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         let receiver = try await BusConnection.connect(to: bus.address)
         let sender = try await BusConnection.connect(to: bus.address)
         let log = Lock<[String]>([])
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func closeAndNewCallsFromInsideAHandlerNeitherTrapNorBlock() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         let receiver = try await BusConnection.connect(to: bus.address)
         let sender = try await BusConnection.connect(to: bus.address)
         let rule = MatchRule(interface: "org.blectl.Test", member: "Ping")
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func flushAndCloseReturnWhileTheDaemonIsStalled() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         let connection = try await BusConnection.connect(to: bus.address)
         bus.pause()
         defer { bus.resume() }

@@ -30,7 +30,7 @@ import SimulatorHarness
     /// the wire before the connection closes, every time (close follows the send on the
     /// queue, and libdbus writes a sent message at once when the socket takes it).
     @Test func aCallSentJustBeforeCloseIsWritten() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.kill() }
         let server = try await BusConnection.connect(to: bus.address)
         defer { server.close() }
@@ -65,7 +65,7 @@ import SimulatorHarness
                 if case .call(let call, _, _) = event { members.withLock { $0.append(call.member) } }
             }
         }
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.kill() }
         let server = try await BusConnection.connect(to: bus.address)
         defer { server.close() }

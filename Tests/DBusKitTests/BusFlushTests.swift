@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func aFlushWithNothingUnsentAnswersWithoutATurnOfTheQueue() async throws {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         defer { bus.kill() }
         let connection = try await BusConnection.connect(to: bus.address)
         defer { connection.close() }

@@ -3,16 +3,6 @@ import Testing
 @testable import DBusKit
 import SimulatorHarness
 
-extension PrivateBus {
-    /// ``start()`` on a thread of its own: it blocks until the daemon prints its address, and
-    /// a blocked cooperative thread (there are as many as cores) holds up every other test.
-    static func started() async throws -> PrivateBus {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try PrivateBus.start() }) }
-        }
-    }
-}
-
 /// A call sent after `export` returns is answered by the exported handler, even when the
 /// exporting connection's queue read that call in a turn enqueued before the export (its
 /// read source fired for NameAcquired at start-up and ran late, on a busy machine): the
@@ -20,7 +10,7 @@ extension PrivateBus {
 @Suite struct ExportOrderTests {
     @Test(arguments: [1, 2])
     func aCallAfterExportFindsTheObject(loop: Int) async throws {
-        let bus = try await PrivateBus.started()
+        let bus = try await PrivateBus.start()
         var unknown: [String] = []
         for _ in 0..<120 {
             let a = try await BusConnection.connect(to: bus.address)

@@ -11,7 +11,7 @@ import Testing
     @Test func aBusKeptPastTheEndDiesWithTheTestProcess() async throws {
         if let pidFile = ProcessInfo.processInfo.environment[Self.pidFileVariable] {
             // The inner run: a bus never released; its daemon's pid for the outer run.
-            let bus = try PrivateBus.start()
+            let bus = try await PrivateBus.start()
             _ = Unmanaged.passRetained(bus)
             try String(bus.pid).write(toFile: pidFile, atomically: true, encoding: .utf8)
             return

@@ -11,7 +11,7 @@ struct ServerAndClient {
 
     /// Starts a private dbus-daemon and connects both (the server first).
     static func start() async throws -> ServerAndClient {
-        let bus = try PrivateBus.start()
+        let bus = try await PrivateBus.start()
         do {
             let server = try await BusConnection.connect(to: bus.address)
             do {

@@ -117,7 +117,7 @@ private func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
     /// 200 times. The receiver never takes or closes what it got: the values going away close
     /// every copy, on both sides.
     @Test func descriptorsCrossTheBusBothWaysAndNoneLeaks() async throws {
-        let bus = try await PrivateBus.started()
+        let bus = try await PrivateBus.start()
         let a = try await BusConnection.connect(to: bus.address)
         let b = try await BusConnection.connect(to: bus.address)
         defer { a.close(); b.close() }
@@ -154,7 +154,7 @@ private func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
     /// few at most).
     @Test func theProcessHoldsNoMoreDescriptorsAfterManyRoundTrips() async throws {
         func count() -> Int { ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count }
-        let bus = try await PrivateBus.started()
+        let bus = try await PrivateBus.start()
         let a = try await BusConnection.connect(to: bus.address)
         let b = try await BusConnection.connect(to: bus.address)
         defer { a.close(); b.close() }

@@ -20,7 +20,9 @@ public final class PrivateBus: @unchecked Sendable {
 
     /// Starts `dbus-daemon --config-file sim/bus.conf --print-address` and waits (30 s at
     /// most) for its address.
-    public static func start() throws -> PrivateBus {
+    public static func start() throws -> PrivateBus { try launch() }
+
+    private static func launch() throws -> PrivateBus {
         let dir = NSTemporaryDirectory() + "blectl-bus-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let config = Simulator.defaultRepoRoot.appendingPathComponent("sim/bus.conf").path
@@ -32,6 +34,12 @@ public final class PrivateBus: @unchecked Sendable {
             throw HarnessError.simulatorDidNotStart("dbus-daemon printed no address")
         }
         return PrivateBus(address: String(line), process: process)
+    }
+
+    /// ``start()`` waited for on a thread of its own, not on the cooperative pool (what an
+    /// async test gets: see Simulator+Async.swift).
+    public static func start() async throws -> PrivateBus {
+        try await offThread { try launch() }
     }
 
     deinit { kill() }
