@@ -42,7 +42,18 @@ enum PoolWatch {
                 let ran = DispatchSemaphore(value: 0)
                 let asked = ContinuousClock.now
                 Task.detached { ran.signal() }
-                ran.wait()
+                if ran.wait(timeout: .now() + 3) == .timedOut {
+                    if let out = ProcessInfo.processInfo.environment["POOLWATCH_GDB"] {
+                        let p = Process()
+                        p.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
+                        p.arguments = ["-p", "\(getpid())", "-batch", "-ex", "thread apply all bt 40"]
+                        let file = out + "." + String(Int(Date().timeIntervalSince1970))
+                        FileManager.default.createFile(atPath: file, contents: nil)
+                        p.standardOutput = FileHandle(forWritingAtPath: file)
+                        try? p.run(); p.waitUntilExit()
+                    }
+                    ran.wait()
+                }
                 let took = ContinuousClock.now - asked
                 if took > .seconds(2) {
                     FileHandle.standardError.write(Data("harness: the cooperative pool took \(took) to run a task\n".utf8))
