@@ -1,11 +1,12 @@
 import Foundation
+import struct SimulatorHarness.CPUBoundTrait
 import Testing
 @testable import BlectlCLI
 
 /// JSON output (RFC 8259): exact text for the cases that matter, and, for many random
 /// strings, what a JSON parser reads back is the string itself, with no raw control character
 /// (C0, DEL or C1) on the line.
-@Suite("JSON serialization")
+@Suite("JSON serialization", .cpuBound)
 struct JSONValueTests {
     @Test("exact text", arguments: [
         (JSONValue.null, "null"),

@@ -8,7 +8,7 @@ import Testing
 /// advertisements with every field present, absent, empty or in need of escaping, written one
 /// after another as a scan writes a batch (the time within one second, then the next), each
 /// line is `ScanCommand.record(...).serialized()` byte for byte, then a newline.
-@Suite struct ScanJSONLineTests {
+@Suite(.cpuBound) struct ScanJSONLineTests {
     @Test(arguments: ["hci0", "hci\"1\\é"])
     func eachLineIsTheRecordSerialized(_ adapter: String) {
         var generator = SplitMix64(seed: 0x5CA7)

@@ -1,3 +1,4 @@
+import struct SimulatorHarness.CPUBoundTrait
 import Testing
 @testable import BlectlCLI
 import BlueZKit
@@ -5,7 +6,7 @@ import DBusKit
 
 /// The pieces of the `-v` trace and the progress line that do not need a bus: values in
 /// short form, times, and the progress line's texts.
-@Suite("trace and progress formatting")
+@Suite("trace and progress formatting", .cpuBound)
 struct TraceFormatTests {
     static func short(_ value: DBusValue, limit: Int = .max) -> String {
         var out = ""

@@ -14,7 +14,7 @@ func bytes(_ hex: String) -> [UInt8] {
     return out
 }
 
-@Suite("Advertised formats: iBeacon, Eddystone, BTHome v2")
+@Suite("Advertised formats: iBeacon, Eddystone, BTHome v2", .cpuBound)
 struct AdvertisedFormatsTests {
     // MARK: iBeacon (Apple, Proximity Beacon Specification R1)
 

@@ -1,9 +1,10 @@
 @testable import BlueZKit
+import SimulatorHarness
 import Testing
 
 /// The decoder against values with known answers, worked out by hand from the GATT
 /// Specification Supplement's structures.
-@Suite struct CharacteristicFormatTests {
+@Suite(.cpuBound) struct CharacteristicFormatTests {
     typealias Field = DecodedCharacteristicValue.Field
 
     static let temperature = BluetoothUUID(uuid16: 0x2A6E)

@@ -3,10 +3,11 @@
 // (powered, or merely present) against a fake bluetoothd.
 
 import DBusKit
+import SimulatorHarness
 import Testing
 @testable import BlueZKit
 
-@Suite struct DeviceInfoTests {
+@Suite(.cpuBound) struct DeviceInfoTests {
     static let device: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_B1"
 
     /// Every property a BlueZ 5.66 Device1 can have, with the types BlueZ sends.

@@ -6,7 +6,7 @@ import Testing
 /// The Device1 property table: a record read from the cache's packed form is the one read
 /// from the same properties decoded, and any change folded into a record is the record read
 /// after that change.
-@Suite struct DevicePropertiesTests {
+@Suite(.cpuBound) struct DevicePropertiesTests {
     static let path = ObjectPath("/org/bluez/hci0/dev_C0_FF_EE_00_00_01")
 
     /// Each declared property, in the types BlueZ sends, other types, and variants.

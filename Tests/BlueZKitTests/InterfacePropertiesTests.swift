@@ -8,7 +8,7 @@ import Testing
 /// exactly, values of other types are nil, variants are looked through; a record read from
 /// the cache's packed form is the one read from the same properties decoded, and a change
 /// folded into a record is the record read after that change.
-@Suite struct InterfacePropertiesTests {
+@Suite(.cpuBound) struct InterfacePropertiesTests {
     static let uuid180F = "0000180f-0000-1000-8000-00805f9b34fb"
     static let service: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01/service0010"
     static let characteristic: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01/service0010/char0011"

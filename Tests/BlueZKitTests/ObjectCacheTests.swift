@@ -1,8 +1,9 @@
+import SimulatorHarness
 import Testing
 import DBusKit
 @testable import BlueZKit
 
-@Suite struct ObjectCacheTests {
+@Suite(.cpuBound) struct ObjectCacheTests {
     static let device: ObjectPath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01"
 
     static func interfacesAdded(_ path: ObjectPath, _ interfaces: [String: [String: DBusValue]]) -> Message {

@@ -1,3 +1,4 @@
+import SimulatorHarness
 import Testing
 import DBusKit
 @testable import BlueZKit
@@ -7,7 +8,7 @@ import DBusKit
 /// give the same cache and the same events, for BlueZ's shapes and for random values of
 /// every D-Bus type; and the wire readers must take BlueZ's messages (not leave them to the
 /// decoded path) and pack each entry byte for byte as the decoded path packs it.
-@Suite struct ObjectCacheWireTests {
+@Suite(.cpuBound) struct ObjectCacheWireTests {
     static let bluez = ":1.7"
     static let device = ObjectPath("/org/bluez/hci0/dev_C0_FF_EE_00_00_01")
 

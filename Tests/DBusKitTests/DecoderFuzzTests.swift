@@ -5,7 +5,7 @@ import SimulatorHarness
 /// A bounded mutation fuzz of the message decoder: real BlueZ-shaped messages marshalled to
 /// wire format, bytes flipped at random, demarshalled by libdbus (which rejects what is not
 /// valid D-Bus) and decoded. Nothing may crash; untouched messages decode to what was sent.
-@Suite struct DecoderFuzzTests {
+@Suite(.cpuBound) struct DecoderFuzzTests {
     static let seeds: [[DBusValue]] = [
         [.objectPath("/org/bluez/hci0/dev_C0_FF_EE_00_00_01"),
          .dictionary(keySignature: "s", valueSignature: "a{sv}", [

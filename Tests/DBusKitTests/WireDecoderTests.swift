@@ -9,7 +9,7 @@ import Glibc
 /// values of every type (nested arrays, dictionaries, structures and variants, empty
 /// containers, every alignment), BlueZ's shapes, and mutated messages libdbus accepts.
 /// Where the wire decoder takes a message it must give exactly what the iterator gives.
-@Suite struct WireDecoderTests {
+@Suite(.cpuBound) struct WireDecoderTests {
     /// A random value of a random type, at most `depth` containers deep.
     static func randomValue(depth: Int, using g: inout SplitMix64) -> DBusValue {
         let kinds = depth > 0 ? 17 : basicKinds
@@ -75,29 +75,19 @@ import Glibc
         return String(String.UnicodeScalarView((0..<Int.random(in: 0...20, using: &g)).map { _ in pool.randomElement(using: &g)! }))
     }
 
-    /// CPU-bound, so run on a thread of its own rather than the cooperative pool (HACKING.md,
-    /// Writing a test); the problems found are checked on return.
-    @Test func randomBodiesDecodeAsTheIteratorDecodesThem() async throws {
-        let problems = try await offThread { () throws -> [String] in
-            var g = SplitMix64(seed: 0xB0D1_E5)
-            var problems: [String] = []
-            for round in 0..<2_000 {
-                let values = (0..<Int.random(in: 0...4, using: &g)).map { _ in Self.randomValue(depth: 3, using: &g) }
-                let bytes = try MessageRoundTrip.marshal(values)
-                guard let both = MessageRoundTrip.bodyBothWays(bytes) else {
-                    problems.append("round \(round): libdbus rejected \(values)")
-                    continue
-                }
-                if both.iterator != values { problems.append("round \(round): the iterator gave \(both.iterator) for \(values)") }
-                guard let wire = both.wire else {
-                    problems.append("round \(round): not taken: \(values.map(\.signature))")
-                    continue
-                }
-                if wire != both.iterator { problems.append("round \(round): \(values.map(\.signature)): \(wire) vs \(both.iterator)") }
-            }
-            return problems
+    @Test func randomBodiesDecodeAsTheIteratorDecodesThem() throws {
+        var g = SplitMix64(seed: 0xB0D1_E5)
+        var taken = 0
+        for round in 0..<2_000 {
+            let values = (0..<Int.random(in: 0...4, using: &g)).map { _ in Self.randomValue(depth: 3, using: &g) }
+            let bytes = try MessageRoundTrip.marshal(values)
+            let both = try #require(MessageRoundTrip.bodyBothWays(bytes), "round \(round): libdbus rejected \(values)")
+            #expect(both.iterator == values, "round \(round)")
+            let wire = try #require(both.wire, "round \(round): not taken: \(values.map(\.signature))")
+            #expect(wire == both.iterator, "round \(round): \(values.map(\.signature))")
+            taken += 1
         }
-        #expect(problems.isEmpty, "\(problems.count) problems, the first: \(problems.prefix(3))")
+        #expect(taken == 2_000)
     }
 
     @Test func blueZShapesDecodeAsTheIteratorDecodesThem() throws {
@@ -110,25 +100,21 @@ import Glibc
 
     /// Bytes changed at random: whatever libdbus still accepts, the wire decoder either
     /// declines or gives what the iterator gives.
-    @Test func mutatedMessagesDecodeAsTheIteratorDecodesThemOrAreDeclined() async throws {
-        // CPU-bound: off the cooperative pool, as above.
-        let (accepted, mismatches) = try await offThread { () throws -> (Int, [String]) in
-            var g = SplitMix64(seed: 0x3E55_A9E5)
-            var accepted = 0
-            var mismatches: [String] = []
-            for _ in 0..<3_000 {
-                let values = g.next() % 2 == 0 ? DecoderFuzzTests.seeds.randomElement(using: &g)!
-                    : [Self.randomValue(depth: 3, using: &g), Self.randomValue(depth: 2, using: &g)]
-                var bytes = try MessageRoundTrip.marshal(values)
-                for _ in 0..<Int.random(in: 1...3, using: &g) {
-                    let index = Int.random(in: 16..<bytes.count, using: &g)
-                    bytes[index] = UInt8.random(in: 0...255, using: &g)
-                }
-                guard let both = MessageRoundTrip.bodyBothWays(bytes) else { continue }
-                accepted += 1
-                if let wire = both.wire, wire != both.iterator { mismatches.append("\(wire) vs \(both.iterator)") }
+    @Test func mutatedMessagesDecodeAsTheIteratorDecodesThemOrAreDeclined() throws {
+        var g = SplitMix64(seed: 0x3E55_A9E5)
+        var accepted = 0
+        var mismatches: [String] = []
+        for _ in 0..<3_000 {
+            let values = g.next() % 2 == 0 ? DecoderFuzzTests.seeds.randomElement(using: &g)!
+                : [Self.randomValue(depth: 3, using: &g), Self.randomValue(depth: 2, using: &g)]
+            var bytes = try MessageRoundTrip.marshal(values)
+            for _ in 0..<Int.random(in: 1...3, using: &g) {
+                let index = Int.random(in: 16..<bytes.count, using: &g)
+                bytes[index] = UInt8.random(in: 0...255, using: &g)
             }
-            return (accepted, mismatches)
+            guard let both = MessageRoundTrip.bodyBothWays(bytes) else { continue }
+            accepted += 1
+            if let wire = both.wire, wire != both.iterator { mismatches.append("\(wire) vs \(both.iterator)") }
         }
         #expect(mismatches.isEmpty, "\(mismatches.prefix(2))")
         #expect(accepted > 0)
