@@ -107,8 +107,9 @@ struct FleetSimulatorTests {
 
     @Test("le_connect_serial: a Disconnect of a device waiting its turn, or being connected, fails its Connect br-connection-canceled and frees the turn")
     func cancelled() async throws {
-        try await Sim.with(faults: ["fleet": "3", "le_connect_serial": "1", "connect_latency_ms": "6000"]) { sim in
-            // 6 s: the test disconnects the first well within its creation, loaded machine or not.
+        // The first creation is held under way until the test has disconnected it: no time
+        // window to meet, loaded machine or not.
+        try await Sim.with(faults: ["fleet": "3", "le_connect_serial": "1", "le_create_held": "1"]) { sim in
             try await Self.discover(sim, 3)
             let a = (1...3).map(Fleet.address)
             let first = try await Self.launch(sim, 1, "Connect")
@@ -122,6 +123,7 @@ struct FleetSimulatorTests {
                 let disconnect = try await Self.call(sim, i, "Disconnect")
                 #expect(disconnect.status == 0, "\(disconnect.stderr)")
             }
+            try await sim.setFault("le_create_held", "0")     // the third's creation, when it comes, goes on
             for process in [first, second] {
                 let result = try await process.finish(timeout: .seconds(30))
                 #expect(result.status == 1)
@@ -135,9 +137,9 @@ struct FleetSimulatorTests {
             #expect(creations.map(\.address) == a)
             #expect(creations.map(\.result) == ["cancelled", "cancelled", "connected"])
             #expect(creations[1].start == nil, "device 2 never had its turn")
-            // Device 3's turn came when device 1's creation was given up, not after its latency.
+            // Device 3's turn came when device 1's creation was given up (it was held, so only
+            // its cancellation could end it).
             #expect((creations[2].start ?? 0) >= (creations[0].end ?? .infinity))
-            #expect((creations[0].end ?? .infinity) - (creations[0].start ?? 0) < 6.0)
         }
     }
 
@@ -146,7 +148,8 @@ struct FleetSimulatorTests {
         // blesim Stale (cached_devices) is in the tree from start-up and never advertises.
         let stale = "C0:FF:EE:00:00:A1"
         try await Sim.with(faults: ["fleet": "2", "le_connect_serial": "1", "connect_latency_ms": "300",
-                                    "cached_devices": "1", "connect_timeout_ms": "8000"]) { sim in
+                                    "cached_devices": "1", "connect_timeout_ms": "20000"]) { sim in
+            // 20 s: the two Connects below are served long before, loaded machine or not.
             try await Self.discover(sim, 2)
             let simulator = sim.simulator
             let staleConnect = try await offThread {
@@ -170,7 +173,7 @@ struct FleetSimulatorTests {
             let staleCreation = try #require(creations.first)
             #expect(staleCreation.address == stale && staleCreation.start == nil)
             #expect(staleCreation.result == "le-connection-abort-by-local")
-            #expect((staleCreation.end ?? 0) - staleCreation.queued >= 7.995)
+            #expect((staleCreation.end ?? 0) - staleCreation.queued >= 19.995)
             #expect(creations.dropFirst().allSatisfy { ($0.end ?? .infinity) < (staleCreation.end ?? 0) })
         }
     }
@@ -206,7 +209,8 @@ struct FleetSimulatorTests {
 
     @Test("a second Connect of a device being connected, or waiting its turn, answers at once Failed 'Operation already in progress'; of a connected one, success without a new connection")
     func secondConnect() async throws {
-        try await Sim.with(faults: ["fleet": "2", "le_connect_serial": "1", "connect_latency_ms": "2500"]) { sim in
+        // Creations held under way until the test has made its second Connects: no time window.
+        try await Sim.with(faults: ["fleet": "2", "le_connect_serial": "1", "le_create_held": "1"]) { sim in
             try await Self.discover(sim, 2)
             let first = try await Self.launch(sim, 1, "Connect")
             try #expect(await sim.waitForState { $0.leConnect?.creating == [Fleet.address(1)] }, "device 1 never creating")
@@ -219,6 +223,7 @@ struct FleetSimulatorTests {
             let queuedBusy = try await Self.call(sim, 2, "Connect")
             #expect(queuedBusy.status == 1)
             #expect(queuedBusy.stderr.contains("org.bluez.Error.Failed: Operation already in progress"), "\(queuedBusy.stderr)")
+            try await sim.setFault("le_create_held", "0")
 
             for process in [first, second] {
                 let result = try await process.finish(timeout: .seconds(30))

@@ -117,6 +117,9 @@ class DeviceConnect:
         of its own) fails when the attempt times out (connect_timeout_ms); abort-once (a
         device fault) fails with the remote's abort."""
         f = self.sim.faults
+        if f.get("le_create_held"):
+            self.le_create_held = True     # goes on when the fault is cleared (release_held_creation)
+            return
         latency = f.get("connect_latency_ms")
         address = self.spec.address
         if not self.heard():
@@ -128,6 +131,14 @@ class DeviceConnect:
             self._later(self.connect_timers, latency, self._abort_up)
         else:
             self._later(self.connect_timers, latency, self._link_up)
+
+    def release_held_creation(self):
+        """le_create_held cleared: a creation held at its start goes on, its latency counted
+        from now; one given up meanwhile (Disconnect) stays given up."""
+        if getattr(self, "le_create_held", False):
+            self.le_create_held = False
+            if self in self.sim.le_connector.creating:
+                self.create_le_link()
 
     def refuse_le_link(self):
         """The controller refused the creation (le_max_links reached)."""

@@ -25,6 +25,9 @@ class RuntimeFaults:
         elif name == "connect_held" and not value:
             for dev in list(self.devices.values()):
                 dev.release_held_connect()
+        elif name == "le_create_held" and not value:
+            for dev in list(self.devices.values()):
+                dev.release_held_creation()
         elif name == "pair_held" and not value:
             for dev in list(self.devices.values()):
                 dev.release_held_pair()
