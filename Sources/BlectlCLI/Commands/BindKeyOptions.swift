@@ -6,7 +6,7 @@ import Synchronization
 /// A key is never printed: not in records, errors or the trace.
 struct BindKeyOptions: ParsableArguments, Equatable {
     @Option("bindkey", valueName: "address=key",
-            help: "Decrypt the encrypted BTHome advertisements of the device with this address with this bind key, 32 hex digits: C0:FF:EE:00:00:C7=231d39c1d7cc1ab1aee224cd096db932. Repeat for several devices.",
+            help: "Decrypt the encrypted BTHome advertisements of the device with this address with this bind key, 32 hex digits, as in 54:48:E6:8F:80:A5=231d39c1d7cc1ab1aee224cd096db932 (never printed). Repeat for several devices.",
             parser: .bindKey)
     var entries: [Entry]
 
