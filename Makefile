@@ -48,7 +48,7 @@ SIMDIR     ?= $(PREFIX)/share/blectl/sim
 # Python bindings the simulator needs, and bluez for bluetoothctl (sim-smoke); pip and
 # PyYAML for scripts/gen-assigned-numbers (make check-assigned-numbers); mosquitto, its
 # clients for the --mqtt tests and make test-gateway, and systemd (systemd-analyze) for the latter.
-APT_PACKAGES := libdbus-1-dev libmosquitto-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish python3-yaml python3-pip \
+APT_PACKAGES := libdbus-1-dev libmosquitto-dev dbus-daemon python3-dbus python3-gi bluez pkg-config zsh fish python3-yaml python3-pip python3-cryptography \
                 mosquitto mosquitto-clients systemd
 
 # `apt-get` as root, through sudo otherwise. It waits up to APT_LOCK_TIMEOUT seconds for

@@ -19,7 +19,10 @@ let package = Package(
             providers: [.apt(["libdbus-1-dev"])]
         ),
         .target(name: "DBusKit", dependencies: ["CDBus"]),
-        .target(name: "BlueZKit", dependencies: ["DBusKit"]),
+        // AES-128-CCM from OpenSSL's libcrypto through dlopen, when an encrypted BTHome frame is
+        // first decrypted (Sources/CCrypto says why it is not linked).
+        .target(name: "CCrypto"),
+        .target(name: "BlueZKit", dependencies: ["DBusKit", "CCrypto"]),
         // libmosquitto's header, and its functions through dlopen when --mqtt is first used
         // (Sources/CMosquitto says why it is not linked).
         .target(name: "CMosquitto"),

@@ -15,11 +15,21 @@ public struct AdvertisedFormats: Sendable, Equatable {
     }
 
     /// Decodes Device1.ManufacturerData and Device1.ServiceData (bluez/doc/org.bluez.Device.rst).
-    public init(manufacturerData: [UInt16: [UInt8]], serviceData: [BluetoothUUID: [UInt8]]) {
+    ///
+    /// - Parameters:
+    ///   - address: the device's address (Device1.Address), which an encrypted BTHome frame
+    ///     needs to be decrypted; nil when unknown.
+    ///   - bthomeBindKey: the device's BTHome bind key, nil when none is known (an encrypted
+    ///     BTHome frame is then undecodable, `"encrypted (no bind key)"`).
+    public init(manufacturerData: [UInt16: [UInt8]], serviceData: [BluetoothUUID: [UInt8]],
+                address: BluetoothAddress? = nil, bthomeBindKey: BTHomeBindKey? = nil) {
         if let apple = manufacturerData[IBeacon.companyIdentifier] { iBeacon = IBeacon.decode(manufacturerData: apple) }
         if !serviceData.isEmpty {
             if let data = serviceData[Eddystone.serviceUUID] { eddystone = Eddystone.decode(serviceData: data) }
-            if let data = serviceData[BTHome.serviceUUID] { bthome = BTHome.decode(serviceData: data) }
+            if let data = serviceData[BTHome.serviceUUID] {
+                bthome = if let address { BTHome.decode(serviceData: data, address: address, bindKey: bthomeBindKey) }
+                    else { BTHome.decode(serviceData: data) }
+            }
         }
     }
 
@@ -41,5 +51,12 @@ extension DeviceProperties {
     /// (empty when the device advertises neither).
     public var advertisedFormats: AdvertisedFormats {
         AdvertisedFormats(manufacturerData: manufacturerData ?? [:], serviceData: serviceData ?? [:])
+    }
+
+    /// The beacon formats, an encrypted BTHome frame decrypted with the key of this device's
+    /// address in `bthomeBindKeys` (bthome.io/encryption; see ``BTHome/decode(serviceData:address:bindKey:)``).
+    public func advertisedFormats(bthomeBindKeys: [BluetoothAddress: BTHomeBindKey]) -> AdvertisedFormats {
+        AdvertisedFormats(manufacturerData: manufacturerData ?? [:], serviceData: serviceData ?? [:], address: address,
+                          bthomeBindKey: address.flatMap { bthomeBindKeys[$0] })
     }
 }

@@ -2,8 +2,9 @@
 /// (the BTHome v2 format, bthome.io/format): a device information byte, then measurement,
 /// binary-sensor, event and device-information objects, each an object id and its data.
 ///
-/// Only unencrypted frames are decoded; an encrypted one (bit 0 of the device information) is
-/// ``AdvertisedFormat/undecodable(_:)``. Every object id the format defines is known (the
+/// An encrypted frame (bit 0 of the device information) is decrypted with the device's bind
+/// key (``decode(serviceData:address:bindKey:)``, in `BTHome+Encryption.swift`); without one
+/// it is ``AdvertisedFormat/undecodable(_:)``. Every object id the format defines is known (the
 /// table in `BTHome+Objects.swift` is generated from the PyPI package bthome-ble, the decoder
 /// Home Assistant uses: `make bthome-objects`), each with its length, signedness, factor and unit.
 public struct BTHome: Sendable, Equatable {
@@ -17,6 +18,12 @@ public struct BTHome: Sendable, Equatable {
     public var triggerBased: Bool
     /// The objects, in the order sent (ids may repeat: two temperatures are two objects).
     public var objects: [Object]
+    /// Bit 0 of the device information byte: the objects came encrypted, and were decrypted
+    /// with the device's bind key (bthome.io/encryption).
+    public var encrypted: Bool = false
+    /// An encrypted frame's counter, the 4 bytes before its MIC read little-endian (the
+    /// device increases it with every advertisement); nil for an unencrypted frame.
+    public var counter: UInt32? = nil
 
     /// One object of the frame.
     public struct Object: Sendable, Equatable {
@@ -90,12 +97,19 @@ public struct BTHome: Sendable, Equatable {
     /// Decodes the service data of UUID 0xFCD2.
     ///
     /// - Returns: the frame, or ``AdvertisedFormat/undecodable(_:)`` with the reason when it
-    ///   is empty, encrypted, of another version, has an object id the format does not
+    ///   is empty, encrypted (`"encrypted (no bind key)"`), of another version, has an object id the format does not
     ///   define, an object cut short, or an event id, text or length the format does not
     ///   allow. Nothing is guessed: one object that cannot be read makes the frame undecodable.
     public static func decode(serviceData data: [UInt8]) -> AdvertisedFormat<BTHome> {
         guard let info = data.first else { return .undecodable("empty service data") }
-        if info & 0x01 != 0 { return .undecodable("encrypted") }
+        if info & 0x01 != 0 { return .undecodable("encrypted (no bind key)") }
+        return decodeObjects(data)
+    }
+
+    /// The frame whose device information is `data[0]` and whose objects follow it, in the
+    /// clear (as sent, or decrypted); byte positions in reasons count from the device information.
+    static func decodeObjects(_ data: [UInt8]) -> AdvertisedFormat<BTHome> {
+        guard let info = data.first else { return .undecodable("empty service data") }
         let version = Int(info >> 5)
         guard version == 2 else { return .undecodable("BTHome version \(version)") }
         var objects: [Object] = []

@@ -30,11 +30,11 @@ struct HelpPageDeviceTests {
                                [--service <uuid> ...] [--address <address> ...]
                                [--rssi-min <dbm>] [--decoded <format> ...] [--count <n>]
                                [--updates] [--min-interval <seconds>] [--changes-only]
-                               [--lost-after <seconds>] [--mqtt <url>]
-                               [--mqtt-gateway <name>] [--mqtt-keepalive <seconds>]
-                               [--mqtt-queue <n>] [--mqtt-cafile <path>]
-                               [--adapter <adapter>] [--format <format>] [--verbose ...]
-                               [--quiet]
+                               [--lost-after <seconds>] [--bindkey <address=key> ...]
+                               [--mqtt <url>] [--mqtt-gateway <name>]
+                               [--mqtt-keepalive <seconds>] [--mqtt-queue <n>]
+                               [--mqtt-cafile <path>] [--adapter <adapter>]
+                               [--format <format>] [--verbose ...] [--quiet]
 
             OPTIONS:
               -t, --timeout <seconds>
@@ -68,6 +68,12 @@ struct HelpPageDeviceTests {
               --lost-after <seconds>  Print a lost event for a device not heard for this
                                       many seconds (decimals allowed); its next sighting is
                                       printed as new.
+              --bindkey <address=key>
+                                      Decrypt the encrypted BTHome advertisements of the
+                                      device with this address with this bind key, 32 hex
+                                      digits, as in
+                                      54:48:E6:8F:80:A5=231d39c1d7cc1ab1aee224cd096db932
+                                      (never printed). Repeat for several devices.
               --mqtt <url>            Also publish each record, retained, with QoS 1, to
                                       this MQTT broker:
                                       mqtt://[user[:password]@]host[:port][/prefix], or
@@ -233,8 +239,8 @@ struct HelpPageDeviceTests {
 
             USAGE: blectl info <address> ... [--timeout <seconds>] [--from <path>]
                                [--parallel <count>] [--overall-timeout <seconds>]
-                               [--adapter <adapter>] [--format <format>] [--verbose ...]
-                               [--quiet]
+                               [--bindkey <address=key> ...] [--adapter <adapter>]
+                               [--format <format>] [--verbose ...] [--quiet]
 
             ARGUMENTS:
               <address>               The device's address, like C0:FF:EE:00:00:01; several
@@ -258,6 +264,12 @@ struct HelpPageDeviceTests {
                                       device not done by then reported as timed out;
                                       decimals allowed, more than 0. --timeout is each
                                       device's own limit.
+              --bindkey <address=key>
+                                      Decrypt the encrypted BTHome advertisements of the
+                                      device with this address with this bind key, 32 hex
+                                      digits, as in
+                                      54:48:E6:8F:80:A5=231d39c1d7cc1ab1aee224cd096db932
+                                      (never printed). Repeat for several devices.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)
@@ -284,8 +296,8 @@ struct HelpPageDeviceTests {
             ? unknown).
 
             USAGE: blectl devices [--timeout <seconds>] [--connected] [--paired]
-                                  [--adapter <adapter>] [--format <format>] [--verbose ...]
-                                  [--quiet]
+                                  [--bindkey <address=key> ...] [--adapter <adapter>]
+                                  [--format <format>] [--verbose ...] [--quiet]
 
             OPTIONS:
               -t, --timeout <seconds>
@@ -294,6 +306,12 @@ struct HelpPageDeviceTests {
               --connected             Only list devices that are connected.
               --paired                Only list devices that are paired. With --connected,
                                       only devices that are both.
+              --bindkey <address=key>
+                                      Decrypt the encrypted BTHome advertisements of the
+                                      device with this address with this bind key, 32 hex
+                                      digits, as in
+                                      54:48:E6:8F:80:A5=231d39c1d7cc1ab1aee224cd096db932
+                                      (never printed). Repeat for several devices.
               --adapter <adapter>     Bluetooth adapter to use, like hci0; without it, the
                                       first powered adapter.
               -f, --format <format>   Output format: json or text. (default: json)

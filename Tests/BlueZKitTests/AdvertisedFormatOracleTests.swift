@@ -5,7 +5,8 @@ import Testing
 
 /// Conformance: the same frames, fixed and randomly generated (seeded), decoded by BlueZKit
 /// and by the decoders Home Assistant uses (PyPI bthome-ble and ibeacon-ble, through
-/// Oracles/decode-beacons.py in the venv `make oracles` fills), every field compared.
+/// Oracles/decode-beacons.py in the venv `make oracles` fills), every field compared; encrypted
+/// BTHome frames encrypted there (cryptography's AESCCM) and decrypted by both with the bind key.
 @Suite("Advertised formats against bthome-ble and ibeacon-ble")
 struct AdvertisedFormatOracleTests {
     @Test func bthomeFramesDecodeAsBthomeBleDecodesThem() async throws {
@@ -16,20 +17,64 @@ struct AdvertisedFormatOracleTests {
         let answers = try await Self.oracle(frames.map { "bthome " + hex($0) })
         for (frame, answer) in zip(frames, answers) {
             let packet = try #require(BTHome.decode(serviceData: frame).frame, "\(hex(frame)) undecodable")
-            let (shape, rounded) = Self.oracleShape(packet)
-            let ours = shape.mutableCopy() as! NSMutableDictionary, theirs = answer.mutableCopy() as! NSMutableDictionary
-            var ourSensors = ours["sensors"] as? [String: Any] ?? [:], theirSensors = theirs["sensors"] as? [String: Any] ?? [:]
-            theirSensors["signal_strength"] = nil  // added from the RSSI
-            // bthome-ble rounds a value to the places of its factor's leading digit: a factor of
-            // 0.35 (0x58) to 0.1, where BlueZKit keeps the exact product (-28.35, not -28.3).
-            for key in rounded {
-                let a = ourSensors.removeValue(forKey: key) as? Double, b = theirSensors.removeValue(forKey: key) as? Double
-                #expect(a != nil && b != nil && abs(a! - b!) <= 0.05 + 1e-9, "\(key) in \(hex(frame)): \(String(describing: a)) against \(String(describing: b))")
-            }
-            ours["sensors"] = ourSensors as NSDictionary
-            theirs["sensors"] = theirSensors as NSDictionary
-            #expect(ours == theirs, "frame \(hex(frame))")
+            Self.expectSame(packet, answer, frame: frame)
         }
+    }
+
+    /// Random frames as in ``bthomeFramesDecodeAsBthomeBleDecodesThem``, each encrypted in
+    /// Python (cryptography's AESCCM) with a random key, address and counter, then decoded by
+    /// bthome-ble with the bind key and by BlueZKit; every tenth decrypted with a wrong key,
+    /// which neither decodes anything of.
+    @Test func encryptedBTHomeFramesDecodeAsBthomeBleDecodesThem() async throws {
+        var generator = SplitMix64(seed: 0xB1D_CC4)
+        func random(_ n: Int) -> [UInt8] { (0..<n).map { _ in UInt8(truncatingIfNeeded: generator.next()) } }
+        struct Case { let plain, key, decryptKey, counter: [UInt8]; let address: BluetoothAddress }
+        let cases = (0..<300).map { i in
+            let plain = Self.randomBTHome(&generator), key = random(16), counter = random(4)
+            let address = BluetoothAddress(random(6).map { ($0 < 0x10 ? "0" : "") + String($0, radix: 16) }.joined(separator: ":"))!
+            var decryptKey = key
+            if i % 10 == 9 { decryptKey[Int(generator.next() % 16)] ^= UInt8(1 + generator.next() % 255) }
+            return Case(plain: plain, key: key, decryptKey: decryptKey, counter: counter, address: address)
+        }
+        let answers = try await Self.oracle(cases.map { c in
+            "bthome-encrypt \(hex(c.key)) \(hex(c.decryptKey)) \(c.address) \(hex(c.counter)) \(hex(c.plain))"
+        })
+        for (c, answer) in zip(cases, answers) {
+            let frame = bytes(try #require(answer["frame"] as? String))
+            #expect(frame.count == c.plain.count + 8 && frame[0] == c.plain[0] | 1 && Array(frame[frame.count - 8..<frame.count - 4]) == c.counter)
+            let decoded = BTHome.decode(serviceData: frame, address: c.address, bindKey: BTHomeBindKey(bytes: c.decryptKey)!)
+            guard c.key == c.decryptKey else {
+                #expect(answer["decrypted"] as? Bool == false, "\(hex(frame))")
+                #expect(decoded == .undecodable("MIC check failed: wrong bind key?"))
+                continue
+            }
+            #expect(answer["decrypted"] as? Bool == true, "\(hex(frame))")
+            let packet = try #require(decoded.frame, "\(hex(frame)): \(decoded)")
+            #expect(packet.encrypted)
+            #expect(packet.counter == c.counter.reversed().reduce(0) { $0 << 8 | UInt32($1) })
+            // The same objects as the frame in the clear.
+            #expect(packet.objects == BTHome.decode(serviceData: c.plain).frame?.objects)
+            let theirs = answer.mutableCopy() as! NSMutableDictionary
+            theirs.removeObjects(forKeys: ["frame", "decrypted"])
+            Self.expectSame(packet, theirs, frame: frame)
+        }
+    }
+
+    /// Expects bthome-ble's `answer` to be the packet's ``oracleShape(_:)``.
+    static func expectSame(_ packet: BTHome, _ answer: NSDictionary, frame: [UInt8]) {
+        let (shape, rounded) = Self.oracleShape(packet)
+        let ours = shape.mutableCopy() as! NSMutableDictionary, theirs = answer.mutableCopy() as! NSMutableDictionary
+        var ourSensors = ours["sensors"] as? [String: Any] ?? [:], theirSensors = theirs["sensors"] as? [String: Any] ?? [:]
+        theirSensors["signal_strength"] = nil  // added from the RSSI
+        // bthome-ble rounds a value to the places of its factor's leading digit: a factor of
+        // 0.35 (0x58) to 0.1, where BlueZKit keeps the exact product (-28.35, not -28.3).
+        for key in rounded {
+            let a = ourSensors.removeValue(forKey: key) as? Double, b = theirSensors.removeValue(forKey: key) as? Double
+            #expect(a != nil && b != nil && abs(a! - b!) <= 0.05 + 1e-9, "\(key) in \(hex(frame)): \(String(describing: a)) against \(String(describing: b))")
+        }
+        ours["sensors"] = ourSensors as NSDictionary
+        theirs["sensors"] = theirSensors as NSDictionary
+        #expect(ours == theirs, "frame \(hex(frame))")
     }
 
     @Test func iBeaconFramesDecodeAsIbeaconBleDecodesThem() async throws {

@@ -117,7 +117,7 @@ struct AdvertisedFormatsTests {
 
     @Test("BTHome frames that cannot be decoded say why", arguments: [
         ("", "empty service data"),
-        ("41c409", "encrypted"),
+        ("41c409", "encrypted (no bind key)"),
         ("2002c409", "BTHome version 1"),
         ("40ff01", "object id 0xff at byte 1 is not in the BTHome v2 format"),
         ("4002c4", "object 0x02 (temperature) at byte 1: 2 bytes needed, 1 left"),

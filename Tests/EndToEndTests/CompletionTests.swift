@@ -14,7 +14,7 @@ struct CompletionTests {
                               "completions", "help"]
     static let names = ["blesim Probe", "blesim Vendor", "blesim Battery1", "blesim GattBattery", "blesim Plain"]
     static let scanOptions = ["--timeout", "-t", "--name", "-n", "--service", "-s", "--address", "--rssi-min", "--decoded", "--count",
-                              "--updates", "--min-interval", "--changes-only", "--lost-after", "--mqtt", "--mqtt-gateway",
+                              "--updates", "--min-interval", "--changes-only", "--lost-after", "--bindkey", "--mqtt", "--mqtt-gateway",
                               "--mqtt-keepalive", "--mqtt-queue", "--mqtt-cafile", "--adapter", "--format", "-f",
                               "--verbose", "-v", "--quiet", "-q", "--help", "-h"]
 

@@ -88,13 +88,15 @@ struct ParsedValues: Sendable, Equatable {
 
 extension ValueParser {
     /// `raw` converted, or the usage error saying what was expected: "Invalid value 'x' for
-    /// '--opt': expected …" (without "for …" when `optionName` is nil: an argument).
+    /// '--opt': expected …" (without "for …" when `optionName` is nil: an argument; without
+    /// 'x' for a secret).
     func convert(_ raw: String, for optionName: String?) throws(UsageError) -> Value {
         do {
             return try parse(raw)
         } catch {
             let target = optionName.map { " for \($0.quotedForMessage)" } ?? ""
-            throw UsageError("Invalid \(noun) \(raw.quotedForMessage)\(target): expected \(error.text)")
+            let shown = isSecret ? "" : " " + raw.quotedForMessage
+            throw UsageError("Invalid \(noun)\(shown)\(target): expected \(error.text)")
         }
     }
 }

@@ -11,6 +11,8 @@ struct ValueParser<Value: Sendable>: Sendable {
     var describe: @Sendable (Value) -> String
     /// What a shell may offer for this value.
     var completion: ValueCompletion = .none
+    /// A secret (a key): an error about the value does not repeat it.
+    var isSecret = false
 }
 
 /// Why a value was rejected, completing the sentence "expected …",

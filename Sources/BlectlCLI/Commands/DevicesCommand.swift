@@ -29,10 +29,14 @@ struct DevicesCommand: BlectlSubcommand {
         (!onlyConnected || device.connected == true) && (!onlyPaired || device.paired == true)
     }
 
+    @OptionGroup var bindKeys: BindKeyOptions
+
     func run(_ context: CommandContext) async throws {
+        bindKeys.reportUnavailableDecryption(context.printer)
         let devices = try context.adapter.deviceInfos.filter(includes)
+        let layout = bindKeys.entries.isEmpty ? InfoCommand.layout : InfoCommand.layout(bthomeBindKeys: bindKeys.keys)
         switch context.printer.format {
-        case .json: try await context.printer.results(devices.map { InfoCommand.record($0).serialized() })
+        case .json: try await context.printer.results(devices.map { layout.object($0).serialized() })
         case .text: try await context.printer.results(Self.table(devices))
         }
     }

@@ -18,6 +18,7 @@ struct InfoCommand: DeviceCommand {
     @Option(.timeout(help: "Give up after this many seconds (on each device, with several), scanning for a device BlueZ does not know included; decimals allowed."))
     var timeout: Duration = .seconds(10)
     @OptionGroup var fleet: FleetOptions
+    @OptionGroup var bindKeys: BindKeyOptions
 
     func run(device address: BluetoothAddress, _ context: CommandContext,
              report: (DeviceResult) async throws -> Void) async throws {
@@ -32,7 +33,9 @@ struct InfoCommand: DeviceCommand {
             if let why = adapter.unavailability { throw BLEError.unavailable(why, during: BLEOperation(.adapter)) }
             info = try await DeviceInfo.find(address, on: adapter, timeout: context.remaining)
         }
-        try await report(DeviceResult(json: Self.record(info), text: Self.text(info)))
+        bindKeys.reportUnavailableDecryption(context.printer)
+        let layout = bindKeys.entries.isEmpty ? Self.layout : Self.layout(bthomeBindKeys: bindKeys.keys)
+        try await report(DeviceResult(json: layout.object(info), text: layout.keyValueLines(info)))
     }
 
     // MARK: - Records (also `devices`' lines)
@@ -40,10 +43,15 @@ struct InfoCommand: DeviceCommand {
     /// The JSON object of one device, `info`'s result and each line of `devices`: every
     /// Device1 property BlueZKit declares (``DeviceProperties``, as ``DeviceFields`` shows
     /// them), Battery1's percentage, and the adapter's name.
-    static let layout = RecordLayout<DeviceInfo>(DeviceFields.fields(DeviceProperties.table, for: .info) + [
-        RecordField("battery_percentage", json: { .optional($0.batteryPercentage) }, text: { $0.batteryPercentage.map { "\($0)%" } ?? "-" }),
-        RecordField("adapter", json: { .string($0.adapterName) }, text: { $0.adapterName }),
-    ])
+    static let layout = layout(bthomeBindKeys: [:])
+
+    /// ``layout`` with encrypted BTHome frames decrypted with `bthomeBindKeys` (`--bindkey`).
+    static func layout(bthomeBindKeys: [BluetoothAddress: BTHomeBindKey]) -> RecordLayout<DeviceInfo> {
+        RecordLayout(DeviceFields.fields(DeviceProperties.table, for: .info, bthomeBindKeys: bthomeBindKeys) + [
+            RecordField("battery_percentage", json: { .optional($0.batteryPercentage) }, text: { $0.batteryPercentage.map { "\($0)%" } ?? "-" }),
+            RecordField("adapter", json: { .string($0.adapterName) }, text: { $0.adapterName }),
+        ])
+    }
 
     static func record(_ d: DeviceInfo) -> JSONValue {
         layout.object(d)

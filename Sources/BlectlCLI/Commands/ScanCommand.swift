@@ -106,11 +106,15 @@ struct ScanCommand: BlectlSubcommand {
         return changesOnly ? .changesOnly : .all
     }
 
+    /// `--bindkey`: the keys that decrypt encrypted BTHome advertisements in `decoded`.
+    @OptionGroup var bindKeys: BindKeyOptions
+
     /// `--mqtt` and its options: each line's record also published to a broker.
     @OptionGroup var mqtt: MQTTOptions
 
     func run(_ context: CommandContext) async throws {
         guard timeout > .zero else { return }
+        bindKeys.reportUnavailableDecryption(context.printer)
         try await mqtt.withPublisher(printer: context.printer) { publisher in try await scan(context, publisher: publisher) }
     }
 
@@ -134,7 +138,7 @@ struct ScanCommand: BlectlSubcommand {
                 // stdout is written at once only when a pipe has room, else by its own thread.
                 group.addTask {
                     try await withTaskExecutorPreference(executor) {
-                        var lines = ScanLines(throttle: throttle, layout: Self.layout(adapter: adapterName),
+                        var lines = ScanLines(throttle: throttle, layout: Self.layout(adapter: adapterName, bthomeBindKeys: bindKeys.keys),
                                               columns: Self.textColumns(adapter: adapterName), format: printer.format,
                                               count: count, formats: decodedFormats, publisher: publisher)
                         if lines.isTimed {
@@ -186,9 +190,9 @@ struct ScanCommand: BlectlSubcommand {
     /// (``DeviceProperties/advertisementTable``, as ``DeviceFields`` shows them), then
     /// whether the device is connected, the adapter that heard it and when (`time`), when
     /// this scan first heard the device (`first_seen`) and last (`last_seen`, this
-    /// sighting's time).
-    static func layout(adapter: String) -> RecordLayout<ScanSighting> {
-        RecordLayout(DeviceFields.fields(DeviceProperties.advertisementTable, for: .scan) + [
+    /// sighting's time). Encrypted BTHome frames are decrypted with `bthomeBindKeys` (`--bindkey`).
+    static func layout(adapter: String, bthomeBindKeys: [BluetoothAddress: BTHomeBindKey] = [:]) -> RecordLayout<ScanSighting> {
+        RecordLayout(DeviceFields.fields(DeviceProperties.advertisementTable, for: .scan, bthomeBindKeys: bthomeBindKeys) + [
             DeviceFields.scanConnected(),
             RecordField("adapter", constant: adapter, text: Records.printable(adapter)),
             RecordField("time", json: { RFC3339Time(sinceEpoch: $0.receivedAt) }, text: { Records.rfc3339(sinceEpoch: $0.receivedAt) }),

@@ -12,14 +12,16 @@ import BlueZKit
 ///   `{"frame":"url","tx_power":-21,"url":"https://example.com/"}`, or
 ///   `{"frame":"tlm","version":0,"vbatt":3000,"temp":21.5,"adv_cnt":100,"sec_cnt":1234}`
 ///   (mV, °C or null when not measured, PDUs, 0.1 s)
-/// - `bthome`: `{"version":2,"trigger_based":false,"objects":[{"id":2,"name":"temperature","value":25.0,"unit":"°C"}]}`;
+/// - `bthome`: `{"version":2,"trigger_based":false,"encrypted":false,"counter":null,"objects":[{"id":2,"name":"temperature","value":25.0,"unit":"°C"}]}`
+///   (`encrypted` true and the frame's `counter` when decrypted with a `--bindkey`);
 ///   an event object has `event` (its name, null for "none") instead of `value` and `unit`,
 ///   a dimmer's `steps`, a command's `args` (hex).
 struct DecodedJSON: JSONFieldValue {
     let formats: AdvertisedFormats
 
-    init(_ properties: DeviceProperties) {
-        formats = properties.advertisedFormats
+    /// - Parameter bthomeBindKeys: the keys that decrypt encrypted BTHome frames, by address.
+    init(_ properties: DeviceProperties, bthomeBindKeys: [BluetoothAddress: BTHomeBindKey] = [:]) {
+        formats = bthomeBindKeys.isEmpty ? properties.advertisedFormats : properties.advertisedFormats(bthomeBindKeys: bthomeBindKeys)
     }
 
     var jsonValue: JSONValue {
@@ -62,6 +64,7 @@ struct DecodedJSON: JSONFieldValue {
 
     static func json(_ packet: BTHome) -> JSONValue {
         .object([("version", .int(packet.version)), ("trigger_based", .bool(packet.triggerBased)),
+                 ("encrypted", .bool(packet.encrypted)), ("counter", .optional(packet.counter.map(Int.init))),
                  ("objects", .array(packet.objects.map(json)))])
     }
 
@@ -88,7 +91,8 @@ struct DecodedJSON: JSONFieldValue {
     // MARK: - Text
 
     /// For people: `ibeacon e2c56db5-… major 1 minor 2 measured power -59 dBm;
-    /// bthome temperature 25.0 °C, humidity 50.55 %`; `-` when none.
+    /// bthome temperature 25.0 °C, humidity 50.55 %`, with `(encrypted, counter 7)` after a
+    /// decrypted frame's objects; `-` when none.
     var text: String {
         var parts: [String] = []
         if let format = formats.iBeacon { parts.append("ibeacon " + Self.text(format) { b in
@@ -103,7 +107,7 @@ struct DecodedJSON: JSONFieldValue {
             }
         }) }
         if let format = formats.bthome { parts.append("bthome " + Self.text(format) { packet in
-            packet.objects.map(Self.text).joined(separator: ", ")
+            packet.objects.map(Self.text).joined(separator: ", ") + (packet.counter.map { " (encrypted, counter \($0))" } ?? "")
         }) }
         return parts.isEmpty ? "-" : parts.joined(separator: "; ")
     }

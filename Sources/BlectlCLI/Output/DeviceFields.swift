@@ -28,12 +28,14 @@ enum DeviceFields {
 
     /// The fields of the properties in `table`, as `record` shows them. Device1.Adapter is
     /// left to the record (both show the adapter's name, not its path).
-    static func fields<Source: DeviceRecordSource>(_ table: PropertyTable<DeviceProperties>, for record: Record) -> [RecordField<Source>] {
-        table.declarations.flatMap { declaration in fields(declaration, for: record) as [RecordField<Source>] }
+    /// - Parameter bthomeBindKeys: `--bindkey`'s keys, which `decoded` decrypts BTHome frames with.
+    static func fields<Source: DeviceRecordSource>(_ table: PropertyTable<DeviceProperties>, for record: Record,
+                                                   bthomeBindKeys: [BluetoothAddress: BTHomeBindKey] = [:]) -> [RecordField<Source>] {
+        table.declarations.flatMap { declaration in fields(declaration, for: record, bthomeBindKeys: bthomeBindKeys) as [RecordField<Source>] }
     }
 
-    private static func fields<Source: DeviceRecordSource>(_ declaration: PropertyDeclaration<DeviceProperties>,
-                                                           for record: Record) -> [RecordField<Source>] {
+    private static func fields<Source: DeviceRecordSource>(_ declaration: PropertyDeclaration<DeviceProperties>, for record: Record,
+                                                           bthomeBindKeys: [BluetoothAddress: BTHomeBindKey]) -> [RecordField<Source>] {
         let name = declaration.name
         let key = PropertyFields.snakeCase(name)
         switch (name, record) {
@@ -88,10 +90,10 @@ enum DeviceFields {
                 // The SIG's names of the UUIDs listed and of the service data's, in text beside each.
                 RecordField("service_names", json: { ServiceNamesJSON(uuids: $0.properties.uuids ?? [], serviceData: $0.properties.serviceData ?? [:]) },
                             text: { _ in "" }),
-                decoded(),
+                decoded(bthomeBindKeys),
             ]
         case ("ServiceData", .info):
-            return [PropertyFields.field(declaration, of: { $0.properties }), decoded()]
+            return [PropertyFields.field(declaration, of: { $0.properties }), decoded(bthomeBindKeys)]
         default:
             return [PropertyFields.field(declaration, of: { $0.properties })]
         }
@@ -104,9 +106,10 @@ enum DeviceFields {
     }
 
     /// `decoded`: the beacon formats of the manufacturer and service data (``DecodedJSON``),
-    /// after the service data.
-    static func decoded<Source: DeviceRecordSource>() -> RecordField<Source> {
-        RecordField("decoded", json: { DecodedJSON($0.properties) }, text: { DecodedJSON($0.properties).text })
+    /// after the service data; encrypted BTHome frames decrypted with `bthomeBindKeys`.
+    static func decoded<Source: DeviceRecordSource>(_ bthomeBindKeys: [BluetoothAddress: BTHomeBindKey]) -> RecordField<Source> {
+        RecordField("decoded", json: { DecodedJSON($0.properties, bthomeBindKeys: bthomeBindKeys) },
+                    text: { DecodedJSON($0.properties, bthomeBindKeys: bthomeBindKeys).text })
     }
 
     /// The fields a scan's text shows beside others rather than in a column of their own,
