@@ -1,8 +1,9 @@
+import SimulatorHarness
 import Testing
 @testable import BlueZKit
 
 /// Encrypted BTHome v2 frames (bthome.io/encryption) decrypted with OpenSSL's libcrypto.
-@Suite("BTHome encryption")
+@Suite("BTHome encryption", .cpuBound)
 struct BTHomeEncryptionTests {
     /// bthome.io/encryption's example: key, MAC 54:48:E6:8F:80:A5, device information 0x41,
     /// counter bytes 00112233, objects 02ca09 03bf13 (25.06 °C, 50.55 %), whose ciphertext
