@@ -269,6 +269,12 @@ struct UsageTests {
         (#""$0" request C0:FF:EE:00:00:01 --write 2a19 --notify 2a19 --text $'\xff\xfe'"#,
          "Invalid argument '\\xff\\xfe': not valid UTF-8 (byte 0xff at offset 0)", "blectl request"),
         (#""$0" scan --name $'ok\xc3'"#, "Invalid argument 'ok\\xc3': not valid UTF-8 (byte 0xc3 at offset 2)", "blectl scan"),
+        // A secret option's value (a bind key pasted with a Latin-1 byte) is never repeated;
+        // the offset is within the value, in both spellings.
+        (#""$0" scan --bindkey $'C0:FF:EE:00:00:C7=5ec12e7b1d0a4c3f8e6b2d9a7c4f1e03\xa0'"#,
+         "Invalid value for '--bindkey': not valid UTF-8 (byte 0xa0 at offset 50)", "blectl scan"),
+        (#""$0" info C0:FF:EE:00:00:C7 $'--bindkey=C0:FF:EE:00:00:C7=5ec12e7b1d0a4c3f8e6b2d9a7c4f1e03\xa0'"#,
+         "Invalid value for '--bindkey': not valid UTF-8 (byte 0xa0 at offset 50)", "blectl info"),
     ])
     func invalidUTF8(script: String, message: String, helpCommand: String) async throws {
         let sim = try await QuietSimulator.get()

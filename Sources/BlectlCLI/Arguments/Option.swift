@@ -102,7 +102,7 @@ struct OptionDeclaration<Parsed: Sendable>: Sendable {
     func spec(default defaultValue: Parsed? = nil, repeatable: Bool = false, required: Bool = false) -> OptionSpec {
         OptionSpec(long: long, short: short, kind: .value(valueName: valueName), help: help,
                    defaultDescription: defaultValue.map(parser.describe), isRepeatable: repeatable, isGlobal: isGlobal,
-                   isRequired: required, completion: parser.completion)
+                   isRequired: required, completion: parser.completion, isSecret: parser.isSecret)
     }
 }
 

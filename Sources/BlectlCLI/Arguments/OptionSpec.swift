@@ -28,6 +28,8 @@ struct OptionSpec: Sendable, Equatable {
     var isRequired: Bool = false
     /// What a shell may offer for the value (from the value's parser); `.none` for flags.
     var completion: ValueCompletion = .none
+    /// The value is a secret (from the value's parser): no message repeats it.
+    var isSecret = false
 
     /// `"--timeout"`: how errors refer to the option.
     var displayName: String { "--" + long }

@@ -28,8 +28,34 @@ enum RawArguments {
         case .success: nil
         }
         let offset = firstInvalidOffset(bad)
-        return .failure(UsageError("Invalid argument '\(escaped(bad))': not valid UTF-8 (byte \(Records.hex(bad[offset], digits: 2)) at offset \(offset))",
+        let byte = Records.hex(bad[offset], digits: 2)
+        if let index = raw.firstIndex(of: bad), let secret = secretOption(valued: index, in: repaired) {
+            let inValue = offset - secret.valueStart
+            return .failure(UsageError("Invalid value for '--\(secret.name)': not valid UTF-8 (byte \(byte) at offset \(inValue))",
+                                       subcommand: subcommand))
+        }
+        return .failure(UsageError("Invalid argument '\(escaped(bad))': not valid UTF-8 (byte \(byte) at offset \(offset))",
                                    subcommand: subcommand))
+    }
+
+    /// The long name of the secret option (`bindkey`) whose value the argument at `index` is
+    /// (`--bindkey VALUE` or `--bindkey=VALUE`), and where in the argument that value starts
+    /// (in bytes), if any: its value is never repeated.
+    static func secretOption(valued index: Int, in arguments: [String]) -> (name: String, valueStart: Int)? {
+        let secrets = Set(Self.secretOptionNames(of: Blectl.spec))
+        let argument = arguments[index]
+        if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+            let name = String(argument[argument.index(argument.startIndex, offsetBy: 2)..<equals])
+            if secrets.contains(name) { return (name, name.utf8.count + 3) }
+        }
+        guard index > 0, arguments[index - 1].hasPrefix("--") else { return nil }
+        let name = String(arguments[index - 1].dropFirst(2))
+        return secrets.contains(name) ? (name, 0) : nil
+    }
+
+    /// The long names of every secret option of `command` and its subcommands.
+    private static func secretOptionNames(of command: CommandSpec) -> [String] {
+        command.options.filter(\.isSecret).map(\.long) + command.subcommands.flatMap(secretOptionNames)
     }
 
     /// Where the first byte that does not begin a valid UTF-8 sequence is.

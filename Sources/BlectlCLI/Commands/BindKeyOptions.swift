@@ -18,11 +18,14 @@ struct BindKeyOptions: ParsableArguments, Equatable {
 
     init() {}
 
-    /// An address given twice is refused, even with the same key.
+    /// An address given twice with different keys is refused; the same key again (key lists
+    /// merged from several sources) is taken once.
     mutating func validate() throws(UsageError) {
-        var seen: Set<BluetoothAddress> = []
-        for entry in entries where !seen.insert(entry.address).inserted {
-            throw UsageError("'--bindkey' gives \(entry.address) more than once")
+        var seen: [BluetoothAddress: BTHomeBindKey] = [:]
+        for entry in entries {
+            if let earlier = seen.updateValue(entry.key, forKey: entry.address), earlier != entry.key {
+                throw UsageError("'--bindkey' gives \(entry.address) two different keys")
+            }
         }
     }
 
