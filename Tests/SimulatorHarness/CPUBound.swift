@@ -1,3 +1,5 @@
+// Only where Swift Testing is (the test builds): this target is built by `make build` too.
+#if canImport(Testing)
 import Dispatch
 import Synchronization
 import Testing
@@ -48,3 +50,4 @@ public final class CPUBoundExecutor: TaskExecutor {
         queue.async { job.runSynchronously(on: executor) }
     }
 }
+#endif
