@@ -23,6 +23,23 @@ struct FleetSimulatorTests {
         }
     }
 
+    /// Finds fleet devices 1-3, then asks each to Connect in turn, each once the one before is
+    /// in the controller's hands: 1 being created, then 2 and 3 queued behind it.
+    /// - Returns: their addresses and the three dbus-send processes.
+    static func connectThreeInTurn(_ sim: Sim) async throws
+        -> (addresses: [String], first: RunningProcess, second: RunningProcess, third: RunningProcess) {
+        try await discover(sim, 3)
+        let a = (1...3).map(Fleet.address)
+        let first = try await launch(sim, 1, "Connect")
+        try #expect(await sim.waitForState { $0.leConnect?.creating == [a[0]] }, "device 1 never creating")
+        let second = try await launch(sim, 2, "Connect")
+        try #expect(await sim.waitForState { $0.leConnect?.queued == [a[1]] }, "device 2 never queued")
+        let third = try await launch(sim, 3, "Connect")
+        let queue = try await sim.waitForState { $0.leConnect?.queued == [a[1], a[2]] && $0.leConnect?.creating == [a[0]] }
+        #expect(queue, "devices 2 and 3 never queued behind 1")
+        return (a, first, second, third)
+    }
+
     /// Scans until the first `n` fleet devices are in BlueZ's object tree.
     static func discover(_ sim: Sim, _ n: Int) async throws {
         let run = await sim.blectl(["scan", "--name", "blesim Fleet", "--count", "\(n)", "--timeout", "30"])
@@ -61,22 +78,15 @@ struct FleetSimulatorTests {
 
     @Test("le_connect_serial: three Connects wait their turn, in the order asked, each taking connect_latency_ms")
     func serialized() async throws {
-        // 2.5 s each: room for the test to ask for the next two while the first is made, on
-        // a loaded machine (sanitizer builds) too.
-        try await Sim.with(faults: ["fleet": "3", "le_connect_serial": "1", "connect_latency_ms": "2500"]) { sim in
-            try await Self.discover(sim, 3)
-            let a = (1...3).map(Fleet.address)
-            let first = try await Self.launch(sim, 1, "Connect")
-            try #expect(await sim.waitForState { $0.leConnect?.creating == [a[0]] }, "device 1 never creating")
-            let second = try await Self.launch(sim, 2, "Connect")
-            try #expect(await sim.waitForState { $0.leConnect?.queued == [a[1]] }, "device 2 never queued")
-            let third = try await Self.launch(sim, 3, "Connect")
-            let queue = try await sim.waitForState { $0.leConnect?.queued == [a[1], a[2]] && $0.leConnect?.creating == [a[0]] }
-            #expect(queue, "devices 2 and 3 never queued behind 1")
+        // The first creation is held under way until all three are asked for (no time window
+        // to meet, loaded machine or not); then each takes 2.5 s.
+        try await Sim.with(faults: ["fleet": "3", "le_connect_serial": "1", "connect_latency_ms": "2500", "le_create_held": "1"]) { sim in
+            let (a, first, second, third) = try await Self.connectThreeInTurn(sim)
             // Waiting is nothing but a later reply: no Connected change before the turn.
             try #expect(await sim.state().pendingConnects.sorted() == a)
             try #expect(await sim.deviceState(a[2]).connecting == "queued")
             try #expect(await sim.state().connections.isEmpty)
+            try await sim.setFault("le_create_held", "0")
 
             for process in [first, second, third] {
                 let result = try await process.finish(timeout: .seconds(30))
@@ -110,14 +120,7 @@ struct FleetSimulatorTests {
         // The first creation is held under way until the test has disconnected it: no time
         // window to meet, loaded machine or not.
         try await Sim.with(faults: ["fleet": "3", "le_connect_serial": "1", "le_create_held": "1"]) { sim in
-            try await Self.discover(sim, 3)
-            let a = (1...3).map(Fleet.address)
-            let first = try await Self.launch(sim, 1, "Connect")
-            try #expect(await sim.waitForState { $0.leConnect?.creating == [a[0]] }, "device 1 never creating")
-            let second = try await Self.launch(sim, 2, "Connect")
-            try #expect(await sim.waitForState { $0.leConnect?.queued == [a[1]] }, "device 2 never queued")
-            let third = try await Self.launch(sim, 3, "Connect")
-            try #expect(await sim.waitForState { $0.leConnect?.queued == [a[1], a[2]] }, "device 3 never queued")
+            let (a, first, second, third) = try await Self.connectThreeInTurn(sim)
 
             for i in [2, 1] {     // the waiting one, then the one being connected
                 let disconnect = try await Self.call(sim, i, "Disconnect")
