@@ -13,10 +13,11 @@ from rig_notify import *  # noqa: F401,F403
 
 def test_notify_count():
     """--count 20: exactly 20 lines, seq 1..20, the values in the order bumble sent them;
-    then StopNotify and the link closed."""
+    then StopNotify and the link closed. (On the host: StartNotify, the TCP bus passing no
+    file descriptors; test_notify_acquired_in_vm runs AcquireNotify.)"""
     n = Background(*notify_argv("--count", "20", "--timeout", "60"))
     notify_values(20, 1)
-    r = n.finish()
+    r = host_notify(n.finish())
     expect_ok(r)
     expect_notify_records(r, list(range(1, 21)), [1] * 20)
     assert_no_notify_session("notify --count 20")
@@ -27,14 +28,14 @@ def test_notify_timeout():
     naming the notifications, after the values received."""
     n = Background(*notify_argv("--timeout", "6"))
     notify_values(3, 1)
-    r = n.finish()
+    r = host_notify(n.finish())
     expect_ok(r)
     expect_notify_records(r, [1, 2, 3], [1, 1, 1])
     check(5.8 <= r.elapsed <= 9.0, f"ends at its 6 s timeout (took {r.elapsed:.2f} s)")
     assert_no_notify_session("notify --timeout 6")
     c = Background(*notify_argv("--count", "10", "--timeout", "6"))
     notify_values(4, 1)
-    r = c.finish()
+    r = host_notify(c.finish())
     expect_rc(r, 124)
     expect_notify_records(r, [1, 2, 3, 4], [1] * 4)
     eq(error_of(r), {"code": "timed_out", "exit_status": 124, "retryable": False,
@@ -53,7 +54,7 @@ def test_notify_link_drop():
     notify_values(5, 1)
     n.wait_lines(5)
     eq(bumble("drop"), ["dropped 1 link(s)"], "bumble drop")
-    r = n.finish()
+    r = host_notify(n.finish())
     expect_rc(r, 4)
     expect_notify_records(r, [1, 2, 3, 4, 5], [1] * 5)
     # From 5.83 bluetoothd says why (Device1.Disconnected, just before Connected false): the
@@ -85,7 +86,7 @@ def test_notify_reconnect():
         eq(bumble("drop"), ["dropped 1 link(s)"], f"bumble drop of link {link}")
         n.wait_event("link_lost", link)
         n.wait_event("reconnected", link + 1, timeout=60)
-    r = n.finish()
+    r = host_notify(n.finish())
     expect_rc(r, 0)
     expect_notify_records(r, list(range(1, 4 * per_link + 1)), [k for k in range(1, 5) for _ in range(per_link)])
     events = [json.loads(line) for line in r.err.splitlines() if line.strip()]
@@ -105,10 +106,26 @@ def test_notify_after_failure():
     def run():
         n = Background(*notify_argv("--count", "5", "--timeout", "60"))
         notify_values(5, 1)
-        return n.finish()
+        return host_notify(n.finish())
     linked, r = fail_then(run)
     expect_ok(r)
     expect_notify_records(r, [1, 2, 3, 4, 5], [1] * 5)
     if not linked:
         note("notify after a failure: the failed command's link was already down (nothing to test this time)")
     assert_no_notify_session("notify after a failed command")
+
+
+def test_notify_acquired_in_vm():
+    """notify inside the VM, on its Unix-socket system bus: AcquireNotify's socket (no
+    notify_method event: stderr empty), --count 5, exactly the values bumble sent, in order;
+    then the socket closed and the link too (no session, no link)."""
+    result = {}
+    runner = threading.Thread(target=lambda: result.update(r=vm_blectl(*notify_argv("--count", "5", "--timeout", "60"), timeout=70)))
+    runner.start()
+    notify_values(5, 1)
+    runner.join(100)
+    check("r" in result, "blectl notify in the VM never returned")
+    r = result["r"]
+    expect_ok(r)
+    expect_notify_records(r, [1, 2, 3, 4, 5], [1] * 5)
+    assert_no_notify_session("notify in the VM")

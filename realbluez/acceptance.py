@@ -44,7 +44,7 @@ TESTS = [
     test_request, test_request_timeout, test_disconnect_held, test_disconnect_not_connected,
     test_unpair_connected, test_pair_unpair,
     test_notify_count, test_notify_timeout, test_notify_link_drop, test_notify_reconnect,
-    test_request_after_failure, test_notify_after_failure, test_back_to_back, test_write_file_in_vm,
+    test_request_after_failure, test_notify_after_failure, test_notify_acquired_in_vm, test_back_to_back, test_write_file_in_vm,
     test_bluetoothd_restart_during_connect,
     # Last: these restart bluetoothd without the battery plugin.
     test_battery_noplugin, test_connect_noplugin, test_read_descriptor_noplugin,

@@ -122,6 +122,19 @@ def assert_no_notify_session(after):
             eq(bool(c.get("Notifying", False)), False, f"Notifying of {VENDOR_NOTIFY} after {after}")
 
 
+def host_notify(r):
+    """notify on the host talks to bluetoothd over the TCP bus, which passes no file
+    descriptors: AcquireNotify's socket cannot reach it, so it uses StartNotify and says so
+    first on stderr (event notify_method). Checked, and taken out of the run's stderr."""
+    lines = r.err.splitlines(keepends=True)
+    check(bool(lines), f"notify on the host said nothing of its method: {r}")
+    first = json.loads(lines[0])
+    check(isinstance(first.pop("time", None), str), f"notify_method without a time: {lines[0]}")
+    eq(first, {"event": "notify_method", "address": PERIPHERAL, "method": "StartNotify",
+               "reason": "the bus cannot pass file descriptors"}, "notify's method on the host")
+    return Run(r.argv, r.rc, r.out, "".join(lines[1:]), r.elapsed)
+
+
 def notify_argv(*rest):
     return ["notify", PERIPHERAL, VENDOR_NOTIFY, *rest]
 

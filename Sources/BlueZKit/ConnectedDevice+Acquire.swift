@@ -149,7 +149,7 @@ extension ConnectedDevice {
     /// The socket and the ATT MTU of an AcquireWrite or AcquireNotify (`member`) reply.
     /// - Throws: ``BLEError/protocolError(_:_:)`` for a reply without a descriptor or with an
     ///   MTU under 23.
-    private static func socket(from reply: Message?, of member: String, operation: BLEOperation) throws -> (SeqPacketSocket, Int) {
+    static func socket(from reply: Message?, of member: String, operation: BLEOperation) throws -> (SeqPacketSocket, Int) {
         guard let reply, reply.body.count == 2, let descriptor = reply.body[0].unixFD, case .uint16(let mtu) = reply.body[1], mtu >= 23 else {
             let answer = reply.map { "(\($0.signature)) \($0.body.map { "\($0)" }.joined(separator: ", "))" } ?? "nothing"
             throw BLEError.protocolError(operation, "\(member) answered \(answer): want a descriptor and an MTU of 23 or more")

@@ -1,13 +1,20 @@
 import DBusKit
 
 /// How a characteristic's notifications are turned on (bluez/doc/org.bluez.GattCharacteristic.rst).
-enum NotifyMethod: Sendable, Equatable {
+public enum NotifyMethod: Sendable, Equatable {
     /// StartNotify: a session of this client; each value comes as a PropertiesChanged of the
     /// characteristic's Value, to every watcher of the session. Ended by StopNotify (or the
-    /// client leaving the bus); kept by bluetoothd over a link loss.
+    /// client leaving the bus); kept by bluetoothd over a link loss. The Value property also
+    /// changes when any client reads the characteristic: such a read is seen as a value too.
+    /// Several clients may hold sessions on one characteristic at once.
     case startNotify
     /// AcquireNotify: the values come as datagrams on the socket the reply carries, with the
-    /// ATT MTU. Ended by closing the socket; bluetoothd shuts it down on a link loss.
+    /// ATT MTU: only what the device notified, never a read. Ended by closing the socket;
+    /// bluetoothd shuts it down on a link loss. One client at a time: while it is held,
+    /// StartNotify and AcquireNotify of other clients are refused (NotPermitted "Notify
+    /// acquired"), and it is refused (InProgress) while another client has a StartNotify
+    /// session. Values the device sends before the CCC write is answered are not delivered.
+    /// Needs a bus that passes Unix file descriptors, and (bluetoothd 5.66) the `notify` flag.
     case acquireNotify
 
     var member: String {
@@ -99,6 +106,30 @@ extension ConnectedDevice {
             } catch let error as BLEError {
                 guard case .failed = error else { throw error }
                 throw await linkDropped(during: operation) ?? error
+            }
+        }
+    }
+
+    /// Whether bluetoothd is disconnecting the device (its disconnect timer, after some
+    /// client's Disconnect: Connected is still true), asked, as clean-up would, right after
+    /// this client took AcquireNotify's socket on `characteristic`. AcquireNotify does not
+    /// check it, so the socket would die with the link a moment later; StartNotify checks it
+    /// before anything else (5.66 to 5.87, src/gatt-client.c characteristic_start_notify) and
+    /// answers NotConnected there, else NotPermitted "Notify acquired" (the socket is ours),
+    /// with nothing changed.
+    /// - Throws: ``BLEError/disconnected(_:)`` (notification setup) when it is disconnecting;
+    ///   ``BLEError/timedOut(_:)`` at `deadline`, ``BLEError/unavailable(_:)``,
+    ///   `CancellationError`. Any other answer means it is not.
+    func checkNotDisconnecting(after acquiring: GATTCharacteristic, deadline: ContinuousClock.Instant) async throws {
+        let operation = device.operation(.notificationSetup, service: acquiring.service, characteristic: acquiring.uuid)
+        do {
+            _ = try await session.call(NotifyMethod.startNotify.call(on: acquiring.path), operation: operation, timeout: deadline - .now)
+            // Not possible while the socket is held; should a session come of it, it is ended.
+            await session.stopNotifications(on: [acquiring.path])
+        } catch let error as BLEError {
+            switch error {
+            case .disconnected, .timedOut, .unavailable: throw error
+            default: return
             }
         }
     }

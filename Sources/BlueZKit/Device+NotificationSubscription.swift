@@ -62,14 +62,26 @@ extension Device {
     /// `disconnectTimeout` after a success, at most ``CleanupPolicy/interruptedTimeout``
     /// otherwise (zero: only put on the wire; bluetoothd completes it without us).
     ///
+    /// With `method` ``NotifyMethod/acquireNotify``, the values are the datagrams of the
+    /// socket AcquireNotify hands over instead of the changes of Value: only what the device
+    /// notified, never what some client read (StartNotify's Value also changes on every
+    /// read). Everything above holds, with these differences: AcquireNotify is asked on each
+    /// connection (bluetoothd shuts the socket on a link loss, so ``SubscriptionEvent/restored(connection:)``
+    /// follows the new AcquireNotify's answer), the socket is closed at the end instead of
+    /// StopNotify, values the device sends before the CCC write is answered are not
+    /// delivered, and a link loss may be reported before the last values of that link (the
+    /// socket and the bus are read apart; every value carries its link's number). StartNotify
+    /// is used instead, and ``NotificationSubscription/fallback`` says why, when the bus
+    /// cannot pass file descriptors, when the characteristic only indicates, and when the
+    /// set-up's AcquireNotify is answered InProgress (another client's StartNotify session);
+    /// a reconnection answered so fails that attempt. NotPermitted "Notify acquired" (another
+    /// client holds it) fails the set-up: StartNotify would be refused the same.
+    ///
     /// The subscription's states and what moves it between them: SubscriptionStateMachine.swift.
-    /// It stays on StartNotify rather than AcquireNotify: notifications a device sends before
-    /// its CCC write completes reach StartNotify sessions but not an acquired socket, and
-    /// bluetoothd keeps a StartNotify session over a link loss where it shuts an acquired
-    /// socket down.
     /// - Parameters:
     ///   - timeout: the limit for the set-up (connect, services, characteristic, StartNotify).
     ///   - reconnect: how to reconnect after a link loss; nil ends the stream at the first loss.
+    ///   - method: how notifications are turned on (default ``NotifyMethod/startNotify``).
     ///   - disconnectTimeout: how long to wait for the Disconnect reply after a success; zero
     ///     sends it and returns once it has left for the bus.
     ///   - characteristic: finds the characteristic on a connection (called once per
@@ -83,6 +95,7 @@ extension Device {
     public func withNotificationSubscription<T: Sendable>(
         timeout: Duration,
         reconnect: ReconnectPolicy? = nil,
+        method: NotifyMethod = .startNotify,
         disconnectTimeout: Duration = .seconds(4),
         characteristic: @escaping @Sendable (ConnectedDevice) async throws -> GATTCharacteristic,
         isolation: isolated (any Actor)? = #isolation,
@@ -95,7 +108,7 @@ extension Device {
         } catch {
             throw await refinedLinkLoss(error)
         }
-        let subscription = Subscription(device: self, origin: origin, policy: reconnect, characteristic: characteristic)
+        let subscription = Subscription(device: self, origin: origin, policy: reconnect, method: method, characteristic: characteristic)
         var events: SubscriptionEvents?
         let result: Result<T, any Error>
         do {
@@ -103,7 +116,9 @@ extension Device {
             events = stream
             result = .success(try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
                 group.addTask { await subscription.maintain(streamingInto: stream.channel) }
-                let value = try await body(NotificationSubscription(characteristic: found, events: stream))
+                let (method, fallback) = subscription.machine.withLock { ($0.method, $0.fallback) }
+                let value = try await body(NotificationSubscription(characteristic: found, method: method, fallback: fallback,
+                                                                    events: stream))
                 group.cancelAll()
                 return value
             })

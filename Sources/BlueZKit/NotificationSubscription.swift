@@ -7,7 +7,7 @@ import Musl
 #endif
 
 /// When a subscription whose link dropped connects again
-/// (``Device/withNotificationSubscription(timeout:reconnect:disconnectTimeout:characteristic:_:)``):
+/// (``Device/withNotificationSubscription(timeout:reconnect:method:disconnectTimeout:characteristic:_:)``):
 /// attempts spaced by a doubling delay, from `initialDelay` to at most `maximumDelay`, none
 /// started after `deadline`.
 public struct ReconnectPolicy: Sendable, Equatable {
@@ -73,13 +73,40 @@ public enum SubscriptionEvent: Sendable, Equatable {
     case restored(connection: Int)
 }
 
+/// Why a subscription that asked for AcquireNotify uses StartNotify
+/// (``NotificationSubscription/fallback``): its values then include what any client reads.
+public enum AcquireNotifyFallback: Sendable, Equatable, CustomStringConvertible {
+    /// The characteristic can indicate but not notify (bluetoothd 5.66 grants AcquireNotify
+    /// only with the `notify` flag).
+    case indicateOnly
+    /// The bus connection cannot pass Unix file descriptors (a `tcp:` bus): AcquireNotify's
+    /// socket could not reach us.
+    case noDescriptorPassing
+    /// Another client has a StartNotify session on the characteristic: bluetoothd answered
+    /// AcquireNotify with InProgress.
+    case otherClientSession
+
+    public var description: String {
+        switch self {
+        case .indicateOnly: "the characteristic indicates but does not notify"
+        case .noDescriptorPassing: "the bus cannot pass file descriptors"
+        case .otherClientSession: "another client has a StartNotify session on it"
+        }
+    }
+}
+
 /// A notification subscription, as its body sees it.
 public struct NotificationSubscription: Sendable {
     /// The characteristic as found on the first connection (after a reconnection the path
     /// may differ; the UUIDs do not).
     public let characteristic: GATTCharacteristic
+    /// How notifications were turned on: AcquireNotify when asked for and granted (only
+    /// notified values), else StartNotify.
+    public let method: NotifyMethod
+    /// Why StartNotify is used although AcquireNotify was asked for; nil otherwise.
+    public let fallback: AcquireNotifyFallback?
     /// Values, link losses and reconnections, in order (see
-    /// ``Device/withNotificationSubscription(timeout:reconnect:disconnectTimeout:characteristic:_:)``
+    /// ``Device/withNotificationSubscription(timeout:reconnect:method:disconnectTimeout:characteristic:_:)``
     /// and ``SubscriptionEvents``).
     public let events: SubscriptionEvents
 }

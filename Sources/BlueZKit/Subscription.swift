@@ -1,7 +1,7 @@
 import DBusKit
 
 /// One notification subscription at work
-/// (``Device/withNotificationSubscription(timeout:reconnect:disconnectTimeout:characteristic:_:)``):
+/// (``Device/withNotificationSubscription(timeout:reconnect:method:disconnectTimeout:characteristic:_:)``):
 /// its ``SubscriptionStateMachine`` under a lock, and the effects the machine asks for, run
 /// outside it. Four parties feed the machine: the set-up, the watcher (on the session's
 /// queue, in bus order), the maintenance task (following the characteristic, reconnecting)
@@ -15,6 +15,11 @@ final class Subscription: Sendable {
     let machine: Lock<Machine>
     /// The watcher of the current stream, removed at the end (or when the set-up starts over).
     private let watcher = Lock<UInt64?>(nil)
+    /// The stream the watcher feeds, which the acquired sockets feed too.
+    private let channel = Lock<SubscriptionEvents.Channel?>(nil)
+    /// The socket of the last AcquireNotify (with AcquireNotify): closed when the next one
+    /// is taken and at the end.
+    private let acquired = Lock<SeqPacketSocket?>(nil)
     /// What the watcher hands to the maintenance task, in order.
     private let work: AsyncStream<Work>
     private let workQueue: AsyncStream<Work>.Continuation
@@ -27,11 +32,13 @@ final class Subscription: Sendable {
         case reconnect
     }
 
-    init(device: Device, origin: ConnectionOrigin, policy: ReconnectPolicy?,
+    init(device: Device, origin: ConnectionOrigin, policy: ReconnectPolicy?, method: NotifyMethod,
          characteristic: @escaping @Sendable (ConnectedDevice) async throws -> GATTCharacteristic) {
         self.device = device
         self.characteristic = characteristic
-        machine = Lock(Machine(address: device.address, origin: origin, policy: policy))
+        let fallback: AcquireNotifyFallback? = method == .acquireNotify && !device.session.connection.canPassUnixFileDescriptors
+            ? .noDescriptorPassing : nil
+        machine = Lock(Machine(address: device.address, origin: origin, policy: policy, method: method, fallback: fallback))
         (work, workQueue) = AsyncStream.makeStream(of: Work.self)
     }
 
@@ -79,20 +86,76 @@ final class Subscription: Sendable {
         return machine.withLock { $0.target?.characteristic } ?? found
     }
 
-    /// StartNotify on `target` (``ConnectedDevice/turnOnNotifications(_:by:deadline:mayRetry:onMove:)``)
-    /// in a task of its own: its reply must be seen even when we are cancelled, so that
-    /// StopNotify follows a start that succeeded.
+    /// Turns notifications on at `target` (``ConnectedDevice/turnOnNotifications(_:by:deadline:mayRetry:onMove:)``)
+    /// by the machine's method, in a task of its own: its reply must be seen even when we are
+    /// cancelled, so that StopNotify follows a start that succeeded, and an acquired socket
+    /// is closed. AcquireNotify answered InProgress during the set-up turns to StartNotify
+    /// (``SubscriptionStateMachine/mayFallBack(after:)``).
     private func startNotify(_ target: Machine.Target, on connected: ConnectedDevice, deadline: ContinuousClock.Instant) -> Task<Void, any Error> {
         let machine = machine
-        let task = Task<Void, any Error> {
+        let task = Task<Void, any Error> { [self] in
+            let onMove: @Sendable (GATTCharacteristic) -> Void = { moved in
+                machine.withLock { $0.moved(to: Machine.Target(characteristic: moved, locator: target.locator)) }
+            }
+            if machine.withLock({ $0.method }) == .acquireNotify {
+                do {
+                    let (found, reply) = try await connected.turnOnNotifications(target.characteristic, by: .acquireNotify,
+                                                                                 deadline: deadline, onMove: onMove)
+                    let operation = device.operation(.notificationSetup, service: found.service, characteristic: found.uuid)
+                    let (socket, _) = try ConnectedDevice.socket(from: reply, of: NotifyMethod.acquireNotify.member, operation: operation)
+                    if connected.origin == .alreadyConnected {
+                        // A link found up may be one bluetoothd is taking down: that fails the
+                        // set-up as StartNotify's NotConnected would (a new link then).
+                        do {
+                            try await connected.checkNotDisconnecting(after: found, deadline: deadline)
+                        } catch {
+                            socket.close()
+                            throw error
+                        }
+                    }
+                    receive(from: socket, at: found.path)
+                    machine.withLock { $0.started(on: found.path, by: .acquireNotify) }
+                    return
+                } catch where machine.withLock({ $0.mayFallBack(after: error) }) {
+                    machine.withLock { $0.fellBack(.otherClientSession) }
+                }
+            }
             let (found, _) = try await connected.turnOnNotifications(
                 target.characteristic, by: .startNotify, deadline: deadline,
-                mayRetry: { machine.withLock { $0.mayRetryStart } },
-                onMove: { moved in machine.withLock { $0.moved(to: Machine.Target(characteristic: moved, locator: target.locator)) } })
-            machine.withLock { $0.started(on: found.path) }
+                mayRetry: { machine.withLock { $0.mayRetryStart } }, onMove: onMove)
+            machine.withLock { $0.started(on: found.path, by: .startNotify) }
         }
         machine.withLock { $0.startSent(task) }
         return task
+    }
+
+    /// Takes the values of an acquired socket into the stream, each as the machine sees it
+    /// (the socket's own queue; the watcher runs on the session's). The socket replaces the
+    /// one before, which is closed. Its end is not a link loss of its own: the device's
+    /// Connected (or the characteristic's object leaving) says that, through the watcher.
+    private func receive(from socket: SeqPacketSocket, at path: ObjectPath) {
+        guard machine.withLock({ $0.isTakingEvents }) else {
+            // The body ended while AcquireNotify was pending: nothing takes the values.
+            socket.close()
+            return
+        }
+        let previous = acquired.withLock { current in
+            defer { current = socket }
+            return current
+        }
+        previous?.close()
+        let machine = machine
+        let channel = channel
+        // A datagram is one value, never longer than the largest ATT MTU, 517 (as
+        // withAcquiredNotifications reads them).
+        socket.receive(maximumLength: 517, onDatagrams: { datagrams in
+            let receivedAt = wallClockNow()
+            for datagram in datagrams {
+                if case .yield(let event) = machine.withLock({ $0.observe(.value(path, datagram, receivedAt: receivedAt, acquired: true)) }) {
+                    channel.withLock { $0 }?.yield(event)
+                }
+            }
+        }, onEnd: { _ in })
     }
 
     // MARK: - The watcher
@@ -104,6 +167,7 @@ final class Subscription: Sendable {
         let devicePath = device.path
         let machine = machine
         let workQueue = workQueue
+        self.channel.withLock { $0 = channel }
         let id = device.session.addWatcher { cache, event in
             let observation: Machine.Observation
             if let gone = event?.unavailability {
@@ -234,6 +298,8 @@ final class Subscription: Sendable {
         channel?.finish()
         workQueue.finish()
         let start = machine.withLock { $0.end() }
+        let acquired = acquired
+        defer { acquired.withLock { $0.take() }?.close() }
         let session = device.session
         let machine = machine
         let plan = await runCleanup {

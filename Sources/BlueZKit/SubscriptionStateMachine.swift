@@ -1,7 +1,7 @@
 import DBusKit
 
 /// The life of one notification subscription
-/// (``Device/withNotificationSubscription(timeout:reconnect:disconnectTimeout:characteristic:_:)``)
+/// (``Device/withNotificationSubscription(timeout:reconnect:method:disconnectTimeout:characteristic:_:)``)
 /// as a plain value: the set-up, the subscription's watcher, the task that follows the
 /// characteristic or reconnects, and the clean-up each feed it what happened and get back what
 /// to do. It does nothing itself: the caller holds it under a lock and runs the actions (yield
@@ -64,8 +64,10 @@ struct SubscriptionStateMachine: Sendable {
         case link(up: Bool, reason: DisconnectReason? = nil)
         /// A GattCharacteristic1 object left.
         case characteristicRemoved(ObjectPath)
-        /// A characteristic's Value changed (a notification, when it is the target's).
-        case value(ObjectPath, [UInt8], receivedAt: Duration)
+        /// A value of a characteristic: a change of its Value property (`acquired` false: a
+        /// notification, or any client's read, when it is the target's) or a datagram of the
+        /// socket AcquireNotify handed over (`acquired` true: a notification).
+        case value(ObjectPath, [UInt8], receivedAt: Duration, acquired: Bool = false)
         /// bluetoothd left or the bus was lost.
         case unavailable(BLEError)
     }
@@ -141,6 +143,12 @@ struct SubscriptionStateMachine: Sendable {
     let address: BluetoothAddress
     /// Reconnection after a link loss; nil ends the stream at the first loss.
     let policy: ReconnectPolicy?
+    /// How notifications are turned on, on every connection: what was asked for, until the
+    /// set-up falls back to StartNotify (``fellBack(_:)``). Values are taken only from what
+    /// this method delivers.
+    private(set) var method: NotifyMethod
+    /// Why the set-up uses StartNotify although AcquireNotify was asked for.
+    private(set) var fallback: AcquireNotifyFallback?
     private(set) var state: State = .settingUp(renewed: false)
     private(set) var link = Link()
     /// How the current connection came about: decides the Disconnect at the end. Nil while
@@ -148,16 +156,22 @@ struct SubscriptionStateMachine: Sendable {
     private(set) var origin: ConnectionOrigin?
     /// Nil until the characteristic is resolved on the connection.
     private(set) var target: Target?
+    /// The characteristic paths notifications were turned on at (either method).
+    private(set) var subscribed: Set<ObjectPath> = []
     /// The characteristic paths a StartNotify succeeded on: StopNotify at the end, even with
-    /// the link down (bluetoothd keeps the session over a link loss).
+    /// the link down (bluetoothd keeps the session over a link loss). An acquired socket needs
+    /// none: closing it ends the session, and bluetoothd shuts it on a link loss.
     private(set) var sessions: Set<ObjectPath> = []
     /// The last StartNotify, pending or answered: clean-up waits for it.
     private(set) var start: Task<Void, any Error>?
 
-    init(address: BluetoothAddress, origin: ConnectionOrigin, policy: ReconnectPolicy?) {
+    init(address: BluetoothAddress, origin: ConnectionOrigin, policy: ReconnectPolicy?, method: NotifyMethod = .startNotify,
+         fallback: AcquireNotifyFallback? = nil) {
         self.address = address
         self.origin = origin
         self.policy = policy
+        self.method = fallback == nil ? method : .startNotify
+        self.fallback = fallback
     }
 
     /// Receiving the target's notifications, as errors name it.
@@ -179,8 +193,8 @@ struct SubscriptionStateMachine: Sendable {
     mutating func observe(_ observation: Observation) -> WatcherAction {
         guard let target, isTakingEvents else { return .none }
         switch observation {
-        case .value(let path, let bytes, let receivedAt):
-            guard path == target.path else { return .none }
+        case .value(let path, let bytes, let receivedAt, let acquired):
+            guard path == target.path, acquired == (method == .acquireNotify) else { return .none }
             return .yield(.value(NotifiedValue(bytes: bytes, connection: link.number, receivedAt: receivedAt)))
         case .link(let up, let reason):
             guard up != link.isUp else { return .none }
@@ -193,7 +207,7 @@ struct SubscriptionStateMachine: Sendable {
         case .characteristicRemoved(let path):
             // Its session went with the object; a StartNotify pending elsewhere (set-up,
             // reconnection, a follow) moves to the new object by itself.
-            guard case .streaming = state, link.isUp, path == target.path, sessions.contains(path) else { return .none }
+            guard case .streaming = state, link.isUp, path == target.path, subscribed.contains(path) else { return .none }
             state = .following(left: target.characteristic)
             return .follow(target)
         case .unavailable(let error):
@@ -202,7 +216,8 @@ struct SubscriptionStateMachine: Sendable {
         }
     }
 
-    private var isTakingEvents: Bool {
+    /// Whether events (values, the link, the target leaving) are still taken.
+    var isTakingEvents: Bool {
         switch state {
         case .settingUp, .streaming, .following, .reconnecting: true
         case .streamEnded, .ending, .ended: false
@@ -247,9 +262,29 @@ struct SubscriptionStateMachine: Sendable {
     }
 
     /// The characteristic was resolved on the connection: values are taken from its path.
+    /// AcquireNotify, asked for, gives way to StartNotify for a characteristic that can only
+    /// indicate (bluetoothd 5.66 grants AcquireNotify only with the `notify` flag).
     mutating func resolved(_ target: Target) {
         guard isTakingEvents else { return }
         self.target = target
+        if method == .acquireNotify, case .settingUp = state, !target.characteristic.flags.contains("notify") {
+            fellBack(.indicateOnly)
+        }
+    }
+
+    /// Whether the set-up may turn to StartNotify after AcquireNotify failed with `error`:
+    /// bluetoothd answers InProgress when another client has a StartNotify session on the
+    /// characteristic. Only while setting up: a reconnection keeps the method, and such an
+    /// answer then fails the attempt (retried).
+    func mayFallBack(after error: any Error) -> Bool {
+        guard method == .acquireNotify, case .settingUp = state, case .busy? = error as? BLEError else { return false }
+        return true
+    }
+
+    /// The set-up turns to StartNotify, for `reason`, for the rest of the subscription.
+    mutating func fellBack(_ reason: AcquireNotifyFallback) {
+        method = .startNotify
+        fallback = reason
     }
 
     /// A StartNotify was sent (after ``resolved(_:)`` or ``moved(to:)``).
@@ -264,9 +299,12 @@ struct SubscriptionStateMachine: Sendable {
         self.target = target
     }
 
-    /// StartNotify succeeded on `path`: a session to stop at the end, whatever the state.
-    mutating func started(on path: ObjectPath) {
-        sessions.insert(path)
+    /// Notifications were turned on at `path` by `method` (StartNotify answered, or
+    /// AcquireNotify's socket taken): a StartNotify session is stopped at the end, whatever
+    /// the state.
+    mutating func started(on path: ObjectPath, by method: NotifyMethod) {
+        subscribed.insert(path)
+        if method == .startNotify { sessions.insert(path) }
         if case .following = state { state = .streaming }
     }
 

@@ -35,6 +35,11 @@ public final class BusConnection: @unchecked Sendable {
     let executor: QueueTaskExecutor
     /// The unique bus name the daemon gave this connection (`:1.42`).
     public let uniqueName: String
+    /// Whether this connection can pass Unix file descriptors (the D-Bus type `h`): only a
+    /// bus on a Unix socket can, once both ends agreed to it during authentication
+    /// (`dbus_connection_can_send_type`). A `tcp:` bus cannot; a reply that would carry one
+    /// then never arrives.
+    public let canPassUnixFileDescriptors: Bool
     /// Told of every message sent and received; nil (the usual case) costs one check per message.
     let observer: (any BusObserver)?
 
@@ -125,6 +130,7 @@ public final class BusConnection: @unchecked Sendable {
     package struct Opened: Sendable {
         fileprivate let raw: UncheckedBox<OpaquePointer>
         fileprivate let uniqueName: String
+        fileprivate let canPassUnixFileDescriptors: Bool
         fileprivate let queue: DispatchQueue
         /// When `Hello` was answered: the observer's `.connected` carries this instant, not the
         /// later one at which a caller took the connection.
@@ -142,7 +148,8 @@ public final class BusConnection: @unchecked Sendable {
         ///   before the handlers are installed, so the signal handlers it adds see every signal.
         package func connection(address: String, observer: (any BusObserver)?,
                                 first: (BusConnection) -> Void = { _ in }) -> BusConnection {
-            let connection = BusConnection(raw: raw.value, uniqueName: uniqueName, queue: queue, observer: observer)
+            let connection = BusConnection(raw: raw.value, uniqueName: uniqueName, canPassUnixFileDescriptors: canPassUnixFileDescriptors,
+                                           queue: queue, observer: observer)
             queue.async { [registered] in
                 connection.observer?.observe(.connected(address: address, uniqueName: connection.uniqueName), at: registered)
             }
@@ -185,12 +192,16 @@ public final class BusConnection: @unchecked Sendable {
             }
             dbus_connection_set_exit_on_disconnect(raw, 0)
             let uniqueName = dbus_bus_get_unique_name(raw).map { String(cString: $0) } ?? ""
-            completion(.success(Opened(raw: UncheckedBox(raw), uniqueName: uniqueName, queue: queue, registered: .now)))
+            let passesDescriptors = dbus_connection_can_send_type(raw, CDBUS_TYPE_UNIX_FD) != 0
+            completion(.success(Opened(raw: UncheckedBox(raw), uniqueName: uniqueName, canPassUnixFileDescriptors: passesDescriptors,
+                                       queue: queue, registered: .now)))
         }
     }
 
-    private init(raw: OpaquePointer, uniqueName: String, queue: DispatchQueue, observer: (any BusObserver)?) {
+    private init(raw: OpaquePointer, uniqueName: String, canPassUnixFileDescriptors: Bool, queue: DispatchQueue,
+                 observer: (any BusObserver)?) {
         self.raw = raw
+        self.canPassUnixFileDescriptors = canPassUnixFileDescriptors
         self.queue = queue
         self.executor = QueueTaskExecutor(queue: queue)
         self.mainLoop = MainLoopSources(queue: queue)

@@ -187,7 +187,7 @@ struct ErrorStatusTests {
              arguments: ["write", World.toolbox, World.toolboxText, "01"], status: 69, code: "unavailable",
              message: .exactly("Bluetooth adapter hci0 was powered off during write of characteristic \(World.toolboxText) in service \(World.toolboxService) on C0:FF:EE:00:00:06"),
              operation: "write", address: .string(World.toolbox), service: .string(World.toolboxService), characteristic: .string(World.toolboxText)),
-        Case(label: "adapter powered off during StartNotify (power_off_on StartNotify)", faults: ["power_off_on": "StartNotify"],
+        Case(label: "adapter powered off during AcquireNotify (power_off_on AcquireNotify)", faults: ["power_off_on": "AcquireNotify"],
              arguments: ["notify", World.probe, "2a19"], status: 69, code: "unavailable",
              message: .exactly("Bluetooth adapter hci0 was powered off during notification setup of characteristic 2a19 (Battery Level) in service 180f (Battery) on C0:FF:EE:00:00:01"),
              operation: "notification_setup", address: probe, service: "180f", characteristic: "2a19"),

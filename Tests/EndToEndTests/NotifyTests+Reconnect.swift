@@ -1,4 +1,4 @@
-// `blectl notify` when the link is lost: 4 without --reconnect (the kept session stopped);
+// `blectl notify` when the link is lost: 4 without --reconnect (the socket gone with it);
 // with --reconnect, reconnected across forced drops with nothing lost, found again after
 // the device object went away, or each failed attempt reported until the timeout.
 
@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 extension NotifyTests {
-    @Test("a lost link without --reconnect: 4 after the values received; the kept session stopped")
+    @Test("a lost link without --reconnect: 4 after the values received; the acquired socket gone with the link")
     func linkLost() async throws {
         try await Sim.with { sim in
             let started = Date()
@@ -27,11 +27,9 @@ extension NotifyTests {
             #expect(error.removing("message") == ["code": "disconnected", "exit_status": 4, "retryable": true, "operation": "notifications",
                                                   "address": "C0:FF:EE:00:00:04", "service": "180f", "characteristic": "2a19",
                                                   "dbus_error": .null])
-            // bluetoothd keeps a StartNotify session over a link loss: blectl ends it. The link
+            // bluetoothd shuts an acquired socket on a link loss: nothing to stop. The link
             // itself is gone: nothing to disconnect.
-            let calls = try await sim.calls().filter { $0.interface == "org.bluez.GattCharacteristic1" }
-            #expect(calls.map(\.member) == ["StartNotify", "StopNotify"])
-            #expect(calls.map(\.outcome) == ["reply", "reply"])
+            try #expect(await sim.calls().notifyCalls == ["AcquireNotify reply"])
             try #expect(await sim.calls().filter { $0.interface == "org.bluez.Device1" }.map(\.member) == ["Connect"])
             try await sim.expectClean()
         }
@@ -69,12 +67,11 @@ extension NotifyTests {
                 "{\"event\":\"link_lost\",\(address),\"connection\":3}",
                 "{\"event\":\"reconnected\",\(address),\"connection\":4}",
             ])
-            // Connected four times; the subscription restored on each link (StartNotify again,
-            // answered InProgress while bluetoothd re-enables the kept session); stopped once.
+            // Connected four times; AcquireNotify again on each link (bluetoothd shuts the socket
+            // on a link loss); nothing to stop at the end.
             let calls = try await sim.calls()
             #expect(calls.filter { $0.member == "Connect" }.map(\.outcome) == Array(repeating: "reply", count: 4))
-            #expect(calls.filter { $0.member == "StartNotify" && $0.outcome == "reply" }.count == 4)
-            #expect(calls.filter { $0.member == "StopNotify" }.map(\.outcome) == ["reply"])
+            #expect(calls.notifyCalls == Array(repeating: "AcquireNotify reply", count: 4))
             #expect(calls.last?.member == "Disconnect", "\(calls.suffix(3))")
             try await sim.expectClean()
         }
@@ -132,8 +129,8 @@ extension NotifyTests {
             } else {
                 #expect(events.allSatisfy { $0["error"] == nil }, "\(run.stderr)")
             }
-            // The session bluetoothd kept over the loss is stopped all the same.
-            try #expect(await sim.calls().filter { $0.member == "StopNotify" }.map(\.outcome) == ["reply"])
+            // The socket went with the link; nothing else was asked.
+            try #expect(await sim.calls().notifyCalls == ["AcquireNotify reply"])
             try await sim.expectClean()
         }
     }

@@ -234,14 +234,14 @@ extension [SimCall] {
         }
     }
 
-    /// `notify`'s StartNotify is pending when its service leaves (on the vendor response
+    /// `notify`'s AcquireNotify is pending when its service leaves (on the vendor response
     /// characteristic and on Battery Level; with and without --reconnect): it fails at once and
     /// goes again to the characteristic found again by its UUIDs; the values that come after
-    /// are printed from seq 1 and the session stopped on the new object.
+    /// are printed from seq 1, and the socket closed at the end (nothing to stop).
     @Test(arguments: [(World.probe, World.vendorNotify, false), (World.probe, World.vendorNotify, true),
                       (World.gattBattery, "2a19", false)])
     func notifyStartPendingWhenItsServiceLeavesIsSentAgain(address: String, characteristic: String, reconnect: Bool) async throws {
-        let faults = ["service_changed_on": "StartNotify", "no_status_notification": "1",
+        let faults = ["service_changed_on": "AcquireNotify", "no_status_notification": "1",
                       "notify_burst": "2", "notify_burst_char": characteristic]
         try await Sim.with(faults: faults) { sim in
             let r = await sim.scenarioRun(["notify", address, characteristic, "--count", "2", "--timeout", "30"]
@@ -253,10 +253,10 @@ extension [SimCall] {
             #expect(records.map { $0["seq"]?.int ?? 0 } == [1, 2])
             #expect(records.map { $0["connection"]?.int ?? 0 } == [1, 1])
             let calls = try await sim.calls()
-            let starts = calls.filter { $0.member == "StartNotify" }
+            let starts = calls.filter { $0.member == "AcquireNotify" }
             #expect(starts.map(\.outcome) == ["pending", "reply"], "\(starts)")
             #expect(starts.count == 2 && starts[0].path != starts[1].path, "\(starts)")
-            #expect(calls.filter { $0.member == "StopNotify" }.map(\.path) == [starts.last?.path], "\(calls.scenarioMembers)")
+            #expect(calls.notifyCalls == ["AcquireNotify pending", "AcquireNotify reply"], "\(calls.scenarioMembers)")
             r.expectEndedBefore(.seconds(20))
             try await sim.scenarioExpectClean()
         }
@@ -265,7 +265,7 @@ extension [SimCall] {
     /// `notify` mid-stream: the vendor service changes (its objects removed, the session with
     /// them, and added again at new paths) after 3 values: blectl subscribes again on the new
     /// object and the next 3 values follow on the same stream (seq 4..6, link 1), none lost or
-    /// repeated; StopNotify on the new object at the end. With and without --reconnect.
+    /// repeated; the new object's socket closed at the end. With and without --reconnect.
     @Test(arguments: [false, true])
     func notifySubscriptionFollowsItsCharacteristicMidStream(reconnect: Bool) async throws {
         try await Sim.with(faults: ["no_status_notification": "1"]) { sim in
@@ -291,10 +291,10 @@ extension [SimCall] {
             #expect(records.map { $0["seq"]?.int ?? 0 } == Array(1...6))
             #expect(records.map { $0["connection"]?.int ?? 0 } == Array(repeating: 1, count: 6))
             let calls = try await sim.calls()
-            let starts = calls.filter { $0.member == "StartNotify" }
+            let starts = calls.filter { $0.member == "AcquireNotify" }
             #expect(starts.map(\.outcome) == ["reply", "reply"], "\(starts)")
             #expect(starts.first?.path == first && starts.last?.path != first, "\(starts)")
-            #expect(calls.filter { $0.member == "StopNotify" }.map(\.path) == [starts.last?.path], "\(calls.scenarioMembers)")
+            #expect(calls.notifyCalls == ["AcquireNotify reply", "AcquireNotify reply"], "\(calls.scenarioMembers)")
             #expect(calls.filter { $0.member == "Connect" }.count == 1)
             try await sim.scenarioExpectClean()
         }
@@ -319,8 +319,7 @@ extension [SimCall] {
                                                    service: World.vendorService, characteristic: World.vendorNotify),
                                 mentions: ["characteristic \(World.vendorNotify) in service \(World.vendorService)", "not found again"])
             let calls = try await sim.calls()
-            #expect(calls.filter { $0.member == "StartNotify" }.map(\.outcome) == ["reply"])
-            #expect(calls.filter { $0.member == "StopNotify" }.isEmpty, "\(calls.scenarioMembers)")
+            #expect(calls.notifyCalls == ["AcquireNotify reply"], "\(calls.scenarioMembers)")
             #expect(calls.last?.member == "Disconnect", "\(calls.scenarioMembers)")
             try await sim.scenarioExpectClean()
         }

@@ -29,6 +29,14 @@ public struct SimCall: Sendable, Decodable, Equatable {
     }
 }
 
+extension [SimCall] {
+    /// The calls that turn a characteristic's notifications on or off (StartNotify,
+    /// StopNotify, AcquireNotify), in order, each as "Member outcome".
+    public var notifyCalls: [String] {
+        filter { ["StartNotify", "StopNotify", "AcquireNotify"].contains($0.member) }.map { "\($0.member) \($0.outcome)" }
+    }
+}
+
 /// The simulator's State() JSON, decoded.
 public struct SimState: Sendable, Decodable {
     public struct Session: Sendable, Decodable {
@@ -53,6 +61,9 @@ public struct SimState: Sendable, Decodable {
     public struct NotifySession: Sendable, Decodable {
         public let path: String
         public let client: String
+        /// An AcquireNotify socket (bluetoothd counts its client among the notify clients),
+        /// not a StartNotify session.
+        public let acquired: Bool
     }
     /// An org.bluez.Agent1 registered with AgentManager1.
     public struct Agent: Sendable, Decodable, Equatable {

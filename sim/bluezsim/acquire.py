@@ -307,8 +307,12 @@ def acquire_notify(char, call):
         raise DBusError(ERR + "InProgress", "In Progress")
     if "notify" not in char.flags:
         raise DBusError(ERR + "NotSupported", "Operation is not supported")
+    if char.tree.service_changed_by(char, call):
+        return
     sock = NotifySocket(char, call.sender, char.sim.faults.get("att_mtu"))
     char.notify_io = sock
     sock.hand_over(call)
     sock.start()
     char.set(NotifyAcquired=True)
+    char.start_ticker()          # notify_every_ms / notify_rate_hz reach the socket too
+    char.burst_on_start()        # and notify_burst

@@ -85,14 +85,21 @@ class NotifySessions:
                 self.status_timer = self.sim.every(STATUS_MS, self._status)
             self.start_ticker()
         call.reply()
+        self.burst_on_start()
+
+    def burst_on_start(self):
+        """notify_burst: the burst right after notifications are turned on (StartNotify or
+        AcquireNotify answered)."""
         n = self.sim.faults.get("notify_burst")
         want = self.sim.faults.get("notify_burst_char")
         if n > 0 and (not want or norm_uuid(want) == self.spec.uuid):
             self.burst(n)
 
     def active(self):
-        """Whether notifications reach the sessions now: some session, the link up, and the
-        sessions kept over a link loss re-enabled."""
+        """Whether notifications reach the sessions now: some session (or an acquired notify
+        socket), the link up, and the sessions kept over a link loss re-enabled."""
+        if self.notify_io is not None:
+            return self.device.connected and not self.device.removed
         return bool(self.notify_clients and self.device.connected and not self.device.removed
                     and not self.rearm_pending)
 

@@ -26,7 +26,10 @@ class SimState:
                 for c in ch.pending_notify.values():
                     gatt.append({"op": c.member, "path": ch.path, "client": c.sender})
                 for c in sorted(ch.notify_clients):
-                    notif.append({"path": ch.path, "client": c})
+                    notif.append({"path": ch.path, "client": c, "acquired": False})
+                if ch.notify_io is not None:
+                    # bluetoothd keeps an AcquireNotify client among the notify clients too.
+                    notif.append({"path": ch.path, "client": ch.notify_io.client, "acquired": True})
         return {
             "bluez_running": self.bus.alive,
             "bluez": f"{self.bluez[0]}.{self.bluez[1]}",

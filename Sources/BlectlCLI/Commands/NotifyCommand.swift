@@ -15,6 +15,7 @@ struct NotifyCommand: BlectlSubcommand {
         abstract: "Print the notifications of a characteristic.",
         discussion: [
             "Subscribes to the characteristic's notifications (or indications) and prints one JSON line per value as it arrives, in order, each with a sequence number from 1 and the time it was received. Ends with success at the timeout or after --count values. The timeout counts from the start: running out before the subscription is set up exits 124 naming the stage. Without --reconnect, a lost link ends the command with status 4 after the values received.",
+            "Only what the device notifies is printed: the values come through the socket BlueZ hands over with AcquireNotify, never what another client reads. BlueZ allows one such client per characteristic: while another holds it, notify exits 77. Where AcquireNotify cannot be had (the characteristic only indicates, the bus cannot pass file descriptors, or another client has a StartNotify session on it), notify uses StartNotify and says why on standard error (event notify_method): values other clients read are then printed too. --start-notify asks for StartNotify, whose sessions other clients can share.",
         ]
     )
 
@@ -36,6 +37,11 @@ struct NotifyCommand: BlectlSubcommand {
           help: "When the link drops, reconnect within the timeout and go on; losses and reconnections are reported on standard error.")
     var reconnect = false
 
+    /// `--start-notify`: StartNotify instead of AcquireNotify.
+    @Flag("start-notify",
+          help: "Subscribe with StartNotify, which other clients can share, instead of AcquireNotify; values other clients read are printed too.")
+    var startNotify = false
+
     /// `--mqtt` and its options: each value's record also published to a broker.
     @OptionGroup var mqtt: MQTTOptions
 
@@ -54,10 +60,9 @@ struct NotifyCommand: BlectlSubcommand {
             ? ReconnectPolicy(initialDelay: Self.reconnectInitialDelay, maximumDelay: Self.reconnectMaximumDelay, deadline: deadline)
             : nil
         let format = ValueFormat()
-        // StartNotify, not AcquireNotify: it also gets the values a device sends before its CCC
-        // write completes, and bluetoothd keeps its session over a link loss.
         try await device.withNotificationSubscription(
-            timeout: context.remaining, reconnect: policy, disconnectTimeout: CommandContext.disconnectWait,
+            timeout: context.remaining, reconnect: policy, method: command.startNotify ? .startNotify : .acquireNotify,
+            disconnectTimeout: CommandContext.disconnectWait,
             characteristic: { connected in
                 let characteristic = try await target.resolve(on: connected, timeout: max(.zero, deadline - .now))
                 try await format.find(on: connected, characteristic,
@@ -120,6 +125,11 @@ struct NotifyCommand: BlectlSubcommand {
             guard !pending.bytes.isEmpty else { return }
             defer { pending.removeAll() }
             try await printer.results(utf8: pending.bytes)
+        }
+        if let fallback = subscription.fallback {
+            await report("notify_method", [("method", .string("StartNotify")), ("reason", .string(fallback.description))],
+                         text: "notifications through StartNotify (\(fallback)): values other clients read are printed too",
+                         command: command, printer: printer)
         }
         var events = subscription.events.makeAsyncIterator()
         do {
