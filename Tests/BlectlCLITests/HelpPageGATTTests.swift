@@ -199,9 +199,18 @@ struct HelpPageGATTTests {
             subscription is set up exits 124 naming the stage. Without --reconnect, a lost
             link ends the command with status 4 after the values received.
 
+            Only what the device notifies is printed: the values come through the socket
+            BlueZ hands over with AcquireNotify, never what another client reads. BlueZ
+            allows one such client per characteristic: while another holds it, notify exits
+            77. Where AcquireNotify cannot be had (the characteristic only indicates, the
+            bus cannot pass file descriptors, or another client has a StartNotify session
+            on it), notify uses StartNotify and says why on standard error (event
+            notify_method): values other clients read are then printed too. --start-notify
+            asks for StartNotify, whose sessions other clients can share.
+
             USAGE: blectl notify <address> <characteristic> [--service <uuid>]
                                  [--timeout <seconds>] [--count <n>] [--reconnect]
-                                 [--mqtt <url>] [--mqtt-gateway <name>]
+                                 [--start-notify] [--mqtt <url>] [--mqtt-gateway <name>]
                                  [--mqtt-keepalive <seconds>] [--mqtt-queue <n>]
                                  [--mqtt-cafile <path>] [--adapter <adapter>]
                                  [--format <format>] [--verbose ...] [--quiet]
@@ -223,6 +232,9 @@ struct HelpPageGATTTests {
               --reconnect             When the link drops, reconnect within the timeout and
                                       go on; losses and reconnections are reported on
                                       standard error.
+              --start-notify          Subscribe with StartNotify, which other clients can
+                                      share, instead of AcquireNotify; values other clients
+                                      read are printed too.
               --mqtt <url>            Also publish each record, retained, with QoS 1, to
                                       this MQTT broker:
                                       mqtt://[user[:password]@]host[:port][/prefix], or

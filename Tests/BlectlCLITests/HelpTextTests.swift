@@ -54,7 +54,7 @@ struct HelpTextTests {
             "-t, --timeout <seconds>", "--retries <n>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "notify": [
-            "-s, --service <uuid>", "-t, --timeout <seconds>", "--count <n>", "--reconnect",
+            "-s, --service <uuid>", "-t, --timeout <seconds>", "--count <n>", "--reconnect", "--start-notify",
             "--mqtt <url>", "--mqtt-gateway <name>", "--mqtt-keepalive <seconds>", "--mqtt-queue <n>", "--mqtt-cafile <path>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
         "disconnect": ["-t, --timeout <seconds>", "--from <path>", "--parallel <count>", "--overall-timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
