@@ -247,6 +247,10 @@ def run_gateway(b, s, argv_for, data, is_record, interrupt):
 
 def bench_gateway(b):
     s = settings()
+    missing = [tool for tool in ("mosquitto", "mosquitto_sub", "mosquitto_pub") if not shutil.which(tool)]
+    if missing:
+        b.log(f"== gateway: skipped, no {', '.join(missing)} (apt-get install mosquitto mosquitto-clients)")
+        return
     b.log(f"== gateway: {s['n']} advertisers with RSSI churn, {s['seconds']:g} s, {s['runs']} run(s)"
           + ("" if s["theengs"] else "; no Theengs Gateway (BENCH_THEENGS_PYTHON unset)"))
     configs = configurations(b, s)
@@ -291,12 +295,16 @@ def report(b, L, verdict):
                  f"{b.fmt(v['dropped'], '.0f')} | {b.fmt(v['unacknowledged'], '.0f')} |")
     mi = s["min_interval"]
     per = lambda name: c.get(name, {}).get("cpu_per_adv_us")
+    per_message = lambda name: c.get(name, {}).get("cpu_per_message_us")
     rate = lambda name: c.get(name, {}).get("messages")
     ratios = [
         ("blectl / bleak+paho, CPU per advertisement", b.ratio(per("blectl"), per("bleak+paho"))),
+        ("per message", b.ratio(per_message("blectl"), per_message("bleak+paho"))),
         (f"blectl / bleak+paho, CPU per advertisement, --min-interval {mi}",
          b.ratio(per(f"blectl --min-interval {mi}"), per(f"bleak+paho --min-interval {mi}"))),
         ("blectl / Theengs Gateway, CPU per advertisement", b.ratio(per("blectl"), per("Theengs Gateway"))),
+        # Theengs Gateway publishes one message for each advertisement it handles (-pa 1).
+        ("per advertisement handled (Theengs: per message)", b.ratio(per("blectl"), per_message("Theengs Gateway"))),
         (f"blectl, messages with / without --min-interval {mi}",
          b.ratio(rate(f"blectl --min-interval {mi}"), rate("blectl"))),
         (f"blectl, CPU per advertisement with / without --min-interval {mi}",
