@@ -18,8 +18,9 @@ import instructions
 import floor  # bench/floor.py: start-up floors of Swift programs built as blectl is
 import streams  # bench/streams.py: notification streams, write --file against the link's drain
 import fleet  # bench/fleet.py: a battery sweep of many devices, blectl's fleet form against a shell loop and bleak
+import gateway  # bench/gateway.py: gateways into an MQTT broker, blectl against bleak+paho and Theengs Gateway
 # The parts and the harness they share. The names below are this module's interface too:
-# prompt, scancost, instructions, floor, streams and fleet get this module as `b`, bench/ab.py
+# prompt, scancost, instructions, floor, streams, fleet and gateway get this module as `b`, bench/ab.py
 # imports it.
 from harness import (  # noqa: F401
     BLECTL, CBASE, HERE, NS, OUT, PROBE, PY, QUICK, RESULTS, ROOT, Child, Sim, fmt, log, med, ratio,
@@ -41,7 +42,7 @@ def main():
     else:
         RESULTS["machine"] = machine()
         RESULTS["code_layout"] = code_layout()
-    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,write_drain,streams,prompt,updates,instructions,floor,fleet").split(",")
+    only = os.environ.get("BENCH_ONLY", "startup,discovery,oneshot,ctrlc,write,write_drain,streams,prompt,updates,instructions,floor,fleet,gateway").split(",")
     if "startup" in only:
         bench_startup()
     if "discovery" in only:
@@ -67,6 +68,8 @@ def main():
         streams.bench_streams(sys.modules[__name__])
     if "fleet" in only:
         fleet.bench_fleet(sys.modules[__name__])
+    if "gateway" in only:
+        gateway.bench_gateway(sys.modules[__name__])
     RESULTS["machine"]["loadavg_end"] = os.getloadavg()
     save()
     plot()

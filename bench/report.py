@@ -7,6 +7,7 @@ import time
 
 import fleet
 import floor
+import gateway
 import instructions
 import prompt
 import scancost
@@ -230,6 +231,7 @@ def report(B):
     streams.report_streams(B, L, verdict)
     prompt.report(B, L, verdict)
     fleet.report(B, L, verdict)
+    gateway.report(B, L, verdict)
     verdict.extend(scancost.report_rows(B))
     verdict.extend(instructions.report_rows(B))
     L.extend(instructions.report_lines(B))

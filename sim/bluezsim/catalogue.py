@@ -31,7 +31,7 @@ class Catalogue:
             if s.address == address:
                 return s
         n = self.faults.get("advertisers")
-        for s in world.bench_devices(n, False):
+        for s in world.bench_devices(n, False, self.faults.get("advertisers_data")):
             if s.address == address:
                 return s
         return None
@@ -79,4 +79,4 @@ class Catalogue:
         if any(s.address == address for s in self.advertisers()):
             return True
         n = self.faults.get("advertisers")
-        return address.startswith("D0:00:") and n > 0 and any(s.address == address for s in world.bench_devices(n, False))
+        return address.startswith("D0:00:") and n > 0 and any(s.address == address for s in world.bench_devices(n, False, self.faults.get("advertisers_data")))

@@ -223,7 +223,7 @@ class Discovery:
             self.pair_timer = self.sim.later(PAIR_DELAY_MS, self._rssi_pair)
         n = self.sim.faults.get("advertisers")
         if n > 0:
-            self.bench = [s for s in world.bench_devices(n, self.sim.faults.get("rssi_churn")) if self.passes(s)]
+            self.bench = [s for s in world.bench_devices(n, self.sim.faults.get("rssi_churn"), self.sim.faults.get("advertisers_data")) if self.passes(s)]
             self._bench_batch()
             if self.sim.faults.get("rssi_churn") and self.churn_timer is None:
                 self.churn_timer = self.sim.every(CHURN_MS, self._churn)

@@ -86,6 +86,7 @@ FAULTS = {
     "rssi_back_to_back": (str, "", "this address, 300 ms after discovery first reports devices: RSSI -70 then -40 as two PropertiesChanged back to back (one client read)"),
     "hold_client_ms": (int, 0, "for the back-to-back groups meant to reach a client in one read (unsolicited_after_answer, rssi_back_to_back, bluez_blink_on), the receiving clients' processes are stopped (SIGSTOP, waited for) before the group is sent and continued (SIGCONT) this many ms after: the group is then certainly in one read, as for a client that did not get the CPU for a moment (0 = off)"),
     "rssi_churn": (bool, False, "keep changing the extra advertisers' RSSI"),
+    "advertisers_data": (str, "", "what the extra advertisers carry: bthome (service data 0xFCD2, a BTHome v2 frame blectl decodes), opaque (the same 11 bytes under 0xFCD3, which no decoder reads); empty: 2 bytes of manufacturer data of company 0xFFFF. Set at start-up"),
     "connect_timeout_ms": (int, 20000, "how long Connect to a device that does not advertise takes to fail"),
     # Fleets: many connectable devices, LE connection creation and the link cap (fleet.py, le_connector.py)
     "fleet": (int, 0, "N connectable sensors advertise (1..65535): device i is C0:FF:EE:F1:HH:LL (HH:LL = i, big-endian hex), 'blesim Fleet NNNN' (i, 4 digits), RSSI -50 - i % 40, UUIDs 180f 180a; GATT 0x1801, 0x180F/0x2A19 = i % 101 and Battery1 i % 101, 0x180A (0x2A26 '1.0.<i>', 0x2A29 'Blesim Fleet', 0x2A24 'Fleet-1'). Set at start-up (0 = none)"),

@@ -300,11 +300,25 @@ def weird_devices():
     ]
 
 
-def bench_devices(n, churn):
+# What the bench advertisers carry besides their name (fault advertisers_data): a BTHome v2
+# frame (bthome.io/format: packet id, battery 95 %, temperature 25.00 C, humidity 50.55 %) in
+# the service data of 0xFCD2, which blectl decodes, or the same 11 bytes under 0xFCD3, which
+# no format blectl knows reads (both UUIDs named after a SIG member). Default: 2 bytes of
+# manufacturer data of company 0xFFFF.
+BENCH_BTHOME = bytes.fromhex("40" "0001" "015f" "02c409" "03bf13")
+BENCH_DATA = ("", "bthome", "opaque")
+
+
+def bench_devices(n, churn, data=""):
     out = []
     for i in range(n):
         addr = "D0:00:%02X:%02X:%02X:%02X" % ((i >> 24) & 0x3F, (i >> 16) & 0xFF, (i >> 8) & 0xFF, i & 0xFF)
+        if data == "bthome":
+            adv = {"service_data": {u16(0xFCD2): BENCH_BTHOME}}
+        elif data == "opaque":
+            adv = {"service_data": {u16(0xFCD3): BENCH_BTHOME}}
+        else:
+            adv = {"manufacturer_data": {0xFFFF: bytes([i & 0xFF, (i >> 8) & 0xFF])}}
         out.append(DeviceSpec(addr, "blesim Bench %04d" % i, "random", rssi=-60 - (i % 30),
-                              manufacturer_data={0xFFFF: bytes([i & 0xFF, (i >> 8) & 0xFF])},
-                              connectable=False, group="bench", churn=churn))
+                              connectable=False, group="bench", churn=churn, **adv))
     return out
