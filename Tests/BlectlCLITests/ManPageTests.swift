@@ -89,7 +89,7 @@ struct ManPageTests {
 
     @Test("blectl-sim.1: every command of sim/blectl-sim in SYNOPSIS and in EXAMPLES")
     func simCommandsDocumented() {
-        #expect(Self.simCommands == ["start", "stop", "fault", "state", "calls", "faults", "device"])
+        #expect(Self.simCommands == ["start", "stop", "fault", "state", "calls", "faults", "device", "advertisements", "applications", "central"])
         let synopsis = Self.simPage.components(separatedBy: "\n.SH DESCRIPTION").first ?? ""
         let lines = Self.exampleLines(of: Self.simPage)
         for command in Self.simCommands {

@@ -15,11 +15,12 @@ struct RigTreeTests {
     /// Per object kind: interface -> sorted property names.
     typealias Tree = [String: [String: [String]]]
 
-    /// The interfaces the simulator serves; a real bluetoothd has more (Media1,
-    /// GattManager1, LEAdvertisingManager1, ...: sim/README.md).
+    /// The interfaces the simulator serves; a real bluetoothd has more (Media1, ...:
+    /// sim/README.md).
     static let modelled: Set<String> = [
         "org.bluez.Adapter1", "org.bluez.Device1", "org.bluez.GattService1", "org.bluez.GattCharacteristic1",
         "org.bluez.GattDescriptor1", "org.bluez.Battery1", "org.bluez.Bearer.LE1", "org.bluez.Bearer.BREDR1",
+        "org.bluez.LEAdvertisingManager1", "org.bluez.GattManager1",
     ]
 
     /// Properties there or not by what the peripheral advertises or has, not by the version:

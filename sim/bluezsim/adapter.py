@@ -76,6 +76,13 @@ class Adapter:
             **sim.adapter_extra_properties(profiles.HCI0_CONTROLLER, connectable=powered),
         }
         o.handlers["org.bluez.Adapter1"] = self
+        # bluetoothd 5.66 registers these on every LE adapter (realbluez/trees/5.66.json has
+        # them): src/advertising.c once the controller's advertising features are read, and
+        # src/gatt-database.c.
+        o.ifaces["org.bluez.GattManager1"] = {}
+        o.handlers["org.bluez.GattManager1"] = sim.gatt_server
+        o.ifaces["org.bluez.LEAdvertisingManager1"] = sim.advertising.properties()
+        o.handlers["org.bluez.LEAdvertisingManager1"] = sim.advertising
         o.writable["org.bluez.Adapter1"] = {
             "Powered": self._set_powered, "Alias": self._set_alias, "Discoverable": self._set_bool("Discoverable"),
             "Pairable": self._set_bool("Pairable"), "DiscoverableTimeout": self._set_u("DiscoverableTimeout"),

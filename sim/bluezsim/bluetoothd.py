@@ -18,6 +18,7 @@ class BluetoothdLife:
         """Like bluetoothd stopping on SIGTERM: links dropped first, then off the bus."""
         for dev in list(self.devices.values()):
             dev.link_lost(reason="local")
+        self.advertising.release_all()     # adapter_remove -> btd_adv_manager_destroy
         self.later(100, self.exit_bluez)
 
     def exit_bluez(self):
@@ -26,6 +27,9 @@ class BluetoothdLife:
         self.bus.alive = False      # nothing below is signalled any more
         self.discovery.clear()
         self.agents.forget()
+        self.advertising.forget()
+        self.gatt_server.forget()
+        self.central.clear()
         for dev in self.devices.values():
             dev.forget_calls()
             dev.drop_link_silently()    # the kernel drops links nobody uses any more

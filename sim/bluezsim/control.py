@@ -7,6 +7,7 @@ import dbus
 import dbus.service
 
 from .call import DBusError
+from .central import CentralError, public
 from .faults import parse_value, FaultError, FAULTS
 from .device_faults import DEVICE_FAULTS
 
@@ -124,3 +125,70 @@ class Control(dbus.service.Object):
     @dbus.service.method(IFACE, in_signature="", out_signature="s")
     def Faults(self):
         return json.dumps({k: {"default": d, "help": h, "type": t.__name__} for k, (t, d, h) in FAULTS.items()})
+
+    # ------------------------------------------------------------ the other side of the link
+    @dbus.service.method(IFACE, in_signature="", out_signature="s")
+    def Advertisements(self):
+        """The registered advertisements (decoded, and the bytes on air) and the refusals."""
+        return json.dumps({"advertisements": self.sim.advertising.state(),
+                           "refused": self.sim.advertising.refused})
+
+    @dbus.service.method(IFACE, in_signature="s", out_signature="u")
+    def ReleaseAdvertisement(self, path):
+        """bluetoothd drops the advertisement registered at `path`: Release, then removed."""
+        n = self.sim.advertising.release(str(path))
+        if n == 0:
+            raise ControlError("InvalidArguments", f"no advertisement registered at {path}")
+        return n
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="s")
+    def Applications(self):
+        """The registered GATT applications with their handles, and the refusals."""
+        return json.dumps({"applications": self.sim.gatt_server.state(), "refused": self.sim.gatt_server.refused})
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="s")
+    def CentralState(self):
+        return json.dumps(self.sim.central.state())
+
+    def _central(self, start, ok, err):
+        """Runs a central action; the call is answered when it completes (JSON of the
+        operation, or of the central's state for connect/disconnect)."""
+        def done(result):
+            if isinstance(result, CentralError):
+                err(ControlError(result.kind, result.text))
+            else:
+                ok(json.dumps(public(result) if isinstance(result, dict) else self.sim.central.state()))
+        try:
+            start(done)
+        except CentralError as e:
+            raise ControlError(e.kind, e.text) from None
+
+    @dbus.service.method(IFACE, in_signature="q", out_signature="s", async_callbacks=("ok", "err"))
+    def CentralConnect(self, mtu, ok, err):
+        self._central(lambda done: self.sim.central.connect(int(mtu), done), ok, err)
+
+    @dbus.service.method(IFACE, in_signature="", out_signature="s")
+    def CentralDisconnect(self):
+        try:
+            self.sim.central.disconnect()
+        except CentralError as e:
+            raise ControlError(e.kind, e.text) from None
+        return json.dumps(self.sim.central.state())
+
+    @dbus.service.method(IFACE, in_signature="sq", out_signature="s", async_callbacks=("ok", "err"))
+    def CentralRead(self, target, offset, ok, err):
+        self._central(lambda done: self.sim.central.read(str(target), int(offset), done), ok, err)
+
+    @dbus.service.method(IFACE, in_signature="saybq", out_signature="s", async_callbacks=("ok", "err"),
+                         byte_arrays=True)
+    def CentralWrite(self, target, value, command, offset, ok, err):
+        self._central(lambda done: self.sim.central.write(str(target), bytes(value), bool(command), int(offset), done),
+                      ok, err)
+
+    @dbus.service.method(IFACE, in_signature="sb", out_signature="s", async_callbacks=("ok", "err"))
+    def CentralSubscribe(self, target, indicate, ok, err):
+        self._central(lambda done: self.sim.central.subscribe(str(target), bool(indicate), done), ok, err)
+
+    @dbus.service.method(IFACE, in_signature="s", out_signature="s", async_callbacks=("ok", "err"))
+    def CentralUnsubscribe(self, target, ok, err):
+        self._central(lambda done: self.sim.central.unsubscribe(str(target), done), ok, err)

@@ -19,6 +19,10 @@ from .discovery import Discovery
 from .device import Device
 from .acquire import EchoStats
 from .pairing import Agents
+from .app_calls import AppCalls
+from .advertising import Advertising
+from .gatt_server import GattServer
+from .central import Central
 from .timers import Timers
 from .holds import ClientHolds
 from .bluetoothd import BluetoothdLife
@@ -57,6 +61,10 @@ class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, Runtime
         self.root = None
         self.discovery = Discovery(self)
         self.agents = Agents(self)  # AgentManager1's agents (pairing.py)
+        self.app_calls = AppCalls(self)        # calls into clients' exported objects (app_calls.py)
+        self.advertising = Advertising(self)   # LEAdvertisingManager1 (advertising.py)
+        self.gatt_server = GattServer(self)    # GattManager1 (gatt_server.py)
+        self.central = Central(self)           # the simulated central (central.py)
         self.conn_factory = None
         self.start_discovery_busy_left = 0
         # Device1 sightings signalled (InterfacesAdded of a device, or a change of RSSI and the
@@ -98,6 +106,10 @@ class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, Runtime
         self.devices.clear()
         self.discovery.clear()
         self.agents.clear()
+        self.advertising.clear()
+        self.gatt_server.clear()
+        self.central.clear()
+        self.app_calls.clear()
         self.root = BluezRoot(self)
         self.bus.export(self.root.obj)
         self.adapter = None
@@ -138,9 +150,12 @@ class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, Runtime
         if self.adapter is None:
             return
         self.discovery.clear()
+        self.advertising.release_all()     # btd_adv_manager_destroy: Release each
+        self.gatt_server.forget()          # btd_gatt_database_destroy: no Release
         for dev in list(self.devices.values()):
             dev.abort_everything()
             self.remove_device(dev)
+        self.central.clear()
         self.bus.unexport(ADAPTER_PATH)
         self.adapter = None
 
@@ -223,3 +238,5 @@ class Sim(Timers, ClientHolds, BluetoothdLife, DeviceActions, Catalogue, Runtime
             for dev in list(self.devices.values()):
                 dev.client_left(name)
             self.agents.client_left(name)
+            self.advertising.client_left(name)
+            self.gatt_server.client_left(name)

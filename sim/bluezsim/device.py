@@ -45,6 +45,7 @@ class Device(DeviceConnect, DeviceDisconnect):
         self.paired = spec.paired
         self.trusted = spec.trusted
         self.pairing = None              # the Pair in progress (pairing.Pairing), BlueZ's device->bonding
+        self.on_link_lost = None         # callable(reason): the simulated central's link (central.py)
         self.removed = False
         self.gatt = GattTree(sim, self)
         self.gatt_exported = False

@@ -86,6 +86,8 @@ class DeviceDisconnect:
             self.battery_exported = False
             if not self.removed:
                 self.sim.bus.remove_iface(self.obj, "org.bluez.Battery1")
+        if was and self.on_link_lost is not None:
+            self.on_link_lost(reason)
         waiters, self.disconnect_waiters = self.disconnect_waiters, []
         for w in waiters:
             if callable(w):

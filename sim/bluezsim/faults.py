@@ -42,6 +42,8 @@ FAULTS = {
     "no_status_notification": (bool, False, "the vendor response characteristic sends no unsolicited 90 00 status while notifying (read at StartNotify)"),
     "no_notification": (bool, False, "vendor commands are never answered"),
     "adapter_powered_off": (bool, False, "adapter Powered=false"),
+    "adv_instances": (int, 5, "advertising instances the controller offers (LEAdvertisingManager1.SupportedInstances when none is registered; the Linux kernel's 5 for a controller without extended advertising); set at start-up"),
+    "central_att_timeout_ms": (int, 30000, "how long the simulated central waits for an answer to a read or write before it gives up (outcome timeout) and ends the link (the ATT transaction timeout, 30 s)"),
     "no_adapter": (bool, False, "no /org/bluez/hci0 at all"),
     "adapter_roles": (str, "central,peripheral", "hci0's Adapter1.Roles, comma-separated ('' for none; 'peripheral' for a controller that cannot scan or connect as an LE central)"),
     "power_off_mid_scan_ms": (int, 0, "that long after StartDiscovery the adapter powers off (0 = off)"),

@@ -8,6 +8,11 @@ IFACES = {
     "org.bluez.Adapter1": {"methods": {
         "StartDiscovery": ("", ""), "StopDiscovery": ("", ""), "SetDiscoveryFilter": ("a{sv}", ""),
         "GetDiscoveryFilters": ("", "as"), "RemoveDevice": ("o", "")}},
+    # On the adapter object: advertising.py, gatt_server.py.
+    "org.bluez.LEAdvertisingManager1": {"methods": {
+        "RegisterAdvertisement": ("oa{sv}", ""), "UnregisterAdvertisement": ("o", "")}},
+    "org.bluez.GattManager1": {"methods": {
+        "RegisterApplication": ("oa{sv}", ""), "UnregisterApplication": ("o", "")}},
     "org.bluez.Device1": {"methods": {
         "Connect": ("", ""), "Disconnect": ("", ""), "Pair": ("", ""), "CancelPairing": ("", ""),
         "ConnectProfile": ("s", ""), "DisconnectProfile": ("s", "")}},

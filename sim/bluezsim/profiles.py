@@ -76,6 +76,11 @@ class VersionSurface:
         one.)"""
         return self.bluez_at_least("5.82") or self.experimental()
 
+    def adv_capabilities_exported(self):
+        """LEAdvertisingManager1.SupportedFeatures and SupportedCapabilities: experimental up
+        to 5.76 (src/advertising.c), always there from 5.77."""
+        return self.bluez_at_least("5.77") or self.experimental()
+
     def battery_source_exported(self):
         """Battery1.Source: experimental in 5.66."""
         return self.bluez_at_least("5.82") or self.experimental()

@@ -62,6 +62,12 @@ class SimState:
             "le_connect": self.le_connector.state(),
             "le_creations": [dict(r) for r in self.le_connector.log],
             "device_faults": {a: sorted(k) for a, k in sorted(self.device_faults.items()) if k},
+            "advertisements": self.advertising.state(),
+            "advertisements_refused": list(self.advertising.refused),
+            "applications": self.gatt_server.state(),
+            "applications_refused": list(self.gatt_server.refused),
+            "central": self.central.state(),
+            "app_calls": list(self.app_calls.log),
             "resolved_at": dict(self.resolved_at),
             "added_at": dict(self.added_at),
         }
