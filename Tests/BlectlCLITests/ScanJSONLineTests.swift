@@ -45,6 +45,33 @@ import Testing
         }
     }
 
+    /// `decoded`, written straight: the same bytes as its JSON value, for each format decoded
+    /// and undecodable (the frames the random advertisements carry), and `{}` for none.
+    @Test func decodedIsItsJSONValueWritten() {
+        let frames: [([UInt16: [UInt8]], [BluetoothUUID: [UInt8]])] = [
+            ([:], [:]), ([0x004C: Self.iBeacon], [:]), ([0x004C: [0x02, 0x15, 0x01]], [:]),
+            ([:], [Self.bthome: Self.bthomeFrame]), ([:], [Self.bthome: Self.bthomeEvents]), ([:], [Self.bthome: [0x40, 0x02, 0xC4]]),
+            ([:], [Self.eddystone: Self.eddystoneURL]), ([:], [Self.eddystone: Self.eddystoneTLM]),
+            ([0x004C: Self.iBeacon], [Self.eddystone: Self.eddystoneUID, Self.bthome: Self.bthomeFrame]),
+        ]
+        var written: [String] = []
+        for (manufacturerData, serviceData) in frames {
+            var properties = TextFormatTests.advertisement.properties
+            properties.manufacturerData = manufacturerData
+            properties.serviceData = serviceData
+            let decoded = DecodedJSON(properties)
+            var lines = JSONLines()
+            decoded.write(to: &lines)
+            let text = String(decoding: lines.bytes, as: UTF8.self)
+            #expect(text == decoded.jsonValue.serialized())
+            written.append(text)
+        }
+        #expect(written[0] == "{}")
+        #expect(written[1] == #"{"ibeacon":{"proximity_uuid":"e2e3e4e5-e6e7-e8e9-eaeb-ecedeeeff0f1","major":1,"minor":2,"measured_power":-59}}"#)
+        #expect(written[4].contains(#""event":"press""#), "\(written[4])")
+        #expect(written[8].hasPrefix(#"{"ibeacon":{"#) && written[8].contains(#""eddystone":{"frame":"uid""#) && written[8].contains(#""bthome":{"#))
+    }
+
     /// `service_names`: a UUID both listed and with service data is named once, in UUID order.
     @Test func serviceNamesNameEachUUIDOnce() {
         let battery = BluetoothUUID("180f")!, info = BluetoothUUID("180a")!, tile = BluetoothUUID("feed")!
@@ -52,6 +79,19 @@ import Testing
         #expect(names.jsonValue.serialized() == #"{"180a":"Device Information","180f":"Battery","feed":"Tile, Inc."}"#)
         #expect(ServiceNamesJSON(uuids: [], serviceData: [:]).jsonValue.serialized() == "{}")
     }
+
+    static let bthome = BluetoothUUID("fcd2")!
+    static let eddystone = BluetoothUUID("feaa")!
+    /// Apple's iBeacon: type 0x02, length 0x15, proximity UUID, major 1, minor 2, -59 dBm.
+    static let iBeacon: [UInt8] = [0x02, 0x15] + Array(0xE2...0xF1) + [0x00, 0x01, 0x00, 0x02, 0xC5]
+    /// BTHome v2: battery 97 %, temperature 25.00 °C, humidity 50.55 %, a text "a\"b".
+    static let bthomeFrame: [UInt8] = [0x40, 0x01, 0x61, 0x02, 0xC4, 0x09, 0x03, 0xBF, 0x13, 0x53, 0x03, 0x61, 0x22, 0x62]
+    /// BTHome v2: a button press, a dimmer turned 3 steps.
+    static let bthomeEvents: [UInt8] = [0x44, 0x3A, 0x01, 0x3C, 0x01, 0x03]
+    static let eddystoneURL: [UInt8] = [0x10, 0xEB, 0x03] + Array("example".utf8) + [0x07]
+    /// TLM with the temperature not measured (0x8000).
+    static let eddystoneTLM: [UInt8] = [0x20, 0x00, 0x0B, 0xB8, 0x80, 0x00, 0x00, 0x00, 0x00, 0x64, 0x00, 0x00, 0x04, 0xD2]
+    static let eddystoneUID: [UInt8] = [0x00, 0xEC] + Array(0...9) + Array(0xA0...0xA5) + [0, 0]
 
     fileprivate static func randomAdvertisement(at time: Duration, using g: inout SplitMix64) -> Advertisement {
         var a = TextFormatTests.advertisement
@@ -62,9 +102,14 @@ import Testing
         a.properties.appearance = [nil, 0x03C1, 0x0000, 0xFFFF].randomElement(using: &g)!
         a.properties.uuids = [[], [BluetoothUUID("1812")!], [BluetoothUUID("180f")!, BluetoothUUID("0000feed-0000-1000-8000-00805f9b34fb")!,
                                                    BluetoothUUID("12345678-1234-5678-1234-56789abcdef0")!]].randomElement(using: &g)!
-        a.properties.manufacturerData = [[:], [0x05F1: [1, 2]], [0xFFFF: [], 0x004C: [0x02, 0x15], 0x0006: Array(0...20)]].randomElement(using: &g)!
+        a.properties.manufacturerData = [[:], [0x05F1: [1, 2]], [0xFFFF: [], 0x004C: [0x02, 0x15], 0x0006: Array(0...20)],
+                                         [0x004C: Self.iBeacon]].randomElement(using: &g)!
         a.properties.serviceData = [[:], [BluetoothUUID("feed")!: [2, 0, 0x31]],
                          [BluetoothUUID("180f")!: [], BluetoothUUID("fe9f")!: [0xFF]]].randomElement(using: &g)!
+        // The beacon formats `decoded` is written from (each decoded, and undecodable).
+        a.properties.serviceData = (a.properties.serviceData ?? [:]).merging([[:], [:], [Self.bthome: Self.bthomeFrame], [Self.bthome: [0x40, 0x02, 0xC4]],
+                                        [Self.eddystone: Self.eddystoneURL], [Self.eddystone: Self.eddystoneTLM],
+                                        [Self.eddystone: Self.eddystoneUID, Self.bthome: Self.bthomeEvents]].randomElement(using: &g)!) { $1 }
         a.properties.connected = Bool.random(using: &g)
         a.receivedAt = time
         return a
