@@ -54,6 +54,10 @@ def settings():
         "min_interval": os.environ.get("BENCH_GATEWAY_MIN_INTERVAL", "5"),
         "runs": int(os.environ.get("BENCH_GATEWAY_RUNS", "1" if os.environ.get("BENCH_QUICK") == "1" else "2")),
         "theengs": os.environ.get("BENCH_THEENGS_PYTHON", ""),
+        # Only the decoding rows (skip the gateways against each other): "decoding".
+        "only": os.environ.get("BENCH_GATEWAY_ONLY", ""),
+        # Another blectl build whose decoding rows run too, interleaved: an A/B of decoding.
+        "before": os.environ.get("BENCH_GATEWAY_BEFORE", ""),
     }
 
 
@@ -63,8 +67,8 @@ def configurations(b, s):
     seconds = f"{s['seconds']:g}"
     mi = s["min_interval"]
 
-    def blectl(*extra):
-        return lambda port: [b.BLECTL, "scan", "--updates", "--timeout", seconds,
+    def blectl(*extra, binary=b.BLECTL):
+        return lambda port: [binary, "scan", "--updates", "--timeout", seconds,
                              "--mqtt", f"mqtt://127.0.0.1:{port}/{TOPIC_PREFIX}", "--mqtt-gateway", "blectl", *extra]
 
     def bleak(*extra):
@@ -83,6 +87,17 @@ def configurations(b, s):
                 "-ll", "WARNING"]
 
     record = lambda topic: topic.endswith("/advertisement")
+    decoding = [
+        ("blectl, BTHome frames (decoded)", "bthome", blectl(), record, False),
+        ("blectl, same bytes undecodable", "opaque", blectl(), record, False),
+    ]
+    if s["before"]:
+        decoding += [
+            ("before, BTHome frames (decoded)", "bthome", blectl(binary=s["before"]), record, False),
+            ("before, same bytes undecodable", "opaque", blectl(binary=s["before"]), record, False),
+        ]
+    if s["only"] == "decoding":
+        return decoding
     out = [
         ("blectl", "", blectl(), record, False),
         (f"blectl --min-interval {mi}", "", blectl("--min-interval", mi), record, False),
@@ -91,11 +106,7 @@ def configurations(b, s):
     ]
     if s["theengs"]:
         out.append(("Theengs Gateway", "", theengs, lambda t: t.startswith(f"{THEENGS_TOPIC}/BTtoMQTT/"), True))
-    out += [
-        ("blectl, BTHome frames (decoded)", "bthome", blectl(), record, False),
-        ("blectl, same bytes undecodable", "opaque", blectl(), record, False),
-    ]
-    return out
+    return out + decoding
 
 
 # ------------------------------------------------------------------ the broker and its subscriber
@@ -269,7 +280,7 @@ def bench_gateway(b):
         out[name] = {"runs": rs, "statuses": [r["status"] for r in rs],
                      **{k: med(k) for k in ("sightings", "messages", "payload_bytes", "cpu_s", "cpu_per_adv_us",
                                             "cpu_per_message_us", "rss_kb", "broker_cpu_s", "dropped", "unacknowledged")}}
-    b.RESULTS["gateway"] = {"settings": {k: v for k, v in s.items() if k != "theengs"},
+    b.RESULTS["gateway"] = {"settings": {k: v for k, v in s.items() if k not in ("theengs", "before")},
                             "theengs": bool(s["theengs"]), "configurations": out}
     b.save()
 
@@ -309,6 +320,10 @@ def report(b, L, verdict):
          b.ratio(rate(f"blectl --min-interval {mi}"), rate("blectl"))),
         (f"blectl, CPU per advertisement with / without --min-interval {mi}",
          b.ratio(per(f"blectl --min-interval {mi}"), per("blectl"))),
+        ("before (BENCH_GATEWAY_BEFORE), CPU per advertisement decoding / not decoding",
+         b.ratio(per("before, BTHome frames (decoded)"), per("before, same bytes undecodable"))),
+        ("blectl / before, CPU per advertisement decoding",
+         b.ratio(per("blectl, BTHome frames (decoded)"), per("before, BTHome frames (decoded)"))),
         ("blectl, CPU per advertisement decoding / not decoding",
          b.ratio(per("blectl, BTHome frames (decoded)"), per("blectl, same bytes undecodable"))),
     ]
