@@ -299,6 +299,11 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
                 return BLEError.failed(operation, dbusError: name, message: message)
             case BlueZ.Error.failed where message == "Not connected":
                 return BLEError.disconnected(operation)
+            case BlueZ.Error.notPermitted where message == BlueZ.NotPermittedMessage.notifyAcquired
+                || message == BlueZ.NotPermittedMessage.writeAcquired:
+                // Another client holds the acquired socket (bluetoothd allows one): busy until
+                // it lets go, whatever this client asks; pairing would not help.
+                return BLEError.busy(operation, dbusError: name, message: "\(message) (another client holds it; bluetoothd allows one at a time)")
             case BlueZ.Error.notPermitted where message == BlueZ.NotPermittedMessage.readNotPermitted
                 || message == BlueZ.NotPermittedMessage.writeNotPermitted:
                 // ATT Read/Write Not Permitted: the attribute never allows it; pairing would not help.

@@ -62,6 +62,10 @@ public enum BlueZ {
     public enum NotPermittedMessage {
         public static let readNotPermitted = "Read not permitted"
         public static let writeNotPermitted = "Write not permitted"
+        /// Another client holds the characteristic's AcquireNotify socket (src/gatt-client.c).
+        public static let notifyAcquired = "Notify acquired"
+        /// Another client holds the characteristic's AcquireWrite socket.
+        public static let writeAcquired = "Write acquired"
     }
 
     package static func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) -> MethodCall {

@@ -32,8 +32,9 @@ extension ConnectedDevice {
     ///     the MTU exchange is done).
     /// - Throws: AcquireWrite's refusals as mapped by ``BLEError/from(_:during:)``:
     ///   ``BLEError/notSupported(_:_:)`` (no `write-without-response`, or no AcquireWrite),
-    ///   ``BLEError/notPermitted(_:dbusError:message:)`` (NotPermitted "Write acquired":
-    ///   another client holds it), ``BLEError/failed(_:dbusError:message:)``; then
+    ///   ``BLEError/busy(_:dbusError:message:)`` (NotPermitted "Write acquired": another
+    ///   client holds it), ``BLEError/notPermitted(_:dbusError:message:)``,
+    ///   ``BLEError/failed(_:dbusError:message:)``; then
     ///   ``BLEError/timedOut(_:)`` (write), ``BLEError/disconnected(_:)``,
     ///   ``BLEError/protocolError(_:_:)`` (an answer without a descriptor or with an MTU
     ///   under 23), what `body` throws, `CancellationError`.
@@ -54,8 +55,10 @@ extension ConnectedDevice {
     /// - Parameter timeout: the limit for BlueZ's answer to AcquireWrite.
     /// - Throws: ``BLEError/disconnected(_:)``, ``BLEError/timedOut(_:)`` (write),
     ///   ``BLEError/unavailable(_:)`` while acquiring (these are not refusals),
-    ///   ``BLEError/serviceReadOnly(_:dbusError:message:)`` (bluetoothd would refuse WriteValue
-    ///   as well), what `body` throws, `CancellationError`.
+    ///   ``BLEError/serviceReadOnly(_:dbusError:message:)`` and
+    ///   ``BLEError/busy(_:dbusError:message:)`` (NotPermitted "Write acquired": another client
+    ///   holds it) (bluetoothd would refuse WriteValue as well), what `body` throws,
+    ///   `CancellationError`.
     public func withWritesWithoutResponse<T: Sendable>(
         _ characteristic: GATTCharacteristic, timeout: Duration,
         isolation: isolated (any Actor)? = #isolation,
@@ -104,8 +107,8 @@ extension ConnectedDevice {
     /// - Parameter setupTimeout: the limit for BlueZ's answer to AcquireNotify.
     /// - Throws: ``BLEError/notSupported(_:_:)`` (no `notify` flag, no AcquireNotify, or the
     ///   characteristic not found again),
-    ///   ``BLEError/notPermitted(_:dbusError:message:)`` (NotPermitted "Notify acquired"),
-    ///   ``BLEError/busy(_:dbusError:message:)`` (InProgress: a StartNotify session exists),
+    ///   ``BLEError/busy(_:dbusError:message:)`` (NotPermitted "Notify acquired": another
+    ///   client holds it; InProgress: a StartNotify session exists),
     ///   ``BLEError/timedOut(_:)`` (notification setup), ``BLEError/disconnected(_:)``,
     ///   ``BLEError/protocolError(_:_:)``, what `body` throws, `CancellationError`.
     public func withAcquiredNotifications<T: Sendable>(

@@ -75,7 +75,8 @@ extension Device {
     /// cannot pass file descriptors, when the characteristic only indicates, and when the
     /// set-up's AcquireNotify is answered InProgress (another client's StartNotify session);
     /// a reconnection answered so fails that attempt. NotPermitted "Notify acquired" (another
-    /// client holds it) fails the set-up: StartNotify would be refused the same.
+    /// client holds it) fails the set-up with ``BLEError/busy(_:dbusError:message:)``:
+    /// StartNotify would be refused the same.
     ///
     /// The subscription's states and what moves it between them: SubscriptionStateMachine.swift.
     /// - Parameters:

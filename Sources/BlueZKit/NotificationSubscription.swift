@@ -71,6 +71,12 @@ public enum SubscriptionEvent: Sendable, Equatable {
     /// Values of that link may come before this event: bluetoothd re-enables a session it
     /// kept by itself.
     case restored(connection: Int)
+    /// AcquireNotify was asked for and could not be had on a new link (bluetoothd answered
+    /// InProgress: another client has a StartNotify session on the characteristic): from now
+    /// on the subscription is a StartNotify session, whose values include what clients read.
+    /// Comes before the ``restored(connection:)`` of that link. (When the set-up already has
+    /// to, ``NotificationSubscription/fallback`` says so instead.)
+    case fellBackToStartNotify(AcquireNotifyFallback)
 }
 
 /// Why a subscription that asked for AcquireNotify uses StartNotify

@@ -117,7 +117,9 @@ final class Subscription: Sendable {
                     machine.withLock { $0.started(on: found.path, by: .acquireNotify) }
                     return
                 } catch where machine.withLock({ $0.mayFallBack(after: error) }) {
-                    machine.withLock { $0.fellBack(.otherClientSession) }
+                    if let event = machine.withLock({ $0.fellBack(.otherClientSession) }) {
+                        channel.withLock { $0 }?.yield(event)
+                    }
                 }
             }
             let (found, _) = try await connected.turnOnNotifications(
@@ -262,6 +264,9 @@ final class Subscription: Sendable {
                 } catch is CancellationError {
                     return
                 } catch {
+                    // The adapter gone, off or blocked: no attempt mends that.
+                    let error = device.adapter.unavailability.map { BLEError.unavailable($0).during(BLEOperation(.connect, address: device.address)) }
+                        ?? error
                     switch machine.withLock({ $0.attemptFailed(error, now: .now) }) {
                     case .retry(let report):
                         channel.yield(report)

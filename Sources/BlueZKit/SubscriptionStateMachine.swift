@@ -272,19 +272,25 @@ struct SubscriptionStateMachine: Sendable {
         }
     }
 
-    /// Whether the set-up may turn to StartNotify after AcquireNotify failed with `error`:
-    /// bluetoothd answers InProgress when another client has a StartNotify session on the
-    /// characteristic. Only while setting up: a reconnection keeps the method, and such an
-    /// answer then fails the attempt (retried).
+    /// Whether the subscription may turn to StartNotify after AcquireNotify failed with
+    /// `error`: bluetoothd answers InProgress when another client has a StartNotify session
+    /// on the characteristic (during the set-up, a reconnection or a follow).
     func mayFallBack(after error: any Error) -> Bool {
-        guard method == .acquireNotify, case .settingUp = state, case .busy? = error as? BLEError else { return false }
+        guard method == .acquireNotify, isTakingEvents, case .busy(_, BlueZ.Error.inProgress, _)? = error as? BLEError else {
+            return false
+        }
         return true
     }
 
-    /// The set-up turns to StartNotify, for `reason`, for the rest of the subscription.
-    mutating func fellBack(_ reason: AcquireNotifyFallback) {
+    /// The subscription turns to StartNotify, for `reason`, for the rest of its life. Returns
+    /// the event to report when the set-up is over (the set-up reports it through
+    /// ``NotificationSubscription/fallback``).
+    @discardableResult
+    mutating func fellBack(_ reason: AcquireNotifyFallback) -> SubscriptionEvent? {
         method = .startNotify
         fallback = reason
+        if case .settingUp = state { return nil }
+        return .fellBackToStartNotify(reason)
     }
 
     /// A StartNotify was sent (after ``resolved(_:)`` or ``moved(to:)``).

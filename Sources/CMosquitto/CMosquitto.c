@@ -39,6 +39,7 @@ static void load(void) {
         && resolve(library, (void **)&api.connect_callback_set, "mosquitto_connect_callback_set")
         && resolve(library, (void **)&api.disconnect_callback_set, "mosquitto_disconnect_callback_set")
         && resolve(library, (void **)&api.publish_callback_set, "mosquitto_publish_callback_set")
+        && resolve(library, (void **)&api.log_callback_set, "mosquitto_log_callback_set")
         && resolve(library, (void **)&api.connect_async, "mosquitto_connect_async")
         && resolve(library, (void **)&api.loop_start, "mosquitto_loop_start")
         && resolve(library, (void **)&api.loop_stop, "mosquitto_loop_stop")

@@ -202,9 +202,9 @@ struct HelpPageGATTTests {
             Only what the device notifies is printed: the values come through the socket
             BlueZ hands over with AcquireNotify, never what another client reads. BlueZ
             allows one such client per characteristic: while another holds it, notify exits
-            77. Where AcquireNotify cannot be had (the characteristic only indicates, the
-            bus cannot pass file descriptors, or another client has a StartNotify session
-            on it), notify uses StartNotify and says why on standard error (event
+            5 (busy). Where AcquireNotify cannot be had (the characteristic only indicates,
+            the bus cannot pass file descriptors, or another client has a StartNotify
+            session on it), notify uses StartNotify and says why on standard error (event
             notify_method): values other clients read are then printed too. --start-notify
             asks for StartNotify, whose sessions other clients can share.
 

@@ -100,6 +100,18 @@ struct BLEErrorMappingTests {
         #expect(error?.description.contains("blectl pair") == false)
     }
 
+    /// Another client holds the acquired socket: busy (retryable) until it lets go; pairing
+    /// would not help, whatever this client asks (AcquireNotify, StartNotify, WriteValue).
+    @Test("NotPermitted 'Notify/Write acquired' is busy, not a pairing matter", arguments: ["Notify acquired", "Write acquired"])
+    func acquiredByAnotherClient(message: String) {
+        let setUp = BLEOperation(.notificationSetup, address: Self.address, service: .batteryService, characteristic: .batteryLevel)
+        let error = Self.map(BlueZ.Error.notPermitted, message, during: setUp)
+        #expect(error == .busy(setUp, dbusError: BlueZ.Error.notPermitted,
+                               message: "\(message) (another client holds it; bluetoothd allows one at a time)"))
+        #expect(error?.description.contains("blectl pair") == false)
+        #expect(error?.transience != nil)
+    }
+
     @Test("a descriptor is named in the operation's description")
     func descriptorOperation() {
         let op = BLEOperation(.read, address: Self.address, service: .batteryService, characteristic: .batteryLevel,

@@ -43,7 +43,7 @@ extension SubscriptionStateMachineTests {
         var machine = Self.acquiring()
         #expect(machine.mayFallBack(after: Self.inProgress))
         // Only InProgress: another refusal, a timeout or the link are errors of the set-up.
-        #expect(!machine.mayFallBack(after: BLEError.notPermitted(Self.setUp, dbusError: BlueZ.Error.notPermitted, message: "Notify acquired")))
+        #expect(!machine.mayFallBack(after: BLEError.busy(Self.setUp, dbusError: BlueZ.Error.notPermitted, message: "Notify acquired")))
         #expect(!machine.mayFallBack(after: BLEError.timedOut(Self.setUp)))
         #expect(!machine.mayFallBack(after: BLEError.disconnected(Self.setUp)))
         machine.fellBack(.otherClientSession)
@@ -57,15 +57,29 @@ extension SubscriptionStateMachineTests {
         #expect(machine.cleanUp() == Machine.CleanUp(stopNotify: [Self.first], disconnect: true))
     }
 
-    @Test func aReconnectionKeepsAcquireNotifyInProgressFailsTheAttempt() {
+    @Test func inProgressOnAReconnectionTurnsToStartNotifyAndIsReported() {
         var machine = Self.acquiring(policy: Self.policy())
         machine.started(on: Self.first, by: .acquireNotify)
         _ = machine.setUpSucceeded()
         #expect(machine.observe(.link(up: false)) == .yieldAndReconnect(.linkLost(connection: 1)))
+        #expect(machine.mayFallBack(after: Self.inProgress))
+        // Before, the reconnection kept asking AcquireNotify, each attempt failing busy, as
+        // long as the other client's session lasted.
+        #expect(machine.fellBack(.otherClientSession) == .fellBackToStartNotify(.otherClientSession))
+        #expect(machine.method == .startNotify)
+        machine.connected(.connectedByUs)
+        _ = machine.observe(.link(up: true))
+        machine.started(on: Self.first, by: .startNotify)
+        #expect(machine.restored() == Machine.Restored(event: .restored(connection: 2), stillReconnecting: false))
+        #expect(machine.observe(.value(Self.first, [3], receivedAt: .seconds(3))) == .yield(Self.value(3, link: 2)))
+        _ = machine.end()
+        #expect(machine.cleanUp() == Machine.CleanUp(stopNotify: [Self.first], disconnect: true))
+    }
+
+    @Test func afterTheBodyEndedNothingFallsBack() {
+        var machine = Self.acquiring()
+        _ = machine.end()
         #expect(!machine.mayFallBack(after: Self.inProgress))
-        #expect(machine.method == .acquireNotify)
-        let failure = machine.attemptFailed(Self.inProgress, now: .now)
-        #expect(failure == .retry(report: .reconnectFailed(attempt: 1, error: Self.inProgress, retryIn: .milliseconds(400))))
     }
 
     @Test func aCharacteristicThatOnlyIndicatesAndABusWithoutDescriptorsUseStartNotify() {

@@ -191,6 +191,25 @@ struct MQTTTests {
         }
     }
 
+    @Test("mqtts to a plain listener: the failed TLS handshake said on stderr (OpenSSL's reason), not tried again; the scan as without --mqtt")
+    func tlsHandshakeFailureIsReported() async throws {
+        try await Self.withBroker { broker in
+            try await Sim.with { sim in
+                let run = await sim.blectl(["scan", "--timeout", "3", "--mqtt", "mqtts://127.0.0.1:\(broker.port)/x"])
+                #expect(run.status == 0, "\(run)")
+                #expect(Set(run.lines.compactMap(Self.address)) == Set(World.known + World.fillers), "\(run)")
+                let events = run.stderr.split(separator: "\n").compactMap { J.parse(String($0)) }
+                let messages = events.filter { $0["event"] == "mqtt" }.compactMap { $0["message"]?.string }
+                // Before, nothing was said: libmosquitto ends its thread on a TLS error
+                // without a disconnect callback.
+                #expect(messages.contains { $0.hasPrefix("mqtts://127.0.0.1:\(broker.port)/x: OpenSSL Error") }, "\(run.stderr)")
+                #expect(!messages.contains { $0.hasPrefix("connected") }, "\(run.stderr)")
+                #expect(events.last?["event"] == "mqtt_summary", "\(run.stderr)")
+                try await sim.expectClean()
+            }
+        }
+    }
+
     @Test("a bad URL is a usage error, 64, before anything is asked of bluetoothd",
           arguments: [("http://host", "expected a URL starting with mqtt:// or mqtts://"),
                       ("mqtt://host:0", "expected a port from 1 to 65535 after the host"),

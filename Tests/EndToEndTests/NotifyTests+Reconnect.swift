@@ -134,4 +134,25 @@ extension NotifyTests {
             try await sim.expectClean()
         }
     }
+
+    @Test("--reconnect, the adapter removed: 69 (unavailable) at once, not the timeout's 0 after attempts that cannot work")
+    func adapterRemovedWhileReconnecting() async throws {
+        try await Sim.with { sim in
+            let process = try await sim.launch(["notify", World.gattBattery, "2a19", "--reconnect", "--timeout", "120"])
+            try #require(try await sim.waitForState { !$0.notifySessions.isEmpty }, "notifications never started: \(process.currentStderr)")
+            // Another client's read makes the adapter go away (USB unplugged): the link drops.
+            try await sim.setFault("remove_adapter_on", "ReadValue")
+            _ = await sim.blectl(["read", World.gattBattery, "2a19"])
+            let result = try await process.finish(timeout: .seconds(60))
+            // Before, every attempt failed (discovery: UnknownObject /org/bluez/hci0) and was
+            // retried until the timeout, which ended the command with 0.
+            #expect(!result.timedOut, "still reconnecting: \(result.stderr)")
+            #expect(result.status == 69, "\(result.stderr)")
+            let lines = result.stderr.split(separator: "\n").compactMap { J.parse(String($0)) }
+            #expect(lines.first?["event"] == "link_lost", "\(result.stderr)")
+            #expect(lines.last?["error"]?["code"] == "unavailable", "\(result.stderr)")
+            #expect(lines.last?["error"]?["message"]?.string?.hasPrefix("Bluetooth adapter hci0 was removed") == true, "\(result.stderr)")
+            try await sim.expectClean()
+        }
+    }
 }

@@ -149,7 +149,26 @@ struct WriteFileTests {
         }
     }
 
-    @Test("AcquireWrite refused: WriteValue type command, acquired false", arguments: ["NotSupported", "NotPermitted"])
+    /// NotPermitted "Write acquired": another client holds the socket, and bluetoothd refuses
+    /// WriteValue the same way while it does (5.66 src/gatt-client.c): busy, nothing written.
+    /// (Before, blectl fell back to WriteValue, which only the simulator's fault let through.)
+    @Test("AcquireWrite held by another client: 5 busy, no WriteValue")
+    func heldByAnotherClient() async throws {
+        let path = try Self.file(Self.randomBytes(1000))
+        defer { unlink(path) }
+        try await Sim.with(faults: ["echo_device": "1", "acquire_write_refused": "NotPermitted"]) { sim in
+            let run = await sim.blectl(["write", Self.echo, Self.sink, "--without-response", "--file", path])
+            #expect(run.status == 5, "\(run)")
+            #expect(run.stdout == "")
+            #expect(run.jsonError()?["code"] == "busy")
+            #expect(run.jsonError()?["message"]?.string?.hasSuffix("Write acquired (another client holds it; bluetoothd allows one at a time)") == true,
+                    "\(run.stderr)")
+            try #expect(await sim.calls().filter { $0.member == "WriteValue" }.isEmpty)
+            try #expect(await Self.leftovers(sim) == [])
+        }
+    }
+
+    @Test("AcquireWrite refused: WriteValue type command, acquired false", arguments: ["NotSupported"])
     func fallback(refusal: String) async throws {
         let data = Self.randomBytes(12_345)
         let path = try Self.file(data)

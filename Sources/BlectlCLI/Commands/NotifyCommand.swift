@@ -15,7 +15,7 @@ struct NotifyCommand: BlectlSubcommand {
         abstract: "Print the notifications of a characteristic.",
         discussion: [
             "Subscribes to the characteristic's notifications (or indications) and prints one JSON line per value as it arrives, in order, each with a sequence number from 1 and the time it was received. Ends with success at the timeout or after --count values. The timeout counts from the start: running out before the subscription is set up exits 124 naming the stage. Without --reconnect, a lost link ends the command with status 4 after the values received.",
-            "Only what the device notifies is printed: the values come through the socket BlueZ hands over with AcquireNotify, never what another client reads. BlueZ allows one such client per characteristic: while another holds it, notify exits 77. Where AcquireNotify cannot be had (the characteristic only indicates, the bus cannot pass file descriptors, or another client has a StartNotify session on it), notify uses StartNotify and says why on standard error (event notify_method): values other clients read are then printed too. --start-notify asks for StartNotify, whose sessions other clients can share.",
+            "Only what the device notifies is printed: the values come through the socket BlueZ hands over with AcquireNotify, never what another client reads. BlueZ allows one such client per characteristic: while another holds it, notify exits 5 (busy). Where AcquireNotify cannot be had (the characteristic only indicates, the bus cannot pass file descriptors, or another client has a StartNotify session on it), notify uses StartNotify and says why on standard error (event notify_method): values other clients read are then printed too. --start-notify asks for StartNotify, whose sessions other clients can share.",
         ]
     )
 
@@ -127,9 +127,7 @@ struct NotifyCommand: BlectlSubcommand {
             try await printer.results(utf8: pending.bytes)
         }
         if let fallback = subscription.fallback {
-            await report("notify_method", [("method", .string("StartNotify")), ("reason", .string(fallback.description))],
-                         text: "notifications through StartNotify (\(fallback)): values other clients read are printed too",
-                         command: command, printer: printer)
+            await reportStartNotify(fallback, command: command, printer: printer)
         }
         var events = subscription.events.makeAsyncIterator()
         do {
@@ -172,6 +170,9 @@ struct NotifyCommand: BlectlSubcommand {
                                                      ("message", .string(error.description))],
                                 text: "reconnection attempt \(attempt) failed: \(error); next in \(milliseconds) ms",
                                 command: command, printer: printer)
+                case .fellBackToStartNotify(let reason):
+                    try await flush()
+                    await reportStartNotify(reason, command: command, printer: printer)
                 case .restored(let connection):
                     try await flush()
                     status.show(listening, detail: "\(seq) so far")
@@ -215,6 +216,13 @@ struct NotifyCommand: BlectlSubcommand {
         let address = command.address.description
         await diagnostic(.object([("event", .string(name)), ("address", .string(address)), ("time", .string(time))] + fields),
                          text: "\(time) \(address): \(text)", printer: printer)
+    }
+
+    /// Reports that the notifications come through StartNotify, and why (event `notify_method`).
+    private static func reportStartNotify(_ reason: AcquireNotifyFallback, command: NotifyCommand, printer: Printer) async {
+        await report("notify_method", [("method", .string("StartNotify")), ("reason", .string(reason.description))],
+                     text: "notifications through StartNotify (\(reason)): values other clients read are printed too",
+                     command: command, printer: printer)
     }
 
     /// Writes a diagnostic from the cooperative pool: it is a blocking write to stderr, which

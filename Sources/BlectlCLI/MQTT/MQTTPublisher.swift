@@ -104,6 +104,12 @@ final class MQTTPublisher: @unchecked Sendable {
         api.connect_callback_set(client) { _, context, rc in MQTTPublisher.from(context).connected(rc) }
         api.disconnect_callback_set(client) { _, context, rc in MQTTPublisher.from(context).disconnected(rc) }
         api.publish_callback_set(client) { _, context, _ in MQTTPublisher.from(context).acknowledged() }
+        // The library's own errors: a TLS handshake that fails (a plain listener, a certificate
+        // not trusted) ends its network thread with no disconnect callback, said only here.
+        api.log_callback_set(client) { _, context, level, message in
+            guard level == CMOSQUITTO_LOG_ERR, let message else { return }
+            MQTTPublisher.from(context).failed(String(cString: message))
+        }
         let rc = api.connect_async(client, url.host, Int32(url.port), Int32(configuration.keepalive))
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             // Not reachable yet (refused, no route, a name not resolved): the library's thread
@@ -237,6 +243,12 @@ final class MQTTPublisher: @unchecked Sendable {
             // listener, a broker that closed it at once).
             reportOnce("connecting to \(configuration.url) failed: \(errorText(rc))")
         }
+    }
+
+    /// An error libmosquitto logged (an OpenSSL error, with its reason), reported once.
+    private func failed(_ message: String) {
+        guard !state.withLock({ $0.closing }) else { return }
+        reportOnce("\(configuration.url): \(message)")
     }
 
     /// A PUBACK (QoS 1): one message fewer in flight.

@@ -24,6 +24,7 @@ typedef struct CMosquittoAPI {
     void (*connect_callback_set)(struct mosquitto *mosq, void (*on_connect)(struct mosquitto *, void *, int));
     void (*disconnect_callback_set)(struct mosquitto *mosq, void (*on_disconnect)(struct mosquitto *, void *, int));
     void (*publish_callback_set)(struct mosquitto *mosq, void (*on_publish)(struct mosquitto *, void *, int));
+    void (*log_callback_set)(struct mosquitto *mosq, void (*on_log)(struct mosquitto *, void *, int, const char *));
     int (*connect_async)(struct mosquitto *mosq, const char *host, int port, int keepalive);
     int (*reconnect_async)(struct mosquitto *mosq);
     int (*loop_start)(struct mosquitto *mosq);
@@ -41,5 +42,7 @@ const CMosquittoAPI *cmosquitto_load(char *error, size_t size);
 
 // MOSQ_OPT_PROTOCOL_VERSION's value for MQTT 3.1.1 (a macro Swift does not import).
 static const int CMOSQUITTO_PROTOCOL_V311 = MQTT_PROTOCOL_V311;
+// The level of the library's error messages (MOSQ_LOG_ERR, a shift Swift does not import).
+static const int CMOSQUITTO_LOG_ERR = MOSQ_LOG_ERR;
 
 #endif
