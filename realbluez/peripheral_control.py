@@ -34,6 +34,8 @@ class Control:
                     out = self.state()
                 elif words[:1] == ["notify"] and len(words) in (2, 3):
                     out = await self.notify(int(words[1]), int(words[2]) if len(words) == 3 else 1)
+                elif words[:1] == ["notify-when-subscribed"] and len(words) == 3:
+                    out = self.notify_when_subscribed(int(words[1]), int(words[2]))
                 elif line == "drop":
                     out = await self.drop()
                 elif line == "stream":
@@ -88,6 +90,25 @@ class Control:
                 await device.notify_subscriber(c, characteristic, value.to_bytes(4, "big"))
         log.info("notified %d (%d..%d) on %d link(s)", count, first, first + count - 1, len(subscribers))
         return [f"notified {count} ({first}..{first + count - 1}) on {len(subscribers)} link(s)"]
+
+    def notify_when_subscribed(self, count, first, limit=60.0):
+        """notify(count, first) once a link has subscribed (looked at every 0.1 s, for up to
+        `limit` s), in the background: for a subscriber the control port cannot be asked
+        alongside (blectl run in the VM holds the init's command loop while it runs).
+        -> "scheduled N (FIRST..LAST)"; what it sent is in the bumble log."""
+        async def later():
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + limit
+            device = self.peripheral
+            while loop.time() < deadline:
+                if any(self.subscribed(device, c, device.blesim_vendor_notify) for c in device.connections.values()):
+                    async with self.lock:
+                        log.info("notify-when-subscribed: %s", (await self.notify(count, first))[0])
+                    return
+                await asyncio.sleep(0.1)
+            log.warning("notify-when-subscribed: no link subscribed within %g s", limit)
+        self.scheduled = asyncio.ensure_future(later())  # a reference, so the task is not collected
+        return [f"scheduled {count} ({first}..{first + count - 1})"]
 
     @staticmethod
     def subscribed(device, connection, characteristic):
