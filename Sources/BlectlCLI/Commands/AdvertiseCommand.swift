@@ -24,12 +24,12 @@ struct AdvertiseCommand: BlectlSubcommand {
     var timeout: Duration = ListeningTimeout.infinite
 
     /// `--name`: LocalName, in the scan response.
-    @Option("name", valueName: "text", help: "The name to advertise (LocalName), in the scan response: at most 29 bytes of UTF-8.",
+    @Option("name", short: "n", valueName: "text", help: "The name to advertise (LocalName), in the scan response: at most 29 bytes of UTF-8.",
             parser: .nonEmpty(expecting: "a non-empty name"))
     var name: String?
 
     /// `--service`, repeatable: ServiceUUIDs, in order.
-    @Option("service", valueName: "uuid", help: "A service UUID to advertise (ServiceUUIDs), such as 180f: 2 bytes for a 16-bit UUID, 16 for others. Repeat for several.",
+    @Option("service", short: "s", valueName: "uuid", help: "A service UUID to advertise (ServiceUUIDs), such as 180f: 2 bytes for a 16-bit UUID, 16 for others. Repeat for several.",
             parser: .uuid)
     var services: [BluetoothUUID]
 
