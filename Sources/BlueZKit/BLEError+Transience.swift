@@ -48,7 +48,7 @@ extension BLEError {
         case .deviceNotFound: .deviceMissing
         case .failed(_, _, let message): Self.transientFailureMessages[message]
         case .unavailable, .permissionDenied, .notSupported, .timedOut, .protocolError, .notPermitted, .serviceReadOnly, .authenticationFailed,
-             .deviceProtocolError, .outcomeUnknown:
+             .deviceProtocolError, .outcomeUnknown, .advertisementRejected, .released:
             nil
         }
     }

@@ -9,6 +9,8 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case serviceResolution = "service_resolution", serviceLookup = "service_lookup"
         case read, write, notificationSetup = "notification_setup", response, battery, disconnect
         case agent, pair, trust, unpair
+        /// Registering an advertisement of this host's own, and advertising it.
+        case advertise
         /// Receiving the notifications of a subscription, once it is set up.
         case notifications
     }
@@ -50,6 +52,7 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case .trust: text = "the write of Trusted"
         case .unpair: text = "unpairing"
         case .notifications: text = "notifications"
+        case .advertise: text = "advertising"
         }
         return text + place
     }
@@ -161,6 +164,14 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (the device changed its GATT database), so BlueZ never answered, and blectl did not
     /// write again (the device may have taken it). What happened.
     case outcomeUnknown(BLEOperation, String)
+    /// An advertisement refused before anything was sent to bluetoothd: a field that does
+    /// not fit 31 bytes, a value bluetoothd would refuse, no free advertising instance
+    /// (``LEAdvertisement/legacyPayload(adapterDiscoverable:adapterName:)``); stage
+    /// ``BLEOperation/Kind/advertise``.
+    case advertisementRejected(LEAdvertisement.Rejection)
+    /// bluetoothd ended the advertisement itself (LEAdvertisement1.Release): its Timeout,
+    /// the adapter going away, bluetoothd stopping, another tool. Nothing is advertised any more.
+    case released(BLEOperation)
 
     public var description: String {
         switch self {
@@ -188,6 +199,8 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .authenticationFailed(let operation, let name, let message): "\(operation) failed: \(name): \(message)"
         case .deviceProtocolError(let operation, let what): "the device broke its protocol during \(operation): \(what)"
         case .outcomeUnknown(let operation, let what): "outcome of the \(operation) unknown: \(what)"
+        case .advertisementRejected(let rejection): "advertisement refused before it was sent: \(rejection)"
+        case .released(let operation): "bluetoothd released the advertisement (LEAdvertisement1.Release) during \(operation): nothing is advertised any more"
         }
     }
 
@@ -240,7 +253,8 @@ public enum BLEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .disconnected(let op, _), .busy(let op, _, _), .timedOut(let op), .failed(let op, _, _), .protocolError(let op, _),
              .notSupported(let op, _), .notPermitted(let op, _, _), .serviceReadOnly(let op, _, _), .authenticationFailed(let op, _, _),
              .deviceProtocolError(let op, _),
-             .outcomeUnknown(let op, _): op
+             .outcomeUnknown(let op, _), .released(let op): op
+        case .advertisementRejected: BLEOperation(.advertise)
         default: nil
         }
     }

@@ -13,6 +13,10 @@ public enum BlueZ {
     public static let agentManagerInterface = "org.bluez.AgentManager1"
     /// Implemented by clients, called by bluetoothd (bluez/doc/org.bluez.Agent.rst).
     public static let agentInterface = "org.bluez.Agent1"
+    /// On each LE adapter (bluez/doc/org.bluez.LEAdvertisingManager.rst; 5.66: advertising-api.txt).
+    public static let advertisingManagerInterface = "org.bluez.LEAdvertisingManager1"
+    /// Implemented by clients, read and released by bluetoothd (bluez/doc/org.bluez.LEAdvertisement.rst).
+    public static let advertisementInterface = "org.bluez.LEAdvertisement1"
     /// The object implementing ``agentManagerInterface``.
     public static let agentManagerPath: ObjectPath = "/org/bluez"
     /// org.freedesktop.DBus.ObjectManager (the string DBusKit's decoder hands out for it).

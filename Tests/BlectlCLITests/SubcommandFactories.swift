@@ -153,3 +153,15 @@ extension VendorOptions {
         (service, write, notify) = (vendor.service, vendor.writeCharacteristic, vendor.notifyCharacteristic)
     }
 }
+
+extension Subcommand {
+    static func advertise(_ advertisement: LEAdvertisement = LEAdvertisement(), timeout: Duration = ListeningTimeout.infinite) -> Subcommand {
+        var command = AdvertiseCommand()
+        (command.timeout, command.type, command.name, command.services) = (timeout, advertisement.type, advertisement.localName,
+                                                                           advertisement.serviceUUIDs)
+        (command.manufacturerData, command.serviceData) = (advertisement.manufacturerData, advertisement.serviceData)
+        (command.txPower, command.appearance) = (advertisement.includes.contains(.txPower), advertisement.appearance)
+        command.discoverable = advertisement.discoverable == true
+        return Subcommand(command)
+    }
+}

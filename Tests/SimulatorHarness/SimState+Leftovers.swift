@@ -14,6 +14,7 @@ extension SimState {
         if !notifySessions.isEmpty { found.append("notify sessions \(notifySessions.map(\.path))") }
         if let agents, !agents.isEmpty { found.append("agents \(agents.map(\.path))") }
         if let pairings, !pairings.isEmpty { found.append("pairings \(pairings.map(\.address))") }
+        if let advertisements, !advertisements.isEmpty { found.append("advertisements \(advertisements.map(\.path))") }
         return found
     }
 }

@@ -137,6 +137,10 @@ public struct SimState: Sendable, Decodable {
     public let leCreations: [LECreation]?
     /// Faults of single devices: address -> kinds (sim/README.md, Fleets).
     public let deviceFaults: [String: [String]]?
+    /// The advertisements registered with LEAdvertisingManager1 (Simulator+Advertising.swift).
+    public let advertisements: [SimAdvertisement]?
+    /// The calls bluetoothd made into clients' objects, in order (Simulator+Advertising.swift).
+    public let appCalls: [SimAppCall]?
 
     enum CodingKeys: String, CodingKey {
         case adapter, powered, discovering, connections, devices, faults, bluez
@@ -152,6 +156,8 @@ public struct SimState: Sendable, Decodable {
         case leConnect = "le_connect"
         case leCreations = "le_creations"
         case deviceFaults = "device_faults"
+        case advertisements
+        case appCalls = "app_calls"
     }
 
     public var discoveryClients: [String] { discoverySessions.map(\.client) }

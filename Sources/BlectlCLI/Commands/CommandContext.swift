@@ -92,9 +92,10 @@ struct CommandContext: Sendable {
         case .unavailable, .permissionDenied: return error
         case _ where lookingOnlyNow: grace = .zero
         // Within the deadline: the grace never makes the command overrun its --timeout.
-        case .failed, .disconnected, .busy, .protocolError, .outcomeUnknown: grace = min(Adapter.linkLossGrace, remaining)
+        case .failed, .disconnected, .busy, .protocolError, .outcomeUnknown, .released: grace = min(Adapter.linkLossGrace, remaining)
         // A scan that ended without the device already failed with the adapter going away.
-        case .deviceNotFound, .timedOut, .notSupported, .notPermitted, .serviceReadOnly, .authenticationFailed, .deviceProtocolError:
+        case .deviceNotFound, .timedOut, .notSupported, .notPermitted, .serviceReadOnly, .authenticationFailed, .deviceProtocolError,
+             .advertisementRejected:
             grace = .zero
         }
         guard case .unavailable(let why, _, let name)? = await chosenAdapter.unavailabilityAfterLinkLoss(within: grace) else { return error }

@@ -92,14 +92,15 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .failed: self = .bluezFailed
         case .protocolError: self = .internal
         case .notPermitted, .serviceReadOnly, .authenticationFailed: self = .permissionDenied
-        case .deviceProtocolError, .outcomeUnknown: self = .bluezFailed
+        case .deviceProtocolError, .outcomeUnknown, .released: self = .bluezFailed
+        case .advertisementRejected(let rejection): self = rejection.kind == .noFreeInstance ? .busy : .usage
         }
     }
 
     /// The `code` of the JSON error object for `error`: the status's code, or a finer one
     /// where one status covers several kinds (77: `permission_denied`, `not_permitted`,
     /// `service_read_only`, `authentication_failed`; 1: `bluez_failed`, `connection_aborted`, `device_protocol_error`,
-    /// `outcome_unknown`).
+    /// `outcome_unknown`, `released`, `advertisement_refused`; 64: `usage`, `does_not_fit`).
     static func code(for error: any Error) -> String {
         guard let error = error as? BLEError else { return ExitStatus(for: error).code }
         return switch error {
@@ -109,6 +110,9 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .failed where error.isConnectionAbort: "connection_aborted"
         case .deviceProtocolError: "device_protocol_error"
         case .outcomeUnknown: "outcome_unknown"
+        case .advertisementRejected(let rejection) where rejection.kind == .doesNotFit: "does_not_fit"
+        case .released: "released"
+        case .failed(let operation, _, _) where operation.kind == .advertise: "advertisement_refused"
         default: ExitStatus(for: error).code
         }
     }
@@ -116,7 +120,8 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     /// Every `code` of the JSON error object: the statuses' codes (``ok`` aside) and the finer
     /// ones of ``code(for:)``.
     static let allCodes: [String] = allCases.filter { $0 != .ok }.map(\.code)
-        + ["not_permitted", "service_read_only", "authentication_failed", "connection_aborted", "device_protocol_error", "outcome_unknown"]
+        + ["not_permitted", "service_read_only", "authentication_failed", "connection_aborted", "device_protocol_error", "outcome_unknown",
+           "does_not_fit", "released", "advertisement_refused"]
 }
 
 /// An error of blectl's own (not BlueZ's) with the exit status it ends with, such as a

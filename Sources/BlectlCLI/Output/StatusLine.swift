@@ -212,6 +212,7 @@ struct ProgressObserver: SessionObserver {
         case .pair: return "pairing with" + device
         case .trust: return "setting Trusted on" + device
         case .unpair: return "removing" + device
+        case .advertise: return "registering the advertisement"
         }
     }
 }
