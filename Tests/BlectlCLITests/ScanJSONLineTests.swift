@@ -45,33 +45,6 @@ import Testing
         }
     }
 
-    /// `decoded`, written straight: the same bytes as its JSON value, for each format decoded
-    /// and undecodable (the frames the random advertisements carry), and `{}` for none.
-    @Test func decodedIsItsJSONValueWritten() {
-        let frames: [([UInt16: [UInt8]], [BluetoothUUID: [UInt8]])] = [
-            ([:], [:]), ([0x004C: Self.iBeacon], [:]), ([0x004C: [0x02, 0x15, 0x01]], [:]),
-            ([:], [Self.bthome: Self.bthomeFrame]), ([:], [Self.bthome: Self.bthomeEvents]), ([:], [Self.bthome: [0x40, 0x02, 0xC4]]),
-            ([:], [Self.eddystone: Self.eddystoneURL]), ([:], [Self.eddystone: Self.eddystoneTLM]),
-            ([0x004C: Self.iBeacon], [Self.eddystone: Self.eddystoneUID, Self.bthome: Self.bthomeFrame]),
-        ]
-        var written: [String] = []
-        for (manufacturerData, serviceData) in frames {
-            var properties = TextFormatTests.advertisement.properties
-            properties.manufacturerData = manufacturerData
-            properties.serviceData = serviceData
-            let decoded = DecodedJSON(properties)
-            var lines = JSONLines()
-            decoded.write(to: &lines)
-            let text = String(decoding: lines.bytes, as: UTF8.self)
-            #expect(text == decoded.jsonValue.serialized())
-            written.append(text)
-        }
-        #expect(written[0] == "{}")
-        #expect(written[1] == #"{"ibeacon":{"proximity_uuid":"e2e3e4e5-e6e7-e8e9-eaeb-ecedeeeff0f1","major":1,"minor":2,"measured_power":-59}}"#)
-        #expect(written[4].contains(#""event":"press""#), "\(written[4])")
-        #expect(written[8].hasPrefix(#"{"ibeacon":{"#) && written[8].contains(#""eddystone":{"frame":"uid""#) && written[8].contains(#""bthome":{"#))
-    }
-
     /// `service_names`: a UUID both listed and with service data is named once, in UUID order.
     @Test func serviceNamesNameEachUUIDOnce() {
         let battery = BluetoothUUID("180f")!, info = BluetoothUUID("180a")!, tile = BluetoothUUID("feed")!

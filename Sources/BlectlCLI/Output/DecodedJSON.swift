@@ -32,6 +32,10 @@ struct DecodedJSON: JSONFieldValue {
         return .object(members)
     }
 
+    func write(to lines: inout JSONLines) {
+        if formats.isEmpty { JSONValue.writeLiteral("{}", into: &lines.bytes) } else { jsonValue.write(into: &lines.bytes) }
+    }
+
     private static func json<Frame>(_ format: AdvertisedFormat<Frame>, _ frame: (Frame) -> JSONValue) -> JSONValue {
         switch format {
         case .decoded(let decoded): frame(decoded)
