@@ -21,10 +21,7 @@ package final class OneShot<Success: Sendable>: Sendable {
 
     package init() {
         state = Lock(.waiting(nil, []))
-        OperationMetrics.liveOneShots.add(1, ordering: .relaxed)
     }
-
-    deinit { OperationMetrics.liveOneShots.subtract(1, ordering: .relaxed) }
 
     /// Whether an outcome has been decided.
     package var isResolved: Bool {
@@ -114,12 +111,6 @@ package func withOneShot<Success: Sendable>(
     }
 }
 
-/// Counters of live machinery, for tests that check nothing is left registered.
-package enum OperationMetrics {
-    package static let liveOneShots = Atomic<Int>(0)
-    package static let liveTimers = Atomic<Int>(0)
-}
-
 /// A one-off Dispatch timer on a shared queue.
 /// `@unchecked`: Dispatch sources are thread-safe; `cancel` is guarded by an atomic flag.
 package final class OneShotTimer: @unchecked Sendable {
@@ -136,7 +127,6 @@ package final class OneShotTimer: @unchecked Sendable {
         let deadline = total >= Int64(Int.max / 2) ? DispatchTime.distantFuture : DispatchTime.now() + .nanoseconds(Int(max(0, total)))
         source.schedule(deadline: deadline, repeating: .never, leeway: .milliseconds(1))
         source.setEventHandler(handler: fire)
-        OperationMetrics.liveTimers.add(1, ordering: .relaxed)
         source.activate()
         return OneShotTimer(source: source)
     }
@@ -145,6 +135,5 @@ package final class OneShotTimer: @unchecked Sendable {
     package func cancel() {
         guard !cancelled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         source.cancel()
-        OperationMetrics.liveTimers.subtract(1, ordering: .relaxed)
     }
 }

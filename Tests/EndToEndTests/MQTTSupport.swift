@@ -121,7 +121,7 @@ final class MQTTBroker: @unchecked Sendable {
     }
 
     /// A port nobody listens on now: the kernel's choice for a socket bound to port 0.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -137,7 +137,7 @@ final class MQTTBroker: @unchecked Sendable {
     }
 
     /// Whether a TCP connection to 127.0.0.1:`port` is accepted.
-    private static func accepts(port: Int) -> Bool {
+    static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

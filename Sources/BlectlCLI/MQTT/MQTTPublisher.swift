@@ -111,7 +111,12 @@ final class MQTTPublisher: @unchecked Sendable {
             MQTTPublisher.from(context).failed(String(cString: message))
         }
         let rc = api.connect_async(client, url.host, Int32(url.port), Int32(configuration.keepalive))
-        if rc != MOSQ_ERR_SUCCESS.rawValue {
+        if rc == MOSQ_ERR_TLS.rawValue {
+            // A broker at hand whose TLS handshake failed at once (a plain listener, a
+            // certificate not trusted; the log callback said why): the broker's answer, not
+            // the configuration's, and not tried again.
+            reportOnce("connecting to \(url) failed: \(errorText(rc)); not tried again")
+        } else if rc != MOSQ_ERR_SUCCESS.rawValue {
             // Not reachable yet (refused, no route, a name not resolved): the library's thread
             // tries again; what else fails here is the configuration.
             guard rc == MOSQ_ERR_ERRNO.rawValue || rc == MOSQ_ERR_EAI.rawValue || rc == MOSQ_ERR_NO_CONN.rawValue else {
