@@ -41,6 +41,15 @@ struct AdvertiseTests {
         "tx_power": true, "discoverable": false, "adv_data_bytes": 22, "scan_response_bytes": 8,
     ]
 
+    /// The simulated central connects, then disconnects; blectl's events say each.
+    static func centralComesAndGoes(_ sim: Sim, _ process: RunningProcess,
+                                    sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await sim.simulator.centralConnect()
+        #expect(await process.stdoutContains("\"connected\""), sourceLocation: sourceLocation)
+        try await sim.simulator.centralDisconnect()
+        #expect(await process.stdoutContains("\"disconnected\""), sourceLocation: sourceLocation)
+    }
+
     @Test("on air byte for byte as bluetoothd 5.66 lays it out; read back by bluetoothd only; the registered line")
     func onAir() async throws {
         try await Sim.with { sim in
@@ -93,10 +102,7 @@ struct AdvertiseTests {
         try await Sim.with { sim in
             let process = try await sim.launch(["advertise", "--name", "blectl", "--timeout", "60"])
             #expect(try await Self.registered(sim) != nil, "\(process.currentStderr)")
-            try await sim.simulator.centralConnect()
-            #expect(await process.stdoutContains("\"connected\""))
-            try await sim.simulator.centralDisconnect()
-            #expect(await process.stdoutContains("\"disconnected\""))
+            try await Self.centralComesAndGoes(sim, process)
             process.sendSignal(SIGINT)
             let result = try await process.finish()
             try await SignalTests.expectInterrupted(result, by: SIGINT, sim: sim)
@@ -207,11 +213,8 @@ struct AdvertiseTests {
             }
             // Still registered and connectable: the central connects.
             try #expect(await sim.state().advertisements?.map(\.path) == [Self.path])
-            try await sim.simulator.centralConnect()
-            #expect(await process.stdoutContains("\"connected\""))
             // The central's link is its own to end (blectl leaves it up).
-            try await sim.simulator.centralDisconnect()
-            #expect(await process.stdoutContains("\"disconnected\""))
+            try await Self.centralComesAndGoes(sim, process)
             process.sendSignal(SIGINT)
             let result = try await process.finish()
             try await SignalTests.expectInterrupted(result, by: SIGINT, sim: sim)

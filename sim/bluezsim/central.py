@@ -251,16 +251,27 @@ class Central:
         self._ask(op, attr, "WriteValue", "aya{sv}", args, E_WRITE_NOT_PERMITTED, written)
 
     # ------------------------------------------------------------ the CCC
-    def subscribe(self, target, indicate, done):
+    def _ccc_write(self, kind, target, value, done):
+        """A write of `value` to the CCC of the characteristic `target`: (the attribute, the
+        operation), or None when the write failed (the ATT error already recorded)."""
         attr = self._target(target)
-        value = 2 if indicate else 1
-        op = self._op("subscribe", attr, ccc_handle=attr.ccc_handle, ccc_value=value)
+        op = self._op(kind, attr, ccc_handle=attr.ccc_handle, ccc_value=value)
         op["_done"] = done
         if attr.kind != "characteristic" or attr.ccc_handle is None:
-            return self._att_error(op, E_UNLIKELY if attr.kind != "characteristic" else E_NOT_SUPPORTED)
+            self._att_error(op, E_UNLIKELY if attr.kind != "characteristic" else E_NOT_SUPPORTED)
+            return None
         code = check_permissions(attr.ccc_perm, WRITE)
         if code:
-            return self._att_error(op, code)
+            self._att_error(op, code)
+            return None
+        return attr, op
+
+    def subscribe(self, target, indicate, done):
+        value = 2 if indicate else 1
+        written = self._ccc_write("subscribe", target, value, done)
+        if written is None:
+            return
+        attr, op = written
         if self.ccc.get(attr) == value:
             op["outcome"] = "written"          # the same value: nothing else happens
             return self._finish(op)
@@ -275,14 +286,10 @@ class Central:
         self._finish(op)
 
     def unsubscribe(self, target, done):
-        attr = self._target(target)
-        op = self._op("unsubscribe", attr, ccc_handle=attr.ccc_handle, ccc_value=0)
-        op["_done"] = done
-        if attr.kind != "characteristic" or attr.ccc_handle is None:
-            return self._att_error(op, E_UNLIKELY if attr.kind != "characteristic" else E_NOT_SUPPORTED)
-        code = check_permissions(attr.ccc_perm, WRITE)
-        if code:
-            return self._att_error(op, code)
+        written = self._ccc_write("unsubscribe", target, 0, done)
+        if written is None:
+            return
+        attr, op = written
         if self.ccc.pop(attr, 0):
             self._ccc_disable(attr)
         op["outcome"] = "written"
