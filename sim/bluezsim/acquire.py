@@ -314,5 +314,6 @@ def acquire_notify(char, call):
     sock.hand_over(call)
     sock.start()
     char.set(NotifyAcquired=True)
+    char.start_status()          # the vendor device's own status notifications too
     char.start_ticker()          # notify_every_ms / notify_rate_hz reach the socket too
     char.burst_on_start()        # and notify_burst

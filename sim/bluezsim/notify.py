@@ -81,8 +81,7 @@ class NotifySessions:
         self.notify_clients.add(call.sender)
         if first:
             self.set(Notifying=True)
-            if self.role == "vendor_rsp" and self.status_timer is None and not self.sim.faults.get("no_status_notification"):
-                self.status_timer = self.sim.every(STATUS_MS, self._status)
+            self.start_status()
             self.start_ticker()
         call.reply()
         self.burst_on_start()
@@ -133,8 +132,14 @@ class NotifySessions:
         if self.obj.get("org.bluez.GattCharacteristic1", "Notifying"):
             self.set(Notifying=False)
 
+    def start_status(self):
+        """The vendor device's status notification every STATUS_MS while its CCC is enabled
+        (a StartNotify session or an acquired socket): the device sends it, whoever asked."""
+        if self.role == "vendor_rsp" and self.status_timer is None and not self.sim.faults.get("no_status_notification"):
+            self.status_timer = self.sim.every(STATUS_MS, self._status)
+
     def _status(self):
-        if not self.notify_clients or not self.device.connected:
+        if not (self.notify_clients or self.notify_io is not None) or not self.device.connected:
             self.status_timer = None
             return False
         self.notify(b"\x90\x00")
