@@ -74,7 +74,8 @@ extension Device {
     /// is used instead, and ``NotificationSubscription/fallback`` says why, when the bus
     /// cannot pass file descriptors, when the characteristic only indicates, and when the
     /// set-up's AcquireNotify is answered InProgress (another client's StartNotify session);
-    /// a reconnection answered so fails that attempt. NotPermitted "Notify acquired" (another
+    /// a reconnection or a follow answered so turns to StartNotify too, reported in the stream
+    /// as ``SubscriptionEvent/fellBackToStartNotify(_:)``. NotPermitted "Notify acquired" (another
     /// client holds it) fails the set-up with ``BLEError/busy(_:dbusError:message:)``:
     /// StartNotify would be refused the same.
     ///

@@ -89,8 +89,9 @@ final class Subscription: Sendable {
     /// Turns notifications on at `target` (``ConnectedDevice/turnOnNotifications(_:by:deadline:mayRetry:onMove:)``)
     /// by the machine's method, in a task of its own: its reply must be seen even when we are
     /// cancelled, so that StopNotify follows a start that succeeded, and an acquired socket
-    /// is closed. AcquireNotify answered InProgress during the set-up turns to StartNotify
-    /// (``SubscriptionStateMachine/mayFallBack(after:)``).
+    /// is closed. AcquireNotify answered InProgress (set-up, reconnection or follow) turns to
+    /// StartNotify (``SubscriptionStateMachine/mayFallBack(after:)``); after the set-up, the
+    /// stream is told (``SubscriptionEvent/fellBackToStartNotify(_:)``).
     private func startNotify(_ target: Machine.Target, on connected: ConnectedDevice, deadline: ContinuousClock.Instant) -> Task<Void, any Error> {
         let machine = machine
         let task = Task<Void, any Error> { [self] in
