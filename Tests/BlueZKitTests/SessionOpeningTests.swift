@@ -71,6 +71,11 @@ import SimulatorHarness
         try await Simulator.with(faults: ["get_managed_objects_held": "true"]) { sim in
             let recorder = Recorder()
             let opening = Session.Opening(address: sim.address, observer: recorder)
+            // Registered and loading before it is given up: the connect itself may take longer
+            // than the timeout on a loaded machine, and an opening given up before `Hello` is
+            // answered tells its observer of no connection to close.
+            let calls = Session.matchRules.count + 2
+            #expect(await eventually { recorder.calls == calls && recorder.replyTimes.count == calls - 1 })
             await #expect {
                 _ = try await Session.open(opening, timeout: .milliseconds(300))
             } throws: { error in
