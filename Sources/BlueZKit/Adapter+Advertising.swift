@@ -106,7 +106,11 @@ extension Adapter {
             object.answer(call, bluezOwner: session?.bluezOwner)
         }
         // Subscribed before registering: a central may connect as soon as bluetoothd answers.
-        let watcher = session.addWatcher(linkWatcher(continuation, operation: operation))
+        let watcher = session.addWatcher(linkWatcher(operation: operation) { address, up in
+            continuation.yield(up ? .connected(address) : .disconnected(address))
+        } ended: { error in
+            continuation.finish(throwing: error)
+        })
         let stopExporting = { [session] in
             session.removeWatcher(watcher)
             session.connection.unexport(token)
@@ -170,44 +174,6 @@ extension Adapter {
         BlueZ.call(self.path, BlueZ.advertisingManagerInterface, "UnregisterAdvertisement", [.objectPath(path)])
     }
 
-    /// Yields the links of this adapter's devices coming up and going down, and ends the
-    /// stream when bluetoothd, the bus or the adapter goes away. Runs under the session lock.
-    private func linkWatcher(_ continuation: AsyncThrowingStream<AdvertisingEvent, any Error>.Continuation,
-                             operation: BLEOperation) -> Session.Watcher {
-        let adapterPath = path
-        let adapterName = name
-        let connected = Lock(Set<ObjectPath>())
-        return { _, event in
-            guard let event else { return nil }
-            if let gone = event.unavailability {
-                return { continuation.finish(throwing: gone.during(operation)) }
-            }
-            let link: AdvertisingEvent?
-            switch event {
-            case .removed(adapterPath, let interfaces) where interfaces.contains(BlueZ.adapterInterface):
-                return { continuation.finish(throwing: BLEError.unavailable(.adapterRemoved(adapterName), during: operation)) }
-            case .changed(let device, BlueZ.deviceInterface, let changed, _) where device.isChild(of: adapterPath):
-                link = Self.linkChange(of: device, to: changed["Connected"]?.bool, in: connected)
-            case .added(let device, let interfaces) where device.isChild(of: adapterPath):
-                link = Self.linkChange(of: device, to: interfaces[BlueZ.deviceInterface]?["Connected"]?.bool, in: connected)
-            case .removed(let device, let interfaces) where interfaces.contains(BlueZ.deviceInterface):
-                link = Self.linkChange(of: device, to: false, in: connected)
-            default:
-                link = nil
-            }
-            guard let link else { return nil }
-            return { continuation.yield(link) }
-        }
-    }
-
-    /// The event for `device`'s Connected becoming `value`, if it changes what `connected` holds.
-    private static func linkChange(of device: ObjectPath, to value: Bool?, in connected: Lock<Set<ObjectPath>>) -> AdvertisingEvent? {
-        guard let value, let address = BluetoothAddress(devicePath: device.rawValue) else { return nil }
-        let changed = connected.withLock { set in value ? set.insert(device).inserted : set.remove(device) != nil }
-        guard changed else { return nil }
-        return value ? .connected(address) : .disconnected(address)
-    }
-
     private static let advertisementCount = Lock(0)
 
     /// `/org/blectl/advertisement1`, `…2`, ...: a path of its own for each advertisement.
@@ -217,13 +183,5 @@ extension Adapter {
             return count
         }
         return ObjectPath("/org/blectl/advertisement\(n)")
-    }
-}
-
-extension ObjectPath {
-    /// Whether this path is directly under `parent`.
-    fileprivate func isChild(of parent: ObjectPath) -> Bool {
-        let prefix = parent.rawValue + "/"
-        return rawValue.hasPrefix(prefix) && !rawValue.dropFirst(prefix.count).contains("/")
     }
 }

@@ -11,6 +11,8 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case agent, pair, trust, unpair
         /// Registering an advertisement of this host's own, and advertising it.
         case advertise
+        /// Registering a GATT application of this host's own, and serving it.
+        case serve
         /// Receiving the notifications of a subscription, once it is set up.
         case notifications
     }
@@ -53,6 +55,7 @@ public struct BLEOperation: Sendable, Equatable, CustomStringConvertible {
         case .unpair: text = "unpairing"
         case .notifications: text = "notifications"
         case .advertise: text = "advertising"
+        case .serve: text = "serving GATT"
         }
         return text + place
     }

@@ -17,6 +17,8 @@ public enum BlueZ {
     public static let advertisingManagerInterface = "org.bluez.LEAdvertisingManager1"
     /// Implemented by clients, read and released by bluetoothd (bluez/doc/org.bluez.LEAdvertisement.rst).
     public static let advertisementInterface = "org.bluez.LEAdvertisement1"
+    /// On each adapter: registers GATT applications (bluez/doc/org.bluez.GattManager.rst; 5.66: gatt-api.txt).
+    public static let gattManagerInterface = "org.bluez.GattManager1"
     /// The object implementing ``agentManagerInterface``.
     public static let agentManagerPath: ObjectPath = "/org/bluez"
     /// org.freedesktop.DBus.ObjectManager (the string DBusKit's decoder hands out for it).

@@ -23,6 +23,7 @@ public struct Message: Sendable {
         var signature: String
         var decodedBody: [DBusValue]?
         var wire: WireBody?
+        var noReplyExpected = false
     }
 
     /// The fields, shared between copies; a setter writes to a copy of its own unless this
@@ -40,6 +41,12 @@ public struct Message: Sendable {
     private mutating func write(_ body: (inout Fields) -> Void) {
         if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
         body(&storage.fields)
+    }
+
+    /// For a method call: false when its sender set NO_REPLY_EXPECTED (it wants no answer).
+    public var expectsReply: Bool {
+        get { !storage.fields.noReplyExpected }
+        set { write { $0.noReplyExpected = !newValue } }
     }
 
     public var kind: Kind {

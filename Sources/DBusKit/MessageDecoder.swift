@@ -17,10 +17,12 @@ struct SignalHeader {
 /// Reads a libdbus message into a ``Message``. Runs on the connection's queue only.
 enum MessageDecoder {
     static func decode(_ raw: OpaquePointer) -> Message {
-        decode(raw, sender: string(dbus_message_get_sender(raw)),
-               path: string(dbus_message_get_path(raw)).map { ObjectPath($0) },
-               interface: name(dbus_message_get_interface(raw)),
-               member: name(dbus_message_get_member(raw)))
+        var message = decode(raw, sender: string(dbus_message_get_sender(raw)),
+                             path: string(dbus_message_get_path(raw)).map { ObjectPath($0) },
+                             interface: name(dbus_message_get_interface(raw)),
+                             member: name(dbus_message_get_member(raw)))
+        if message.kind == .methodCall && dbus_message_get_no_reply(raw) != 0 { message.expectsReply = false }
+        return message
     }
 
     /// The signal, with the header fields ``header(_:)`` already read for it (a signal is

@@ -213,6 +213,7 @@ struct ProgressObserver: SessionObserver {
         case .trust: return "setting Trusted on" + device
         case .unpair: return "removing" + device
         case .advertise: return "registering the advertisement"
+        case .serve: return "registering the GATT application"
         }
     }
 }
