@@ -20,10 +20,12 @@ struct MQTTMessage: Sendable, Equatable, CustomStringConvertible {
     var json: J? { J.parse(payload) }
 }
 
-/// A mosquitto broker on a free port of 127.0.0.1: anonymous clients, no persistence, so a
-/// restart forgets everything but what clients send again.
+/// A mosquitto broker on a port of 127.0.0.1 reserved for it (``ReservedPort``): anonymous
+/// clients, no persistence, so a restart forgets everything but what clients send again.
 final class MQTTBroker: @unchecked Sendable {
-    let port: Int
+    /// Held until the broker is gone, so the port is still its own after ``pause()`` or ``stop()``.
+    private let reservation: ReservedPort
+    var port: Int { reservation.port }
     private let directory: URL
     private var process: RunningProcess
 
@@ -38,17 +40,18 @@ final class MQTTBroker: @unchecked Sendable {
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blectl-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let port = try freePort()
+        let reservation = try ReservedPort()
         let config = directory.appendingPathComponent("mosquitto.conf")
-        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n"
+        try "listener \(reservation.port) 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\n"
             .write(to: config, atomically: true, encoding: .utf8)
-        let broker = MQTTBroker(port: port, directory: directory, process: try launchChild(mosquitto, ["-c", config.path], environment: [:]))
+        let broker = MQTTBroker(reservation: reservation, directory: directory,
+                                process: try launchChild(mosquitto, ["-c", config.path], environment: [:]))
         try await broker.waitUntilListening()
         return broker
     }
 
-    private init(port: Int, directory: URL, process: RunningProcess) {
-        self.port = port
+    private init(reservation: ReservedPort, directory: URL, process: RunningProcess) {
+        self.reservation = reservation
         self.directory = directory
         self.process = process
     }
@@ -120,22 +123,6 @@ final class MQTTBroker: @unchecked Sendable {
         return MQTTCollector.messages(result.stdout)
     }
 
-    /// A port nobody listens on now: the kernel's choice for a socket bound to port 0.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw HarnessError.simulatorDidNotStart("no free port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Whether a TCP connection to 127.0.0.1:`port` is accepted.
     static func accepts(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -148,6 +135,48 @@ final class MQTTBroker: @unchecked Sendable {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
     }
+}
+
+/// A port of 127.0.0.1 that nobody else gets while this value lives, for a broker to listen
+/// on, stopped and started again as often as a test likes: a socket bound to it, with
+/// SO_REUSEADDR, that never listens.
+///
+/// A port only chosen (bound to port 0, then closed) is free again whenever no broker
+/// listens on it: before mosquitto binds it and while a test has it stopped. The kernel may
+/// then give it to another test's broker asking for port 0 (its "Address already in use"
+/// once failed a restart) or to an outgoing connection as its local port. A bound port is
+/// given to neither, yet mosquitto, which binds with SO_REUSEADDR too, can listen on it:
+/// Linux lets SO_REUSEADDR sockets share a port as long as the ones bound before do not listen.
+final class ReservedPort: Sendable {
+    let port: Int
+    private let descriptor: Int32
+
+    /// Binds a new socket to a port the kernel chooses.
+    /// - Throws: when no port can be bound (the errno).
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var reuse: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            let error = errno
+            close(fd)
+            throw HarnessError.simulatorDidNotStart("no port to reserve: errno \(error)")
+        }
+        descriptor = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(descriptor) }
 }
 
 /// A running `mosquitto_sub`: what it has printed so far, and waits on it.

@@ -15,8 +15,9 @@ struct MQTTTLSTests {
     /// A CA, a certificate for 127.0.0.1 it signed, and a mosquitto TLS listener using them.
     struct TLSBroker {
         let directory: URL
-        let port: Int
+        let reservation: ReservedPort
         let process: RunningProcess
+        var port: Int { reservation.port }
         var caFile: String { directory.appendingPathComponent("ca.pem").path }
 
         static func start() async throws -> TLSBroker {
@@ -37,7 +38,8 @@ struct MQTTTLSTests {
             // mosquitto started as root reads its files as the mosquitto user.
             for name in ["ca.pem", "server.pem", "server.key"] { chmod(file(name), 0o644) }
             chmod(directory.path, 0o755)
-            let port = try MQTTBroker.freePort()
+            let reservation = try ReservedPort()
+            let port = reservation.port
             try """
                 listener \(port) 127.0.0.1
                 allow_anonymous true
@@ -53,7 +55,7 @@ struct MQTTTLSTests {
                 process.sendSignal(SIGKILL)
                 throw HarnessError.simulatorDidNotStart("mosquitto (TLS) did not listen: \(process.currentStderr)")
             }
-            return TLSBroker(directory: directory, port: port, process: process)
+            return TLSBroker(directory: directory, reservation: reservation, process: process)
         }
 
         /// mosquitto_sub over TLS on `topic`, once subscribed (it prints `count` messages).
