@@ -173,10 +173,24 @@ final class GATTApplicationObjects: Sendable {
         case .failure(.length(let count)):
             return .error(name: Self.invalidValueLength, message: "\(count) bytes: a value holds at most \(GATTApplication.maximumValueLength)")
         case .success:
-            let type = options.type.flatMap(GATTServerRequest.WriteType.init(rawValue:)) ?? (call.expectsReply ? .request : .command)
+            let type = options.type.flatMap(GATTServerRequest.WriteType.init(rawValue:)) ?? Self.writeType(flags: node.flags, call: call)
             onEvent(.written(GATTServerRequest(attribute: attribute, device: options.device, offset: options.offset, mtu: options.mtu,
                                                link: options.link, writeType: type, value: bytes)))
             return .values([])
+        }
+    }
+
+    /// A write's type where bluetoothd does not say (5.66 gives no "type"): what the
+    /// characteristic allows, when it allows one kind only; else nil. (5.66 calls WriteValue
+    /// without wanting a reply for every write to a characteristic with
+    /// write-without-response, Write Requests included, so the call does not tell either.)
+    private static func writeType(flags: [String], call: Message) -> GATTServerRequest.WriteType? {
+        let command = flags.contains("write-without-response")
+        let request = flags.contains { $0.hasSuffix("write") && $0 != "reliable-write" }
+        switch (command, request) {
+        case (true, false): return .command
+        case (false, true): return call.expectsReply ? .request : nil
+        default: return nil
         }
     }
 

@@ -27,8 +27,9 @@ public enum GATTServerEvent: Sendable, Equatable {
 /// A ReadValue or WriteValue bluetoothd made on a central's behalf, with its options
 /// (bluez/doc/org.bluez.GattCharacteristic.rst, org.bluez.GattDescriptor.rst).
 public struct GATTServerRequest: Sendable, Equatable {
-    /// How a central wrote: the options' "type", or, where bluetoothd gives none (5.66),
-    /// ``command`` for a call that wants no reply and ``request`` for one that does.
+    /// How a central wrote: the options' "type"; where bluetoothd gives none (5.66), the only
+    /// kind the characteristic allows (``command`` for write-without-response alone,
+    /// ``request`` for write alone), else unknown (nil).
     public enum WriteType: String, Sendable {
         /// A Write Command (write without response).
         case command
@@ -48,7 +49,7 @@ public struct GATTServerRequest: Sendable, Equatable {
     public var mtu: Int?
     /// "LE" or "BR/EDR" ("link"), when bluetoothd gives it.
     public var link: String?
-    /// A write's type; nil for a read.
+    /// A write's type; nil for a read, or a write whose type bluetoothd did not say.
     public var writeType: WriteType?
     /// A read: the bytes answered (from the offset on); a write: the bytes written.
     public var value: [UInt8]

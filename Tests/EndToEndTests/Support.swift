@@ -138,10 +138,11 @@ struct Sim: Sendable {
         return Run(arguments: arguments, status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 
-    /// Starts blectl and returns at once.
-    func launch(_ arguments: [String], environment: [String: String] = [:]) async throws -> RunningProcess {
+    /// Starts blectl and returns at once; `stdinPipe`: its standard input a pipe the test
+    /// writes (``RunningProcess/writeStdin(_:)``), else /dev/null.
+    func launch(_ arguments: [String], environment: [String: String] = [:], stdinPipe: Bool = false) async throws -> RunningProcess {
         let simulator = simulator
-        return try await offThread { try simulator.launch(BlectlBinary.path, arguments, environment: environment) }
+        return try await offThread { try simulator.launch(BlectlBinary.path, arguments, environment: environment, stdinPipe: stdinPipe) }
     }
 
     func state() async throws -> SimState {

@@ -15,6 +15,7 @@ extension SimState {
         if let agents, !agents.isEmpty { found.append("agents \(agents.map(\.path))") }
         if let pairings, !pairings.isEmpty { found.append("pairings \(pairings.map(\.address))") }
         if let advertisements, !advertisements.isEmpty { found.append("advertisements \(advertisements.map(\.path))") }
+        if let applications, !applications.isEmpty { found.append("GATT applications \(applications.map(\.path))") }
         return found
     }
 }

@@ -139,6 +139,8 @@ public struct SimState: Sendable, Decodable {
     public let deviceFaults: [String: [String]]?
     /// The advertisements registered with LEAdvertisingManager1 (Simulator+Advertising.swift).
     public let advertisements: [SimAdvertisement]?
+    /// The GATT applications registered with GattManager1 (Simulator+Central.swift).
+    public let applications: [SimApplication]?
     /// The calls bluetoothd made into clients' objects, in order (Simulator+Advertising.swift).
     public let appCalls: [SimAppCall]?
 
@@ -156,7 +158,7 @@ public struct SimState: Sendable, Decodable {
         case leConnect = "le_connect"
         case leCreations = "le_creations"
         case deviceFaults = "device_faults"
-        case advertisements
+        case advertisements, applications
         case appCalls = "app_calls"
     }
 

@@ -16,14 +16,8 @@ extension ValueParser where Value == [UInt8] {
                     bytes.append(high << 4 | low)
                 }
             } else {
-                let utf8 = Array(digits.utf8)
-                guard utf8.count % 2 == 0 else { throw expectation }
-                var index = 0
-                while index < utf8.count {
-                    guard let high = hexDigit(utf8[index]), let low = hexDigit(utf8[index + 1]) else { throw expectation }
-                    bytes.append(high << 4 | low)
-                    index += 2
-                }
+                guard let plain = [UInt8](hexDigits: digits) else { throw expectation }
+                bytes = plain
             }
             guard (1...512).contains(bytes.count) else { throw expectation }
             return bytes
@@ -39,6 +33,23 @@ extension ValueParser where Value == [UInt8] {
             guard (1...512).contains(bytes.count) else { throw ExpectedValue("text of 1 to 512 bytes in UTF-8") }
             return bytes
         }, describe: { String(decoding: $0, as: UTF8.self) })
+    }
+}
+
+extension [UInt8] {
+    /// The bytes of hex digits, two per byte, any case, nothing else (`0a1B`; empty: none);
+    /// nil for anything else.
+    init?(hexDigits text: some StringProtocol) {
+        let utf8 = Array(text.utf8)
+        guard utf8.count.isMultiple(of: 2) else { return nil }
+        self = []
+        reserveCapacity(utf8.count / 2)
+        var index = 0
+        while index < utf8.count {
+            guard let high = hexDigit(utf8[index]), let low = hexDigit(utf8[index + 1]) else { return nil }
+            append(high << 4 | low)
+            index += 2
+        }
     }
 }
 

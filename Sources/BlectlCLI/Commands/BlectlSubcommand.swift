@@ -68,7 +68,7 @@ enum Subcommands {
         ScanCommand.self, ConnectCommand.self, GetVersionCommand.self, GetBatteryCommand.self,
         ReadCommand.self, WriteCommand.self, RequestCommand.self, NotifyCommand.self, DisconnectCommand.self,
         InfoCommand.self, DevicesCommand.self, AdaptersCommand.self,
-        PairCommand.self, UnpairCommand.self, AdvertiseCommand.self, DoctorCommand.self,
+        PairCommand.self, UnpairCommand.self, AdvertiseCommand.self, ServeCommand.self, DoctorCommand.self,
     ]
 
     /// The subcommand whose canonical name is `name`.

@@ -17,35 +17,12 @@ enum AddressLines {
     /// The entries of `input`, line by line as they are read; ends at the end of the input.
     /// - Throws: ``InputError`` when the input cannot be read; `CancellationError`.
     static func entries(of input: FileInput, _ take: (Entry) async -> Void) async throws {
-        var pending: [UInt8] = []
-        var number = 0
-        var overlong = false
-        func line(_ bytes: ArraySlice<UInt8>) async {
-            number += 1
-            if overlong {
-                overlong = false
+        try await input.forEachLine(maximumLength: maximumLineLength) { number, bytes in
+            guard let bytes else {
                 await take(.unusable(UnusableLine(source: input.source, number: number, text: "(a line of more than \(maximumLineLength) bytes)")))
-            } else if let entry = entry(bytes, number: number, source: input.source) {
-                await take(entry)
-            }
-        }
-        while true {
-            let chunk = try await input.read(upTo: 16384)
-            if chunk.isEmpty {
-                if overlong || !pending.isEmpty { await line(pending[...]) }
                 return
             }
-            pending += chunk
-            var start = pending.startIndex
-            while let newline = pending[start...].firstIndex(of: 0x0A) {
-                await line(pending[start..<newline])
-                start = newline + 1
-            }
-            pending.removeSubrange(..<start)
-            if pending.count > maximumLineLength {
-                pending.removeAll()
-                overlong = true
-            }
+            if let entry = entry(bytes, number: number, source: input.source) { await take(entry) }
         }
     }
 

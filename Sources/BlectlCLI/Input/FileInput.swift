@@ -101,6 +101,39 @@ final class FileInput: Sendable {
         }
     }
 
+    /// Calls `take` with each line as it is read (its number from 1, and its bytes without
+    /// the newline; nil for a line longer than `maximumLength`, whose bytes are dropped),
+    /// the last one even without a newline; returns at the end of the input.
+    /// - Throws: ``InputError`` when the input cannot be read; `CancellationError`.
+    func forEachLine(maximumLength: Int, _ take: (Int, ArraySlice<UInt8>?) async throws -> Void) async throws {
+        var pending: [UInt8] = []
+        var number = 0
+        var overlong = false
+        func line(_ bytes: ArraySlice<UInt8>) async throws {
+            number += 1
+            try await take(number, overlong ? nil : bytes)
+            overlong = false
+        }
+        while true {
+            let chunk = try await read(upTo: 16384)
+            if chunk.isEmpty {
+                if overlong || !pending.isEmpty { try await line(pending[...]) }
+                return
+            }
+            pending += chunk
+            var start = pending.startIndex
+            while let newline = pending[start...].firstIndex(of: 0x0A) {
+                try await line(pending[start..<newline])
+                start = newline + 1
+            }
+            pending.removeSubrange(..<start)
+            if pending.count > maximumLength {
+                pending.removeAll()
+                overlong = true
+            }
+        }
+    }
+
     /// Queue only: poll for the input (or the wake pipe), then read; nil when `giveUp`.
     private func readWaiting(upTo count: Int, giveUp: () -> Bool) -> Result<[UInt8], any Error>? {
         var buffer = [UInt8](repeating: 0, count: max(1, count))

@@ -20,6 +20,9 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
     case devicesFailedDifferently = 6
     /// EX_USAGE
     case usage = 64
+    /// EX_DATAERR: a `serve` profile that cannot be served (its line and member named);
+    /// nothing was registered.
+    case invalidProfile = 65
     /// EX_UNAVAILABLE: no bus, no bluetoothd, no adapter, adapter powered off or blocked by
     /// rfkill, at start or while the command runs.
     case unavailable = 69
@@ -44,6 +47,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .busy: "busy"
         case .devicesFailedDifferently: "devices_failed"
         case .usage: "usage"
+        case .invalidProfile: "invalid_profile"
         case .unavailable: "unavailable"
         case .internal: "internal"
         case .ioError: "io_error"
@@ -63,6 +67,7 @@ enum ExitStatus: Int32, Sendable, CaseIterable {
         case .busy: "Busy: an operation already in progress, adapter busy."
         case .devicesFailedDifferently: "Several devices failed, with different statuses."
         case .usage: "Usage error."
+        case .invalidProfile: "A serve profile that cannot be served."
         case .unavailable: "Bluetooth unavailable: no bluetoothd, no adapter, powered off, rfkill."
         case .internal: "Internal error."
         case .ioError: "Writing standard output failed (a full disk, an I/O error)."
