@@ -42,6 +42,8 @@ STRIP      ?= strip
 OBJCOPY    ?= objcopy
 # blectl-sim's Python files (the launcher goes in BINDIR).
 SIMDIR     ?= $(PREFIX)/share/blectl/sim
+# serve's profile schema and example profile.
+PROFILEDIR ?= $(PREFIX)/share/blectl/profiles
 
 # Debian 12 packages: libdbus headers (CDBus, via pkg-config), libmosquitto's header
 # (CMosquitto; the library itself is loaded only for --mqtt, libmosquitto1), the dbus-daemon and
@@ -287,6 +289,8 @@ install: build install-sim ## Install bin/blectl (stripped), man1/blectl.1 and t
 	"$(RELEASE_BIN)" completions zsh > '$(DESTDIR)$(ZSHCOMPDIR)/_blectl'
 	"$(RELEASE_BIN)" completions fish > '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
 	chmod 0644 '$(DESTDIR)$(BASHCOMPDIR)/blectl' '$(DESTDIR)$(ZSHCOMPDIR)/_blectl' '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
+	install -d '$(DESTDIR)$(PROFILEDIR)'
+	install -m 0644 profiles/blectl-profile.schema.json profiles/heart-rate.json '$(DESTDIR)$(PROFILEDIR)/'
 
 install-debug: install ## Also install blectl's debug info as bin/.debug/blectl.debug (for gdb, backtraces).
 	install -d '$(DESTDIR)$(BINDIR)/.debug'
@@ -310,7 +314,7 @@ uninstall: ## Remove what install and install-debug put there.
 	    '$(DESTDIR)$(BASHCOMPDIR)/blectl' '$(DESTDIR)$(ZSHCOMPDIR)/_blectl' '$(DESTDIR)$(FISHCOMPDIR)/blectl.fish'
 	rmdir '$(DESTDIR)$(BINDIR)/.debug' 2>/dev/null || true
 	rm -f '$(DESTDIR)$(BINDIR)/blectl-sim' '$(DESTDIR)$(MANDIR)/man1/blectl-sim.1'
-	rm -rf '$(DESTDIR)$(SIMDIR)'
+	rm -rf '$(DESTDIR)$(SIMDIR)' '$(DESTDIR)$(PROFILEDIR)'
 	rmdir '$(DESTDIR)$(dir $(SIMDIR:/=))' 2>/dev/null || true
 
 test-install: build ## install + install-debug into a scratch DESTDIR: stripped, debuglink, debug file, man page; uninstall clean (scripts/check-install).

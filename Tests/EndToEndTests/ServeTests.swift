@@ -147,6 +147,27 @@ struct ServeTests {
         }
     }
 
+    @Test("the example profile (profiles/heart-rate.json) registers as the README shows; its schedule runs while subscribed")
+    func exampleProfile() async throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("profiles/heart-rate.json").path
+        try await Sim.with { sim in
+            let process = try await sim.launch(["serve", example, "--timeout", "60"])
+            #expect(await process.stdoutContains("\"registered\""), "\(process.currentStderr)")
+            try await sim.simulator.centralConnect()
+            #expect(try await sim.simulator.centralRead("2a19").value == "57")
+            _ = try await sim.simulator.centralSubscribe("2a37")
+            #expect(try await eventually { try await sim.simulator.centralState().notifications.first?.value == "0048" })
+            try await sim.simulator.centralDisconnect()
+            process.sendSignal(SIGINT)
+            let result = try await process.finish()
+            try await SignalTests.expectInterrupted(result, by: SIGINT, sim: sim)
+            #expect(Self.events(result.stdout).first == [
+                "event": "registered", "adapter": "hci0", "path": .string(Self.app), "services": ["180d", "180f"], "characteristics": 4,
+                "advertising": true, "name": "blectl Heart", "advertised_services": ["180d", "180f"], "skipped": [],
+            ])
+        }
+    }
+
     @Test("a signal: the application and the advertisement unregistered, nothing left", arguments: [SIGINT, SIGTERM])
     func interrupted(_ signal: Int32) async throws {
         try await Sim.with { sim in
