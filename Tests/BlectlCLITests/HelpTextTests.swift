@@ -65,6 +65,8 @@ struct HelpTextTests {
         "advertise": ["-t, --timeout <seconds>", "-n, --name <text>", "-s, --service <uuid>", "--manufacturer-data <id:hex>", "--service-data <uuid:hex>",
                       "--tx-power", "--appearance <n>", "--discoverable", "--type <type>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose",
                       "-q, --quiet", "-h, --help"],
+        "serve": ["-t, --timeout <seconds>", "-n, --name <text>", "--no-advertise", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose",
+                  "-q, --quiet", "-h, --help"],
         "unpair": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
         "doctor": ["-t, --timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
         "completions": ["-h, --help"],
@@ -76,7 +78,7 @@ struct HelpTextTests {
         "get-battery": ["<address>"], "read": ["<address>", "<characteristic>"],
         "write": ["<address>", "<characteristic>", "<value>"], "request": ["<address>", "<value>"],
         "notify": ["<address>", "<characteristic>"], "disconnect": ["<address>"], "info": ["<address>"], "devices": [], "adapters": [],
-        "pair": ["<address>"], "unpair": ["<address>"], "advertise": [], "doctor": [], "completions": ["<shell>"], "help": ["<subcommand>"],
+        "pair": ["<address>"], "unpair": ["<address>"], "advertise": [], "serve": ["<profile>"], "doctor": [], "completions": ["<shell>"], "help": ["<subcommand>"],
     ]
 
     /// `blectl` and every subcommand it declares.
@@ -89,7 +91,7 @@ struct HelpTextTests {
     @Test func theListsCoverExactlyTheDeclaredCommands() {
         #expect(Set(Self.expectedOptions.keys) == Set(Self.allCommands))
         #expect(Set(Self.expectedArguments.keys) == Set(Self.allCommands))
-        #expect(Self.allCommands.count == 19)
+        #expect(Self.allCommands.count == 20)
         #expect(Set(Self.extraHelpRequests.keys).isSubset(of: Set(Self.allCommands)))
     }
 

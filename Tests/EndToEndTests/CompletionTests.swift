@@ -10,7 +10,7 @@ import Testing
 @Suite("shell completions")
 struct CompletionTests {
     static let subcommands = ["scan", "connect", "get-version", "version", "get-battery", "battery", "read", "write",
-                              "request", "notify", "disconnect", "info", "devices", "adapters", "pair", "unpair", "advertise", "doctor",
+                              "request", "notify", "disconnect", "info", "devices", "adapters", "pair", "unpair", "advertise", "serve", "doctor",
                               "completions", "help"]
     static let names = ["blesim Probe", "blesim Vendor", "blesim Battery1", "blesim GattBattery", "blesim Plain"]
     static let scanOptions = ["--timeout", "-t", "--name", "-n", "--service", "-s", "--address", "--rssi-min", "--decoded", "--count",
