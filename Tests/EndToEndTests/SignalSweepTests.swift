@@ -30,6 +30,9 @@ struct SignalSweepTests {
         }
     }
 
+    /// serve's profile, written once.
+    static let servedProfile = (try? ServeTests.file(ServeTests.profile)) ?? "/nonexistent"
+
     static let commands: [Command] = [
         Command(arguments: ["scan", "--count", "10", "--timeout", "60"]) { run in
             Set(run.lines.compactMap { J.parse($0)?["address"]?.string }) == Set(World.known + World.fillers)
@@ -72,6 +75,13 @@ struct SignalSweepTests {
         Command(arguments: ["pair", World.secure, "--passkey", "123456"], isComplete: { run in
             run.lines.count == 1 && J.parse(run.lines[0]) == ["address": "C0:FF:EE:00:00:07", "paired": true, "bonded": true, "trusted": false]
         }, faults: World.secureFaults),
+        // The peripheral role: an advertisement, and a GATT application with one, to unregister.
+        Command(arguments: ["advertise", "--name", "blectl", "--timeout", "1"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0])?["event"] == "registered"
+        },
+        Command(arguments: ["serve", servedProfile, "--timeout", "1"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0])?["event"] == "registered"
+        },
         // doctor: a discovery it starts and must stop (StartDiscovery answered after 1 s, so
         // that most signals come while it is pending or running).
         Command(arguments: ["doctor"], isComplete: { run in
