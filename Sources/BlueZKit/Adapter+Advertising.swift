@@ -118,29 +118,13 @@ extension Adapter {
         }
         let register = BlueZ.call(adapterPath, BlueZ.advertisingManagerInterface, "RegisterAdvertisement",
                                   [.objectPath(object.path), .dictionary(keySignature: "s", valueSignature: "v", [])])
-        do {
-            _ = try await session.call(register, operation: operation, timeout: timeout)
-        } catch {
-            // A RegisterAdvertisement given up on (timeout, cancellation) may still be carried out.
-            if Session.mayHaveBeenCarriedOut(despite: error) {
-                await session.cleanupCall(unregisterCall(object.path), waitingUpTo: CleanupPolicy.interruptedTimeout)
-            }
-            stopExporting()
-            throw Self.registrationError(error)
+        return try await withRegistration(
+            register: register, unregister: unregisterCall(object.path), operation: operation, timeout: timeout,
+            unregisterTimeout: Self.advertisementUnregisterTimeout, registrationError: Self.registrationError,
+            isStillRegistered: { !object.isReleased }, stopExporting: stopExporting
+        ) {
+            try await body(AdvertisingHandle(adapter: self, object: object, payload: payload, events: events))
         }
-        let result: Result<T, any Error>
-        do {
-            result = .success(try await body(AdvertisingHandle(adapter: self, object: object, payload: payload, events: events)))
-        } catch {
-            result = .failure(error)
-        }
-        if !object.isReleased && session.isBlueZAvailable {
-            let succeeded = (try? result.get()) != nil && !Task.isCancelled
-            await session.cleanupCall(unregisterCall(object.path),
-                                      waitingUpTo: succeeded ? Self.advertisementUnregisterTimeout : CleanupPolicy.interruptedTimeout)
-        }
-        stopExporting()
-        return try result.get()
     }
 
     /// Fails unless bluetoothd has a free advertising instance on this adapter.

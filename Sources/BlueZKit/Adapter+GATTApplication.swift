@@ -110,29 +110,13 @@ extension Adapter {
             tokens.forEach(session.connection.unexport)
             continuation.finish()
         }
-        let register = managerCall("RegisterApplication", root: objects.root)
-        do {
-            _ = try await session.call(register, operation: operation, timeout: timeout)
-        } catch {
-            if Session.mayHaveBeenCarriedOut(despite: error) {
-                await session.cleanupCall(unregisterCall(objects.root), waitingUpTo: CleanupPolicy.interruptedTimeout)
-            }
-            stopExporting()
-            throw Self.registrationError(error, adapter: name, operation: operation)
+        return try await withRegistration(
+            register: managerCall("RegisterApplication", root: objects.root), unregister: unregisterCall(objects.root),
+            operation: operation, timeout: timeout, unregisterTimeout: Self.applicationUnregisterTimeout,
+            registrationError: { Self.registrationError($0, adapter: name, operation: operation) }, stopExporting: stopExporting
+        ) {
+            try await body(GATTApplicationHandle(adapter: self, application: application, objects: objects, events: events))
         }
-        let result: Result<T, any Error>
-        do {
-            result = .success(try await body(GATTApplicationHandle(adapter: self, application: application, objects: objects, events: events)))
-        } catch {
-            result = .failure(error)
-        }
-        if session.isBlueZAvailable {
-            let succeeded = (try? result.get()) != nil && !Task.isCancelled
-            await session.cleanupCall(unregisterCall(objects.root),
-                                      waitingUpTo: succeeded ? Self.applicationUnregisterTimeout : CleanupPolicy.interruptedTimeout)
-        }
-        stopExporting()
-        return try result.get()
     }
 
     /// GattManager1's `member` for the application at `root`.
