@@ -34,6 +34,7 @@ let package = Package(
         // The README's library examples (built with everything else, so CI builds them).
         .executableTarget(name: "scan-notify", dependencies: ["BlueZKit"], path: "Examples/ScanAndNotify"),
         .executableTarget(name: "battery-sweep", dependencies: ["BlueZKit"], path: "Examples/BatterySweep"),
+        .executableTarget(name: "battery-peripheral", dependencies: ["BlueZKit"], path: "Examples/BatteryPeripheral"),
 
         // Test support: starts a private dbus-daemon with the simulated BlueZ (sim/).
         .target(name: "SimulatorHarness", path: "Tests/SimulatorHarness"),
