@@ -124,6 +124,30 @@ struct ServeTests {
         }
     }
 
+    @Test("an indicating characteristic: the value indicated, the central's confirmation a confirmed event")
+    func indications() async throws {
+        let indicating = """
+            {"services": [{"uuid": "1809", "characteristics": [{"uuid": "2a1c", "flags": ["indicate"], "value": "00"}]}]}
+            """
+        try await Sim.with { sim in
+            let process = try await Self.launch(sim, profile: indicating, stdinPipe: true)
+            try await sim.simulator.centralConnect()
+            _ = try await sim.simulator.centralSubscribe("2a1c", indicate: true)
+            process.writeStdin("{\"characteristic\": \"2a1c\", \"value\": \"06fe\"}\n")
+            #expect(await process.stdoutContains("\"confirmed\""))
+            let received = try await sim.simulator.centralState().notifications
+            #expect(received.map(\.kind) == ["indication"] && received.map(\.value) == ["06fe"], "\(received)")
+            try await sim.simulator.centralDisconnect()
+            process.sendSignal(SIGINT)
+            let result = try await process.finish()
+            try await SignalTests.expectInterrupted(result, by: SIGINT, sim: sim)
+            let events = Self.events(result.stdout).map { $0["event"] ?? .null }
+            // The link's end and the StopNotify it brings come in either order.
+            #expect(Array(events.prefix(5)) == ["registered", "connected", "subscribed", "notified", "confirmed"], "\(events)")
+            #expect(Set(events.dropFirst(5)) == ["unsubscribed", "disconnected"] && events.count == 7, "\(events)")
+        }
+    }
+
     @Test("notify_every: the values in turn while the central is subscribed, none before")
     func schedule() async throws {
         let scheduled = """
