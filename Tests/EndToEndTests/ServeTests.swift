@@ -141,7 +141,7 @@ struct ServeTests {
             process.sendSignal(SIGINT)
             let result = try await process.finish()
             try await SignalTests.expectInterrupted(result, by: SIGINT, sim: sim)
-            let events = Self.events(result.stdout).map { $0["event"] ?? .null }
+            let events = Self.events(result.stdout).map { $0["event"]?.string ?? "" }
             // The link's end and the StopNotify it brings come in either order.
             #expect(Array(events.prefix(5)) == ["registered", "connected", "subscribed", "notified", "confirmed"], "\(events)")
             #expect(Set(events.dropFirst(5)) == ["unsubscribed", "disconnected"] && events.count == 7, "\(events)")
