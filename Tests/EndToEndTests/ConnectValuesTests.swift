@@ -1,7 +1,7 @@
 // `blectl connect --values`: every readable value read into the GATT tree (exact values from
 // sim/README.md's devices), an attribute's own failure kept in the tree, a lost link, the
-// deadline and SIGINT ending the command with nothing printed. That the output is a profile
-// the schema accepts: ProfileSchemaTests.
+// deadline and SIGINT ending the command with nothing printed, and the clone served. That
+// the output is a profile the schema accepts: ProfileSchemaTests.
 
 import SimulatorHarness
 import Testing
@@ -166,6 +166,31 @@ struct ConnectValuesTests {
             #expect(run.stdout == "")
             scenarioExpectError(run, c.error, message: c.message)
             try await sim.scenarioExpectClean()
+        }
+    }
+
+    @Test("the clone: serve takes connect --values' output as it is; the simulated central reads the probe's values from it")
+    func cloneServed() async throws {
+        try await Sim.with { sim in
+            let probe = await sim.blectl(["connect", World.probe, "--values"])
+            #expect(probe.status == 0, "\(probe)")
+            let process = try await ServeTests.launch(sim, profile: probe.stdout)
+            try await sim.simulator.centralConnect()
+            #expect(try await sim.simulator.centralRead("2a19").value == "57")
+            #expect(try await sim.simulator.centralRead("2a29").value == "426c6573696d204c616273")
+            try await sim.simulator.centralDisconnect()
+            process.sendSignal(SIGINT)
+            let result = try await process.finish()
+            try await SignalTests.expectInterrupted(result, by: SIGINT, sim: sim)
+            // bluetoothd's own 1801 and CCCs left out; the rest served and advertised under the probe's name.
+            #expect(ServeTests.events(result.stdout).first == [
+                "event": "registered", "adapter": "hci0", "path": .string(ServeTests.app),
+                "services": ["180f", "180a", .string(World.vendorService)], "characteristics": 6, "advertising": true,
+                "name": "blesim Probe", "advertised_services": ["180f", "180a", .string(World.vendorService)],
+                "skipped": [["line": 1, "uuid": "1801", "reason": "bluetoothd serves 1801 itself"],
+                            ["line": 1, "uuid": "2902", "reason": "bluetoothd makes 2902 itself"],
+                            ["line": 1, "uuid": "2902", "reason": "bluetoothd makes 2902 itself"]],
+            ])
         }
     }
 
