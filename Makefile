@@ -10,6 +10,7 @@
 #   BLEAK       what pip installs into it               (bleak==3.1.0, the version sim/ was tested with)
 #   BTHOME_BLE, IBEACON_BLE, BLUETOOTH_SIG  the decoders Home Assistant uses and the GATT one, pip-installed into VENV as the
 #               advertisement- and value-decoding tests' oracles (bthome-ble==3.25.0, ibeacon-ble==1.2.0, bluetooth-sig==0.6.0)
+#   JSONSCHEMA  the validator profiles/validate uses, pip-installed into VENV with them (jsonschema==4.26.0)
 #   APT_LOCK_TIMEOUT  seconds deps waits for another apt's lock (600)
 #   PREFIX      install prefix                          (/usr/local)
 #   STRIP, OBJCOPY  binutils for install's stripping and its debug file (strip, objcopy)
@@ -31,6 +32,7 @@ BLEAK      ?= bleak==3.1.0
 BTHOME_BLE ?= bthome-ble==3.25.0
 BLUETOOTH_SIG ?= bluetooth-sig==0.6.0
 IBEACON_BLE ?= ibeacon-ble==1.2.0
+JSONSCHEMA ?= jsonschema==4.26.0
 PREFIX     ?= /usr/local
 DESTDIR    ?=
 BINDIR     ?= $(PREFIX)/bin
@@ -154,11 +156,12 @@ $(VENV)/.bleak-installed:
 	touch $@
 
 # The tests decode beacon frames with blectl and with these (AdvertisementOracleTests,
-# which finds the venv's python as BLECTL_ORACLE_PYTHON or .venv/bin/python).
-oracles: $(VENV)/.oracles-installed ## Install the PyPI decoders the tests compare against (bthome-ble, ibeacon-ble, bluetooth-sig) into VENV.
+# which finds the venv's python as BLECTL_ORACLE_PYTHON or .venv/bin/python), and jsonschema,
+# with which profiles/validate checks connect --values' output against the profile schema (ProfileTests).
+oracles: $(VENV)/.oracles-installed ## Install the PyPI decoders the tests compare against (bthome-ble, ibeacon-ble, bluetooth-sig) and jsonschema into VENV.
 
 $(VENV)/.oracles-installed: $(VENV)/.bleak-installed Makefile
-	$(VENV)/bin/pip install --disable-pip-version-check '$(BTHOME_BLE)' '$(IBEACON_BLE)' '$(BLUETOOTH_SIG)'
+	$(VENV)/bin/pip install --disable-pip-version-check '$(BTHOME_BLE)' '$(IBEACON_BLE)' '$(BLUETOOTH_SIG)' '$(JSONSCHEMA)'
 	touch $@
 
 build: ## Release build of blectl (Swift runtime linked statically when available).

@@ -36,15 +36,16 @@ extension ConnectedDevice {
     ///     from there (ATT Read Blob requests).
     ///   - timeout: the limit for the whole read, the wait for our turn included.
     /// - Returns: the value bytes (from `offset` on).
-    /// - Throws: ``BLEError/notSupported(_:_:)`` when the characteristic lacks the `read` flag
-    ///   (nothing is sent: bluetoothd would send the request whatever the flags say) or the
+    /// - Throws: ``BLEError/notSupported(_:_:)`` when the characteristic's flags do not allow
+    ///   reading (``GATTCharacteristic/isReadable``; nothing is sent: bluetoothd would send the
+    ///   request whatever the flags say) or the
     ///   device answered ATT Read Not Permitted; ``BLEError/notPermitted(_:dbusError:message:)``
     ///   when it wants pairing or encryption first (NotPermitted "Not paired", NotAuthorized);
     ///   ``BLEError/timedOut(_:)`` (read, naming service and characteristic),
     ///   ``BLEError/disconnected(_:)``, ``BLEError/failed(_:dbusError:message:)`` (an offset past
     ///   the end: InvalidArguments "Invalid offset"), `CancellationError`.
     public func read(_ characteristic: GATTCharacteristic, offset: UInt16 = 0, timeout: Duration) async throws -> [UInt8] {
-        try require(characteristic, oneOf: ["read"], for: .read, "be read")
+        try require(characteristic, oneOf: GATTCharacteristic.readFlags, for: .read, "be read")
         let operation = device.operation(.read, service: characteristic.service, characteristic: characteristic.uuid)
         let session = session
         let deadline = ContinuousClock.now + timeout

@@ -38,6 +38,18 @@ public struct GATTService: Sendable, Equatable {
 }
 
 extension GATTCharacteristic {
+    /// The Flags that allow reading the value (bluez/doc/org.bluez.GattCharacteristic.rst):
+    /// `read`, and the ones that ask for security first, `encrypt-read`,
+    /// `encrypt-authenticated-read` and `secure-read`. bluetoothd exports only `read` for a
+    /// remote device's characteristic (gatt-client.c takes Flags from the declaration's
+    /// properties); the others are a local GATT application's.
+    public static let readFlags = ["read", "encrypt-read", "encrypt-authenticated-read", "secure-read"]
+
+    /// Whether the flags allow reading the value (one of ``readFlags``).
+    public var isReadable: Bool {
+        flags.contains(where: Self.readFlags.contains)
+    }
+
     /// The descriptor with `uuid`, if the characteristic has it (the first, by handle).
     public func descriptor(_ uuid: BluetoothUUID) -> GATTDescriptor? {
         descriptors.first { $0.uuid == uuid }

@@ -32,7 +32,7 @@ struct HelpTextTests {
             "--lost-after <seconds>", "--bindkey <address=key>", "--mqtt <url>", "--mqtt-gateway <name>", "--mqtt-keepalive <seconds>", "--mqtt-queue <n>",
             "--mqtt-cafile <path>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",
         ],
-        "connect": ["-t, --timeout <seconds>", "--retries <n>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
+        "connect": ["-t, --timeout <seconds>", "--retries <n>", "--values", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help"],
         "get-version": [
             "-t, --timeout <seconds>", "--retries <n>", "--vendor-service <uuid>", "--vendor-write <uuid>", "--vendor-notify <uuid>",
             "--from <path>", "--parallel <count>", "--overall-timeout <seconds>", "--adapter <adapter>", "-f, --format <format>", "-v, --verbose", "-q, --quiet", "-h, --help",

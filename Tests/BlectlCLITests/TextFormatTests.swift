@@ -207,6 +207,34 @@ struct TextFormatTests {
         #expect(text.contains("was_connected: yes"), "\(text)")
     }
 
+    @Test("connect --values: each value, or why it could not be read, at the end of its line")
+    func connectValues() {
+        let tree = [
+            "services.uuid": "  service 180f", "services.name": "180f (Battery)", "services.primary": "  secondary",
+            "services.characteristics": "    characteristic ",
+            "services.characteristics.uuid": "characteristic 2a19", "services.characteristics.name": "2a19 (Battery Level)",
+            "services.characteristics.flags": "[read, notify]", "services.characteristics.descriptors": "      descriptor ",
+            "services.characteristics.descriptors.uuid": "descriptor 2902",
+            "services.characteristics.descriptors.name": "2902 (Client Characteristic Configuration)",
+        ]
+        func check(_ values: GATTValues, _ places: [String: String], sourceLocation: SourceLocation = #_sourceLocation) {
+            Self.check(ConnectCommand.record(Self.address, adapter: "hci1", advertisement: Self.advertisement, wasConnected: true,
+                                             services: Self.services, values: values),
+                       ConnectCommand.text(Self.address, adapter: "hci1", advertisement: Self.advertisement, wasConnected: true,
+                                           services: Self.services, values: values),
+                       places: tree.merging(places) { $1 }, sourceLocation: sourceLocation)
+        }
+        check(GATTValues(["/c": .value([0x57]), "/d": .value([0x00, 0x00])]), [
+            "services.characteristics.value": "[read, notify]  value: 57",
+            "services.characteristics.descriptors.value": "(Client Characteristic Configuration)  value: 0000",
+        ])
+        check(GATTValues(["/c": .failed("read not permitted: org.bluez.Error.NotPermitted: Not paired"), "/d": .value([])]), [
+            "services.characteristics.value": "[read, notify]  value_error: ",
+            "services.characteristics.value_error": "[read, notify]  value_error: read not permitted: org.bluez.Error.NotPermitted: Not paired",
+            "services.characteristics.descriptors.value": "(Client Characteristic Configuration)  value: (empty)",
+        ])
+    }
+
     @Test("get-version, get-battery: every field")
     func probes() {
         let info = DeviceInformation(source: .deviceInformation, firmwareRevision: "1.2.3", hardwareRevision: "B", softwareRevision: "s7",

@@ -224,8 +224,8 @@ struct UsageErrorTests {
         #expect(renderUsageError(error) == """
             Error: Unknown option '--frobnicate'
             Usage: blectl connect <address> [--timeout <seconds>] [--retries <n>]
-                                  [--adapter <adapter>] [--format <format>] [--verbose ...]
-                                  [--quiet]
+                                  [--values] [--adapter <adapter>] [--format <format>]
+                                  [--verbose ...] [--quiet]
               See 'blectl connect --help' for more information.
 
             """)

@@ -40,6 +40,10 @@ struct SignalSweepTests {
         Command(arguments: ["connect", World.probe]) { run in
             run.lines.count == 1 && J.parse(run.lines[0]) == ConnectTests.probeTree
         },
+        // Seven reads after the connection (ConnectValuesTests).
+        Command(arguments: ["connect", World.probe, "--values"]) { run in
+            run.lines.count == 1 && J.parse(run.lines[0]) == ConnectValuesTests.probeProfile
+        },
         Command(arguments: ["get-version", World.probe]) { run in
             run.lines.count == 1 && J.parse(run.lines[0]) == VersionTests.probeVersion
         },
