@@ -168,7 +168,7 @@ struct UsageTests {
         Case(["connect", World.probe, "--updates"], "Unknown option '--updates'", see: "blectl connect"),
         Case(["frob"], "Unknown subcommand 'frob'", see: "blectl"),
         Case(["help", "frob"], "Unknown subcommand 'frob'", see: "blectl help"),
-        Case([], "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair, advertise, doctor, completions or help", see: "blectl"),
+        Case([], "Missing subcommand: expected scan, connect, get-version, get-battery, read, write, request, notify, disconnect, info, devices, adapters, pair, unpair, advertise, serve, doctor, completions or help", see: "blectl"),
         Case(["connect"], "Missing expected argument '<address>'", see: "blectl connect"),
         Case(["connect", World.probe, World.vendor], "Unexpected argument 'C0:FF:EE:00:00:02'", see: "blectl connect"),
         Case(["scan", "--timeout"], "Missing value for '--timeout'", see: "blectl scan"),
