@@ -42,8 +42,11 @@ import BlueZKit
                 .init(uuid: BluetoothUUID(uuid16: 0x2a1a), flags: ["encrypt-read"]),
             ]),
         ]))
-        #expect(profile.skipped == [.init(line: 4, uuid: .genericAttribute, reason: "bluetoothd serves 1801 itself"),
-                                    .init(line: 7, uuid: .clientCharacteristicConfiguration, reason: "bluetoothd makes 2902 itself")])
+        #expect(profile.skipped == [.init(line: 4, field: "services[0]", uuid: .genericAttribute, reason: "bluetoothd serves 1801 itself"),
+                                    .init(line: 7, field: "services[1].characteristics[0].descriptors[0]",
+                                          uuid: .clientCharacteristicConfiguration, reason: "bluetoothd makes 2902 itself")])
+        #expect(profile.unread == [.init(line: 9, field: "services[1].characteristics[1]", uuid: BluetoothUUID(uuid16: 0x2a1a),
+                                         reason: "not permitted")])
         #expect(profile.schedules.map(\.interval) == [.milliseconds(500)])
         #expect(profile.schedules.map(\.values) == [[]])
     }
@@ -63,11 +66,11 @@ import BlueZKit
         ("{\"services\": [{\"uuid\": \"180f\", \"characteristics\": [{\"uuid\": \"2a19\", \"flags\": [\"notify\"], \"values\": [\"01\"]}]}]}",
          "'p.json' line 1: services[0].characteristics[0].values: values are sent in turn only with notify_every"),
         ("{\"services\": [{\"uuid\": \"180f\", \"characteristics\": [{\"uuid\": \"2a19\", \"flags\": [\"notify\"], \"notify_every\": 0}]}]}",
-         "'p.json' line 1: services[0].characteristics[0].notify_every: expected seconds, more than 0 and at most 86400, not a number"),
+         "'p.json' line 1: services[0].characteristics[0].notify_every: expected seconds, more than 0 and at most 86400, not 0"),
         ("{\"services\": [{\"uuid\": \"180f\", \"characteristics\": [{\"uuid\": \"2a19\", \"flags\": [\"read\"],\n\"descriptors\": [{\"uuid\": \"2901\", \"flags\": [\"notify\"]}]}]}]}",
          "'p.json' line 2: services[0].characteristics[0].descriptors[0].flags[0]: unknown flag \"notify\"; BlueZ's are authorize, encrypt-authenticated-read, encrypt-authenticated-write, encrypt-read, encrypt-write, read, secure-read, secure-write, write"),
         ("{\"services\": [{\"uuid\": \"1800\"}, {\"uuid\": \"1801\"}]}", "'p.json' line 1: services: no service to serve (bluetoothd serves 1800 and 1801 itself)"),
-        ("{\"name\": 7, \"services\": []}", "'p.json' line 1: name: expected a non-empty string or null, not a number"),
+        ("{\"name\": 7, \"services\": []}", "'p.json' line 1: name: expected a non-empty string or null, not 7"),
     ] as [(String, String)])
     func faults(_ text: String, _ message: String) {
         #expect(Self.fault(text) == message)

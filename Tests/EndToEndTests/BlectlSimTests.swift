@@ -54,6 +54,21 @@ struct BlectlSimTests {
         return !stat[stat.index(after: close)...].hasPrefix(" Z")
     }
 
+    @Test("none of the user's own running: the simulator on DBUS_SYSTEM_BUS_ADDRESS (sim/start's) answers; none there either: 1")
+    func simulatorOfTheBusAddress() async throws {
+        try await Sim.with { sim in
+            try await Self.withUser { run, _ in
+                let found = try await run("DBUS_SYSTEM_BUS_ADDRESS='\(sim.simulator.address)' blectl-sim applications")
+                #expect(found.status == 0 && J.parse(found.stdout.trimmingCharacters(in: .newlines)) == ["applications": [], "refused": []],
+                        "\(found)")
+                let central = try await run("DBUS_SYSTEM_BUS_ADDRESS='\(sim.simulator.address)' blectl-sim central")
+                #expect(central.status == 0 && central.stdout.contains("C0:FF:EE:00:CE:01"), "\(central)")
+                let none = try await run("blectl-sim applications")
+                #expect(none.status == 1 && none.stderr.contains("no simulator is running"), "\(none)")
+            }
+        }
+    }
+
     @Test("the README's three lines pass, leave nothing running, and fail on a wrong value")
     func readmeScript() async throws {
         let script = Self.readmeScript

@@ -187,9 +187,12 @@ struct ConnectValuesTests {
                 "event": "registered", "adapter": "hci0", "path": .string(ServeTests.app),
                 "services": ["180f", "180a", .string(World.vendorService)], "characteristics": 6, "advertising": true,
                 "name": "blesim Probe", "advertised_services": ["180f", "180a", .string(World.vendorService)],
-                "skipped": [["line": 1, "uuid": "1801", "reason": "bluetoothd serves 1801 itself"],
-                            ["line": 1, "uuid": "2902", "reason": "bluetoothd makes 2902 itself"],
-                            ["line": 1, "uuid": "2902", "reason": "bluetoothd makes 2902 itself"]],
+                "skipped": [["line": 1, "field": "services[0]", "uuid": "1801", "reason": "bluetoothd serves 1801 itself"],
+                            ["line": 1, "field": "services[1].characteristics[0].descriptors[0]", "uuid": "2902",
+                             "reason": "bluetoothd makes 2902 itself"],
+                            ["line": 1, "field": "services[3].characteristics[1].descriptors[0]", "uuid": "2902",
+                             "reason": "bluetoothd makes 2902 itself"]],
+                "unread": [],
             ])
         }
     }

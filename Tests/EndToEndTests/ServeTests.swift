@@ -37,8 +37,9 @@ struct ServeTests {
     static let registered: J = [
         "event": "registered", "adapter": "hci0", "path": .string(app), "services": ["180d", .string(custom)],
         "characteristics": 3, "advertising": true, "name": "blectl Heart", "advertised_services": ["180d", .string(custom)],
-        "skipped": [["line": 4, "uuid": "1800", "reason": "bluetoothd serves 1800 itself"],
-                    ["line": 8, "uuid": "2902", "reason": "bluetoothd makes 2902 itself"]],
+        "skipped": [["line": 4, "field": "services[0]", "uuid": "1800", "reason": "bluetoothd serves 1800 itself"],
+                    ["line": 8, "field": "services[1].characteristics[1].descriptors[0]", "uuid": "2902", "reason": "bluetoothd makes 2902 itself"]],
+        "unread": [],
     ]
 
     /// `text` in a file of its own, for as long as the test runs.
@@ -104,8 +105,10 @@ struct ServeTests {
             let process = try await Self.launch(sim, stdinPipe: true)
             try await sim.simulator.centralConnect()
             _ = try await sim.simulator.centralSubscribe("2a37")
+            // bluetoothd's StartNotify reaches blectl after the central's CCC write is answered.
+            #expect(await process.stdoutContains("\"subscribed\""))
             process.writeStdin("{\"characteristic\": \"2a37\", \"value\": \"0051\"}\nnot json\n{\"characteristic\": \"2a99\", \"value\": \"00\"}\n")
-            process.writeStdin("{\"characteristic\": \"2a37\", \"service\": \"180d\", \"value\": \"0052\"}\n")
+            process.writeStdin("{\"characteristic\": \"2a37\", \"service\": \"180d\", \"value\": \"0x00:52\"}\n")
             #expect(try await eventually { try await sim.simulator.centralState().notifications.map(\.value) == ["0051", "0052"] })
             #expect(await process.stdoutContains("\"0052\""))
             try await sim.simulator.centralDisconnect()
@@ -133,6 +136,7 @@ struct ServeTests {
             let process = try await Self.launch(sim, profile: indicating, stdinPipe: true)
             try await sim.simulator.centralConnect()
             _ = try await sim.simulator.centralSubscribe("2a1c", indicate: true)
+            #expect(await process.stdoutContains("\"subscribed\""))
             process.writeStdin("{\"characteristic\": \"2a1c\", \"value\": \"06fe\"}\n")
             #expect(await process.stdoutContains("\"confirmed\""))
             let received = try await sim.simulator.centralState().notifications
@@ -187,7 +191,7 @@ struct ServeTests {
             try await SignalTests.expectInterrupted(result, by: SIGINT, sim: sim)
             #expect(Self.events(result.stdout).first == [
                 "event": "registered", "adapter": "hci0", "path": .string(Self.app), "services": ["180d", "180f"], "characteristics": 4,
-                "advertising": true, "name": "blectl Heart", "advertised_services": ["180d", "180f"], "skipped": [],
+                "advertising": true, "name": "blectl Heart", "advertised_services": ["180d", "180f"], "skipped": [], "unread": [],
             ])
         }
     }

@@ -90,6 +90,7 @@ struct AdvertiseCommand: BlectlSubcommand {
         let deadline = context.deadline
         try await adapter.withAdvertisement(advertisement, timeout: min(context.remaining, Self.registrationLimit)) { handle in
             try await printer.results([Self.line(Self.registered(handle), format: printer.format)])
+            StatusLine.shared.show("advertising")
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await Self.report(handle.events, printer: printer) }
                 group.addTask { try await Task.sleep(until: deadline, clock: .continuous) }

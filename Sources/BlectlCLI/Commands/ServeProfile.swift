@@ -15,9 +15,12 @@ struct ServeProfile: Sendable {
         var values: [[UInt8]]
     }
 
-    /// A service or descriptor of the profile not served: bluetoothd serves its own.
+    /// A service or descriptor of the profile not served (bluetoothd serves its own), or an
+    /// attribute `connect --values` could not read (served with an empty value): where it is.
     struct Skipped: Sendable, Equatable {
         var line: Int
+        /// Its place: `services[1].characteristics[0].descriptors[0]`.
+        var field: String
         var uuid: BluetoothUUID
         var reason: String
     }
@@ -43,6 +46,8 @@ struct ServeProfile: Sendable {
     var application: GATTApplication
     var schedules: [Schedule]
     var skipped: [Skipped]
+    /// The attributes whose `value_error` says `connect --values` could not read them.
+    var unread: [Skipped]
 
     /// The members `connect` prints that `serve` ignores, by level.
     static let informative: [String: Set<String>] = [
@@ -65,6 +70,7 @@ struct ServeProfile: Sendable {
         let source: String
         var schedules: [Schedule] = []
         var skipped: [Skipped] = []
+        var unread: [Skipped] = []
 
         func invalid(_ node: JSONDocument.Node, _ field: String, _ message: String) -> Invalid {
             Invalid(source: source, line: node.line, field: field, message: message)
@@ -145,7 +151,7 @@ struct ServeProfile: Sendable {
                 throw invalid(servicesNode, "services", "no service to serve (bluetoothd serves 1800 and 1801 itself)")
             }
             return ServeProfile(name: name, nameLine: root["name"]?.line ?? 1, application: GATTApplication(services: services),
-                                schedules: schedules, skipped: skipped)
+                                schedules: schedules, skipped: skipped, unread: unread)
         }
 
         mutating func service(_ node: JSONDocument.Node, _ field: String, index: Int) throws(Invalid) -> GATTApplication.Service? {
@@ -157,7 +163,7 @@ struct ServeProfile: Sendable {
                 primary = value
             }
             if GATTApplication.reservedServices.contains(uuid) {
-                skipped.append(Skipped(line: node.line, uuid: uuid, reason: "bluetoothd serves \(uuid.shortString) itself"))
+                skipped.append(Skipped(line: node.line, field: field, uuid: uuid, reason: "bluetoothd serves \(uuid.shortString) itself"))
                 return nil
             }
             var characteristics: [GATTApplication.Characteristic] = []
@@ -176,6 +182,7 @@ struct ServeProfile: Sendable {
                 throw invalid(node, join(field, "flags"), "missing: a characteristic needs its flags, such as [\"read\", \"notify\"]")
             }
             var characteristic = GATTApplication.Characteristic(uuid: uuid, flags: flags, value: try bytes(node["value"], join(field, "value")))
+            noteUnread(node, field, uuid: uuid)
             try schedule(node, field, characteristic: characteristic, service: service, index: index)
             if let list = node["descriptors"] {
                 for (i, item) in try array(list, join(field, "descriptors")).enumerated() {
@@ -216,18 +223,29 @@ struct ServeProfile: Sendable {
             let flags = try flags(node["flags"], join(field, "flags"), allowed: GATTApplication.descriptorFlags, in: node) ?? ["read"]
             let value = try bytes(node["value"], join(field, "value"))
             if GATTApplication.reservedDescriptors.contains(uuid) {
-                skipped.append(Skipped(line: node.line, uuid: uuid, reason: "bluetoothd makes \(uuid.shortString) itself"))
+                skipped.append(Skipped(line: node.line, field: field, uuid: uuid, reason: "bluetoothd makes \(uuid.shortString) itself"))
                 return nil
             }
+            noteUnread(node, field, uuid: uuid)
             return GATTApplication.Descriptor(uuid: uuid, flags: flags, value: value)
+        }
+
+        /// Records an attribute whose `value_error` (from `connect --values`) says it was not read.
+        mutating func noteUnread(_ node: JSONDocument.Node, _ field: String, uuid: BluetoothUUID) {
+            if case .string(let error)? = node["value_error"]?.value {
+                unread.append(Skipped(line: node.line, field: field, uuid: uuid, reason: error))
+            }
         }
 
         func join(_ field: String, _ key: String) -> String { field.isEmpty ? key : "\(field).\(key)" }
 
         /// The value as a message shows it: a string quoted (cut at 40 characters), else its kind.
         static func shown(_ node: JSONDocument.Node) -> String {
-            guard case .string(let text) = node.value else { return node.kind }
-            return "\"" + Records.printable(text.count > 40 ? String(text.prefix(40)) + "…" : text) + "\""
+            switch node.value {
+            case .string(let text): "\"" + Records.printable(text.count > 40 ? String(text.prefix(40)) + "…" : text) + "\""
+            case .number(let number): number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+            default: node.kind
+            }
         }
     }
 }

@@ -10,6 +10,9 @@ struct ServeSession: Sendable {
     /// The characteristics a central is subscribed to now.
     private let subscribed = Lock(Set<ObjectPath>())
 
+    /// The progress line's phase once registered (on a terminal).
+    static let serving = "serving GATT"
+
     /// The longest line of standard input taken.
     static let maximumLineLength = 65536
 
@@ -22,6 +25,7 @@ struct ServeSession: Sendable {
     /// Prints `registered`, then serves until `deadline`; `stdin`: values from standard input.
     func run(advertising: AdvertisingHandle?, until deadline: ContinuousClock.Instant, stdin: Bool) async throws {
         try await print(registered(advertising))
+        StatusLine.shared.show(Self.serving, detail: "0 requests")
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await report(handle.events) }
             if let advertising { group.addTask { try await watchRelease(advertising.events) } }
@@ -40,23 +44,28 @@ struct ServeSession: Sendable {
 
     /// Prints each event of the application until its stream ends (then waits for the end).
     private func report(_ events: AsyncThrowingStream<GATTServerEvent, any Error>) async throws {
+        var requests = 0
         for try await event in events {
             switch event {
             case .subscribed(let attribute): subscribed.withLock { _ = $0.insert(attribute.path) }
             case .unsubscribed(let attribute): subscribed.withLock { _ = $0.remove(attribute.path) }
+            case .read, .written: requests += 1
             default: break
             }
+            StatusLine.shared.show(Self.serving, detail: "\(requests) request\(requests == 1 ? "" : "s")")
             try await print(Self.record(event))
         }
         try await Task.sleep(until: .now + ListeningTimeout.infinite, clock: .continuous)
     }
 
-    /// Prints `released` when bluetoothd ends the advertisement; serving goes on. Ends with the
-    /// stream's error when bluetoothd or the adapter goes.
+    /// Prints `released` when bluetoothd ends the advertisement; serving goes on. bluetoothd or
+    /// the adapter going ends the application's events too, which report it (stage `serve`).
     private func watchRelease(_ events: AsyncThrowingStream<AdvertisingEvent, any Error>) async throws {
-        for try await event in events where event == .released {
-            try await print(AdvertiseCommand.record(.released))
-        }
+        do {
+            for try await event in events where event == .released {
+                try await print(AdvertiseCommand.record(.released))
+            }
+        } catch is BLEError {}
         try await Task.sleep(until: .now + ListeningTimeout.infinite, clock: .continuous)
     }
 
@@ -98,7 +107,8 @@ struct ServeSession: Sendable {
         if let unknown = members.first(where: { !["characteristic", "service", "value"].contains($0.key) }) {
             return .failure(ValueLineError("unknown member \"\(Records.printable(unknown.key))\""))
         }
-        guard case .string(let uuidText)? = node["characteristic"]?.value, let uuid = BluetoothUUID(uuidText) else {
+        guard let characteristicNode = node["characteristic"] else { return .failure(ValueLineError("\"characteristic\" is missing")) }
+        guard case .string(let uuidText) = characteristicNode.value, let uuid = BluetoothUUID(uuidText) else {
             return .failure(ValueLineError("\"characteristic\" is not a UUID"))
         }
         var service: BluetoothUUID?
@@ -108,15 +118,21 @@ struct ServeSession: Sendable {
             }
             service = parsed
         }
-        guard case .string(let hex)? = node["value"]?.value, let value = [UInt8](hexDigits: hex),
-              value.count <= GATTApplication.maximumValueLength else {
-            return .failure(ValueLineError("\"value\" is not hex bytes (at most 512)"))
+        guard let valueNode = node["value"] else { return .failure(ValueLineError("\"value\" is missing")) }
+        // As a value on the command line: 0102ff, 01:02:ff, 0x0102ff.
+        guard case .string(let hex) = valueNode.value, let value = try? ValueParser.hexBytes.parse(hex) else {
+            return .failure(ValueLineError("\"value\" is not 1 to 512 hex bytes like 0102ff, 01:02:ff or 0x0102ff"))
         }
         let matches = handle.characteristics(uuid, in: service)
         switch matches.count {
         case 0: return .failure(ValueLineError("no characteristic \(uuid.named)" + (service.map { " in service \($0.named)" } ?? "") + " is served"))
         case 1: return .success((matches[0], value))
-        default: return .failure(ValueLineError("characteristic \(uuid.named) is in several services: give \"service\""))
+        default:
+            guard service == nil, Set(matches.map(\.service)).count > 1 else {
+                return .failure(ValueLineError("characteristic \(uuid.named) is served more than once in service \(matches[0].service.named): "
+                                               + "standard input cannot tell them apart"))
+            }
+            return .failure(ValueLineError("characteristic \(uuid.named) is in several services: give \"service\""))
         }
     }
 
@@ -138,19 +154,20 @@ struct ServeSession: Sendable {
         }
     }
 
-    /// The value becomes the characteristic's and goes to subscribed centrals; `notified` says so.
+    /// The value becomes the characteristic's and goes to subscribed centrals; `notified` says
+    /// so, printed first, so that an indication's `confirmed` comes after it.
     private func setValue(_ value: [UInt8], of attribute: GATTAttribute) async throws {
-        try await handle.setValue(value, of: attribute)
         let isSubscribed = subscribed.withLock { $0.contains(attribute.path) }
         try await print(AdvertiseCommand.event("notified", Self.place(attribute) + [
             ("value", .string(value.hexString)), ("subscribed", .bool(isSubscribed)),
         ]))
+        try await handle.setValue(value, of: attribute)
     }
 
     // MARK: - Records
 
     /// `registered`: the adapter, the application's path, its services, what is advertised,
-    /// and what of the profile bluetoothd serves itself.
+    /// what of the profile bluetoothd serves itself, and what the profile's source could not read.
     func registered(_ advertising: AdvertisingHandle?) -> JSONValue {
         let services = handle.application.services
         return AdvertiseCommand.event("registered", [
@@ -162,7 +179,12 @@ struct ServeSession: Sendable {
             ("name", .optional(advertising?.advertisement.localName)),
             ("advertised_services", .array((advertising?.advertisement.serviceUUIDs ?? []).map { .string($0.shortString) })),
             ("skipped", .array(profile.skipped.map { skipped in
-                .object([("line", .int(skipped.line)), ("uuid", .string(skipped.uuid.shortString)), ("reason", .string(skipped.reason))])
+                .object([("line", .int(skipped.line)), ("field", .string(skipped.field)), ("uuid", .string(skipped.uuid.shortString)),
+                         ("reason", .string(skipped.reason))])
+            })),
+            ("unread", .array(profile.unread.map { unread in
+                .object([("line", .int(unread.line)), ("field", .string(unread.field)), ("uuid", .string(unread.uuid.shortString)),
+                         ("value_error", .string(unread.reason))])
             })),
         ])
     }
