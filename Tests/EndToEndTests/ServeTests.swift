@@ -71,8 +71,10 @@ struct ServeTests {
             try #expect(await sim.state().advertisements?.first?.localName == "blectl Heart")
             try await sim.simulator.centralConnect()
             #expect(try await sim.simulator.centralRead("2a38").value == "01")
-            // 2902 left to bluetoothd, 2901 is the characteristic's first descriptor.
+            // 2902 left to bluetoothd, 2901 is the characteristic's first descriptor; "2901" is
+            // its UUID (no attribute has handle 2901).
             #expect(try await sim.simulator.centralRead(Self.app + "/service0/char1/desc0").value == "6368657374")
+            #expect(try await sim.simulator.centralRead("2901").value == "6368657374")
             #expect(try await sim.simulator.centralWrite(Self.greeting, Array("hi".utf8)).outcome == "written")
             #expect(try await sim.simulator.centralRead(Self.greeting, offset: 1).value == "69")
             #expect(try await sim.simulator.centralSubscribe("2a37").outcome == "written")
@@ -86,6 +88,7 @@ struct ServeTests {
                 Self.registered,
                 ["event": "connected", "address": .string(Self.central)],
                 .object(["event": "read", "device": .string(Self.central), "offset": 0, "value": "01"].merging(place("180d", "2a38", .null)) { $1 }),
+                .object(["event": "read", "device": .string(Self.central), "offset": 0, "value": "6368657374"].merging(place("180d", "2a38", "2901")) { $1 }),
                 .object(["event": "read", "device": .string(Self.central), "offset": 0, "value": "6368657374"].merging(place("180d", "2a38", "2901")) { $1 }),
                 .object(["event": "write", "device": .string(Self.central), "offset": 0, "type": "request", "value": "6869"]
                     .merging(place(Self.custom, Self.greeting, .null)) { $1 }),

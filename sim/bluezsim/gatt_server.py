@@ -128,7 +128,8 @@ class GattServer:
     # ------------------------------------------------------------ the central's view
     def find(self, target):
         """A characteristic or descriptor by its object path, handle (0x0015 or 21) or UUID
-        (the first in handle order); None when there is none."""
+        (the first in handle order); None when there is none. Digits alone ("2901") name a
+        handle when one has that number, else a 16-bit UUID."""
         attrs = sorted((a for app in self.apps if app.call is None for a in app.attrs()), key=lambda a: a.handle)
         text = target.strip()
         for a in attrs:
@@ -137,7 +138,9 @@ class GattServer:
         try:
             h = int(text, 0)
             if text.lower().startswith("0x") or text.isdigit():
-                return next((a for a in attrs if a.handle == h), None)
+                found = next((a for a in attrs if a.handle == h), None)
+                if found is not None or text.lower().startswith("0x"):
+                    return found
         except ValueError:
             pass
         from .adv_data import parse_uuid
