@@ -26,6 +26,7 @@ SERVE_NOTIFY = "5a1e0203-6c2d-4b8e-9f3a-0c1d2e3f4a5b"  # notify
 SERVE_REQUEST = "5a1e0204-6c2d-4b8e-9f3a-0c1d2e3f4a5b"  # write (requests only)
 SERVE_COMMAND = "5a1e0205-6c2d-4b8e-9f3a-0c1d2e3f4a5b"  # write-without-response (commands only)
 DESCRIPTION = "blectl rig value"
+FLAGS_OF = {SERVE_WRITE: "write write-without-response", SERVE_REQUEST: "write", SERVE_COMMAND: "write-without-response"}
 SERVE_PROFILE = {
     "name": SERVE_NAME,
     "services": [{"uuid": SERVE_SERVICE, "characteristics": [
@@ -171,6 +172,14 @@ def test_serve_central():
                 if characteristic == SERVE_WRITE:
                     eq(central(f"read {SERVE_WRITE}"), {"value": value}, f"the value after the write {kind}")
             eq(len(monitor.options("WriteValue")), len(writes), f"WriteValue calls bluetoothd made: {monitor.text()[-1500:]}")
+            replies = monitor.expects_reply("WriteValue")
+            note(f"WriteValue from bluetoothd {rig.bluez[0]}.{rig.bluez[1]} wants a reply: "
+                 + "; ".join(f"a {kind} to {FLAGS_OF[characteristic]}: {wants}"
+                             for (characteristic, _, kind, _), wants in zip(writes, replies)))
+            # Measured on 5.66, 5.82 and 5.87: bluetoothd wants WriteValue's reply only for a
+            # write request to a characteristic without write-without-response; otherwise it
+            # answers the central itself (what serve's request/command inference rests on).
+            eq(replies, [False, False, True, False], "which WriteValue calls wanted a reply")
             note(f"ReadValue options from bluetoothd {rig.bluez[0]}.{rig.bluez[1]}: {monitor.options('ReadValue')[:1]}")
 
         eq(central(f"subscribe {SERVE_NOTIFY}"), {"subscribed": SERVE_NOTIFY}, "the central subscribed")

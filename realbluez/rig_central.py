@@ -1,6 +1,7 @@
 """blectl as the peripheral: blesim Central (bumble, peripheral_central.py) driven over the
 control port, bluetoothd's advertising state, blectl advertise/serve in the background and
 their JSON Lines events."""
+import base64
 import json
 import os
 import signal
@@ -153,14 +154,29 @@ def profile_file(profile):
 class VMMonitor:
     """dbus-monitor in the VM, on its system bus, recording the method calls bluetoothd makes
     on a GATT application's characteristics (what options WriteValue and ReadValue carry on
-    this bluetoothd version): started, then read back, then stopped."""
+    this bluetoothd version, and whether it wants a reply): started, then read back, then
+    stopped. Two monitors: one as text, one as pcap (the messages' header flags)."""
 
     LOG = "/tmp/gatt-calls.log"
+    PCAP = "/tmp/gatt-calls.pcap"
+    RULE = "type=method_call,interface=org.bluez.GattCharacteristic1"
 
     def __enter__(self):
-        self.sh(f"rm -f {self.LOG}; (dbus-monitor --system "
-                f"type=method_call,interface=org.bluez.GattCharacteristic1 >{self.LOG} 2>&1 &) ; sleep 0.5")
+        self.sh(f"rm -f {self.LOG} {self.PCAP}; (dbus-monitor --system {self.RULE} >{self.LOG} 2>&1 &) ; "
+                f"(dbus-monitor --system --pcap {self.RULE} >{self.PCAP} 2>/dev/null &) ; sleep 0.5")
         return self
+
+    def expects_reply(self, member):
+        """For each call `member`, in order: False when it was sent NO_REPLY_EXPECTED."""
+        data = base64.b64decode("".join(self.sh(f"base64 {self.PCAP}").split()))
+        out, i = [], 24  # the pcap file header
+        while i + 16 <= len(data):
+            length = int.from_bytes(data[i + 8:i + 12], "little")
+            message = data[i + 16:i + 16 + length]
+            i += 16 + length
+            if len(message) > 3 and message[1] == 1 and member.encode() in message:
+                out.append(not message[2] & 0x1)
+        return out
 
     def text(self):
         return self.sh(f"cat {self.LOG}")
