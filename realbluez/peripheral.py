@@ -25,8 +25,8 @@ answer is text lines; the init's command channel relays it as `fixture` / `bumbl
             packets P; largest L; sha256 HEX; mtu M" (the ATT MTU of the links it came over)
   reset-stream  starts that record again
   central COMMAND...  blesim Central (peripheral_central.py lists its commands: scan-name,
-            scan-service, connect, read, write, subscribe, notifications, unsubscribe,
-            disconnect, state, reset); one JSON line
+            scan-service, scan-address, connect, read, read-descriptor, write, subscribe,
+            notifications, unsubscribe, disconnect, state, reset); one JSON line
   state     every bumble controller's LE links, pending connection and advertising state;
             "blesim Real received: commands N HEX...; pairings N" (vendor commands written
             to 5a1e0002-..., in order, and pairings completed, since the start)
