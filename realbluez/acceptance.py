@@ -29,6 +29,7 @@ from accept_request import *  # noqa: E402,F401,F403
 from accept_link import *  # noqa: E402,F401,F403
 from accept_notify import *  # noqa: E402,F401,F403
 from accept_filters import *  # noqa: E402,F401,F403
+from accept_peripheral import *  # noqa: E402,F401,F403
 
 
 TESTS = [
@@ -45,6 +46,8 @@ TESTS = [
     test_unpair_connected, test_pair_unpair,
     test_notify_count, test_notify_timeout, test_notify_link_drop, test_notify_reconnect,
     test_request_after_failure, test_notify_after_failure, test_notify_acquired_in_vm, test_back_to_back, test_write_file_in_vm,
+    # blectl as the peripheral, blesim Central (bumble) as the central.
+    test_advertise_central, test_serve_central, test_serve_clone,
     test_bluetoothd_restart_during_connect,
     # Last: these restart bluetoothd without the battery plugin.
     test_battery_noplugin, test_connect_noplugin, test_read_descriptor_noplugin,
@@ -111,6 +114,9 @@ def main():
             t()
             rig.results.append((t.__name__, True, ""))
             print(f"PASS {t.__name__} ({time.monotonic() - t0:.1f} s)", flush=True)
+        except rig.Skipped as e:
+            rig.skipped.append((t.__name__, str(e)))
+            print(f"SKIP {t.__name__}: {e}", flush=True)
         except rig.Failed as e:
             rig.results.append((t.__name__, False, str(e)))
             print(f"FAIL {t.__name__}: {e}", flush=True)
@@ -126,9 +132,12 @@ def main():
                 print(f"    (no VM log: {e!r})")
     passed = sum(ok for _, ok, _ in rig.results)
     print(f"\n{version_line}")
-    print(f"{passed}/{len(rig.results)} passed in {time.monotonic() - t_all:.0f} s")
+    print(f"{passed}/{len(rig.results)} passed in {time.monotonic() - t_all:.0f} s"
+          + (f", {len(rig.skipped)} skipped" if rig.skipped else ""))
     for name, ok, detail in rig.results:
         print(f"  {'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}")
+    for name, why in rig.skipped:
+        print(f"  SKIP {name}: {why}")
     if rig.observations:
         print("rig.observations:\n  " + "\n  ".join(rig.observations))
     print(f"rig.fixture rig.repairs: {len(rig.repairs)}" + "".join(f"\n  before {t}: {what}" for t, what in rig.repairs))

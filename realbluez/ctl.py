@@ -3,7 +3,7 @@
 
 Usage: python3 realbluez/ctl.py SOCKET COMMAND [ARGS...]
 Commands (see realbluez/init): ping, con, info, log [N], dmesg, btmon [N],
-restart-bluetoothd [ARGS...], fixture, bumble-state.
+restart-bluetoothd [ARGS...], fixture, bumble-state, bumble COMMAND (central ...).
 Prints the answer; exits with the command's status.
 """
 import socket

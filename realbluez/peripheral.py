@@ -8,7 +8,9 @@ One bumble LocalLink carries:
     5a1e0001-... (write 5a1e0002-..., notify 5a1e0003-...: 01 -> 81 03 01 04,
     02 -> 82 49, other -> EE cmd);
   * two filler advertisers, F0:5E:A1:00:00:11 "blesim Filler" and :12 unnamed (no GATT
-    of interest; connectable, as bumble 0.0.236 sends only ADV_IND on a LocalLink).
+    of interest; connectable, as bumble 0.0.236 sends only ADV_IND on a LocalLink);
+  * "blesim Central" (F0:5E:A1:00:00:C1, static random), an LE central that scans for,
+    connects to and uses what bluetoothd advertises and serves (peripheral_central.py).
 
 Usage: python3 peripheral.py [--transport vhci] [--address 00:1A:7D:DA:71:13]
 Prints "PERIPHERAL-READY" once everything advertises.
@@ -22,6 +24,9 @@ answer is text lines; the init's command channel relays it as `fixture` / `bumbl
   stream    what 5a1e0002-... received since `reset-stream`, as one stream: "bytes N;
             packets P; largest L; sha256 HEX; mtu M" (the ATT MTU of the links it came over)
   reset-stream  starts that record again
+  central COMMAND...  blesim Central (peripheral_central.py lists its commands: scan-name,
+            scan-service, scan-address, connect, read, read-descriptor, write, subscribe,
+            notifications, unsubscribe, disconnect, state, reset); one JSON line
   state     every bumble controller's LE links, pending connection and advertising state;
             "blesim Real received: commands N HEX...; pairings N" (vendor commands written
             to 5a1e0002-..., in order, and pairings completed, since the start)
@@ -29,8 +34,9 @@ answer is text lines; the init's command channel relays it as `fixture` / `bumbl
             that the host does not know (not in `btmgmt con`) is terminated from the
             peripheral side (the host controller gets LL_TERMINATE_IND and sends the
             kernel a Disconnection Complete), every advertiser that is not on air is
-            started again; when it dropped such a link and the kernel still holds an
-            hci_conn that mgmt never reported (`hcitool con` but not `btmgmt con`),
+            started again, a scan or link blesim Central still has is ended; when it
+            dropped such a link and the kernel still holds an hci_conn that mgmt never
+            reported (`hcitool con` but not `btmgmt con`),
             hci0 is powered off and on (btmgmt). First answer line: "clean",
             "repaired: <what>" or "observed: <what>" (a leftover left alone).
 
@@ -51,6 +57,7 @@ import sys
 from bumble.device import AdvertisingType
 from bumble.transport import open_transport
 
+from peripheral_central import Central
 from peripheral_control import Control
 from peripheral_devices import build_filler, build_peripheral, build_quiet
 from peripheral_fixes import HostController, RoutedLink, clear_unsupported_features
@@ -99,7 +106,10 @@ async def main():
             )
             await device.start_advertising(**params)
             advertisers.append((device, params))
-        control = Control(host_controller, advertisers)
+        # blesim Central: a central of its own on the link, for blectl as a peripheral.
+        central = Central(link)
+        await central.power_on()
+        control = Control(host_controller, advertisers, central)
         await asyncio.start_server(control.serve, "127.0.0.1", CONTROL_PORT)
         print("PERIPHERAL-READY", flush=True)
         await transport.source.terminated

@@ -1,7 +1,8 @@
 """The control port of peripheral.py (its docstring lists the commands): state, notify,
-drop, the vendor write stream's record, the between-test fixture repair."""
+drop, the vendor write stream's record, the between-test fixture repair, blesim Central."""
 
 import asyncio
+import json
 import logging
 
 from bumble import hci
@@ -20,33 +21,39 @@ def links(controller):
 class Control:
     """The control port: state and the between-test fixture repair (module docstring)."""
 
-    def __init__(self, host_controller, advertisers):
+    def __init__(self, host_controller, advertisers, central):
         self.host_controller = host_controller
         self.advertisers = advertisers  # [(Device, start_advertising kwargs)]
+        self.central = central  # peripheral_central.Central
         self.lock = asyncio.Lock()
 
     async def serve(self, reader, writer):
         try:
             line = (await asyncio.wait_for(reader.readline(), 10)).decode().strip()
-            async with self.lock:
-                words = line.split()
-                if line == "state":
-                    out = self.state()
-                elif words[:1] == ["notify"] and len(words) in (2, 3):
-                    out = await self.notify(int(words[1]), int(words[2]) if len(words) == 3 else 1)
-                elif words[:1] == ["notify-when-subscribed"] and len(words) == 3:
-                    out = self.notify_when_subscribed(int(words[1]), int(words[2]))
-                elif line == "drop":
-                    out = await self.drop()
-                elif line == "stream":
-                    out = [self.peripheral.blesim_received["stream"].line()]
-                elif line == "reset-stream":
-                    self.peripheral.blesim_received["stream"].reset()
-                    out = ["reset"]
-                elif line in ("fixture", "fixture no-power-cycle"):
-                    out = await self.fixture(power_cycle=(line == "fixture"))
-                else:
-                    out = [f"unknown control command: {line!r}"]
+            words = line.split()
+            if words[:1] == ["central"]:
+                # The central's own lock: a scan or a wait for notifications does not hold
+                # up the peripherals' commands.
+                out = [json.dumps(await self.central.command(words[1:]))]
+            else:
+                async with self.lock:
+                    if line == "state":
+                        out = self.state()
+                    elif words[:1] == ["notify"] and len(words) in (2, 3):
+                        out = await self.notify(int(words[1]), int(words[2]) if len(words) == 3 else 1)
+                    elif words[:1] == ["notify-when-subscribed"] and len(words) == 3:
+                        out = self.notify_when_subscribed(int(words[1]), int(words[2]))
+                    elif line == "drop":
+                        out = await self.drop()
+                    elif line == "stream":
+                        out = [self.peripheral.blesim_received["stream"].line()]
+                    elif line == "reset-stream":
+                        self.peripheral.blesim_received["stream"].reset()
+                        out = ["reset"]
+                    elif line in ("fixture", "fixture no-power-cycle"):
+                        out = await self.fixture(power_cycle=(line == "fixture"))
+                    else:
+                        out = [f"unknown control command: {line!r}"]
         except Exception as e:  # answer with it rather than drop the connection
             log.exception("control command failed")
             out = [f"error: {e!r}"]
@@ -58,7 +65,8 @@ class Control:
         hc = self.host_controller
         pending = hc.pending_le_connection
         out = [f"hci0 (host controller {hc.public_address}): links {links(hc) or 'none'}; "
-               f"pending LE create connection: {pending.peer_address if pending else 'none'}"]
+               f"pending LE create connection: {pending.peer_address if pending else 'none'}; "
+               f"advertising on air: {hc.le_legacy_advertiser.enabled}"]
         for device, _ in self.advertisers:
             c = self.controller_of(device)
             out.append(f"{device.random_address} {device.name or '(no name)'}: "
@@ -70,6 +78,9 @@ class Control:
                            f"{' '.join(received['commands'])}".rstrip() + f"; pairings {received['pairings']}")
                 out.append(f"{device.name} claimed-service writes: {len(received['claimed'])} "
                            f"{' '.join(received['claimed'])}".rstrip())
+        c = self.central.controller
+        out.append(f"{self.central.device.random_address} {self.central.device.name}: links {links(c) or 'none'}; "
+                   f"pending LE create connection: {c.pending_le_connection.peer_address if c.pending_le_connection else 'none'}")
         return out
 
     @property
@@ -158,6 +169,11 @@ class Control:
         mgmt, kernel_links = await self.host_view()
         before = self.state() + [f"hcitool con: {' | '.join(kernel_links) or 'none'}"]
         repairs = []
+        # 0. blesim Central: a scan or a link a test left behind.
+        answer = await self.central.command(["reset"])
+        if "error" in answer:
+            raise RuntimeError(f"central reset: {answer['error']}")
+        repairs += answer["reset"]
         # 1. bumble: links of an advertiser that the host does not know.
         for device, params in self.advertisers:
             c = self.controller_of(device)

@@ -67,6 +67,8 @@ def claimed_read_only():
 
 results = []   # (test, ok, detail)
 
+skipped = []   # (test, why): rig.Skipped
+
 observations = []
 
 repairs = []   # (test about to run, what the fixture repaired)
@@ -85,6 +87,11 @@ def note(text):
 
 class Failed(Exception):
     pass
+
+
+class Skipped(Exception):
+    """The test cannot run against this blectl (a subcommand or option it lacks): reported
+    as SKIP with the reason, neither passed nor failed."""
 
 
 def check(cond, what):

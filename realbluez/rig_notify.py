@@ -41,11 +41,12 @@ def notify_values(count, first, timeout=20.0):
 class Background:
     """blectl running on the host, its output read as it comes."""
 
-    def __init__(self, *argv):
+    def __init__(self, *argv, stdin=False):
+        """stdin: a pipe to write lines to (send); otherwise this script's own."""
         self.argv = argv
         self.t0 = time.monotonic()
         self.p = subprocess.Popen([rig.args.blectl, *argv], env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True)
+                                  stdin=subprocess.PIPE if stdin else None, text=True)
         self.out, self.err = [], []
         self.readers = [threading.Thread(target=self._read, args=(f, lines), daemon=True)
                         for f, lines in ((self.p.stdout, self.out), (self.p.stderr, self.err))]
@@ -79,6 +80,11 @@ class Background:
             return False
         wait_until(lambda: seen() or self.p.poll() is not None, timeout, f"{event} {connection} on stderr")
         check(seen(), f"blectl {self.argv[0]} ended without {event} {connection}: {''.join(self.err)[-800:]}")
+
+    def send(self, line):
+        """One line to blectl's standard input, flushed."""
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
 
     def finish(self, timeout=60.0):
         try:
