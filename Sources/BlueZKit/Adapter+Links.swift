@@ -4,7 +4,7 @@ extension Adapter {
     /// A session watcher that reports the links of this adapter's devices coming up and
     /// going down (Device1.Connected, a device object added connected or removed), each
     /// change once, and the end of everything when bluetoothd, the bus or the adapter goes
-    /// away (``BLEError/unavailable(_:during:dbusError:)`` with `operation`). What a
+    /// away, or org.bluez changes hands (``BLEError/unavailable(_:during:dbusError:)`` with `operation`). What a
     /// peripheral of this host sees of the centrals connecting to it: BlueZ 5.66 does not
     /// say which side opened a link. The closures run after the session lock is released,
     /// in bus order.
@@ -18,6 +18,12 @@ extension Adapter {
             guard let event else { return nil }
             if let gone = event.unavailability {
                 return { ended(gone.during(operation)) }
+            }
+            // A new owner of org.bluez without the old one leaving first (a client queued for
+            // the name took it over as bluetoothd exited): what was registered went with the
+            // old owner, and the new one is not trusted to be bluetoothd.
+            if case .bluezAppeared = event {
+                return { ended(BLEError.unavailable(.bluezLeft, during: operation)) }
             }
             let change: (BluetoothAddress, Bool)?
             switch event {

@@ -9,8 +9,8 @@ import DBusKit
 ///   characteristic and descriptor with its properties (what bluetoothd reads once, on
 ///   RegisterApplication).
 /// - `Properties.Get`/`GetAll` on each object: its properties; `Set`: `PropertyReadOnly`.
-/// - `ReadValue(a{sv})`: the value from the options' "offset" on; an offset past the end:
-///   `org.bluez.Error.InvalidOffset`.
+/// - `ReadValue(a{sv})`: the value from the options' "offset" on; an offset past the end (or
+///   negative): `org.bluez.Error.InvalidOffset`.
 /// - `WriteValue(ay, a{sv})`: the value up to the offset, then the bytes written;
 ///   `InvalidOffset` past the end, `org.bluez.Error.InvalidValueLength` beyond 512 bytes; a
 ///   "prepare-authorize" write is authorized and changes nothing.
@@ -142,7 +142,7 @@ final class GATTApplicationObjects: Sendable {
         }
         let options = Options(call.body.first)
         let value = self.value(at: path) ?? []
-        guard options.offset <= value.count else {
+        guard (0...value.count).contains(options.offset) else {
             return .error(name: Self.invalidOffset, message: "offset \(options.offset) is past the value's \(value.count) bytes")
         }
         let answered = Array(value[options.offset...])
@@ -161,7 +161,7 @@ final class GATTApplicationObjects: Sendable {
         let bytes = call.body.first?.bytes ?? []
         let outcome: Result<[UInt8], GATTWriteRefusal> = state.withLock { state in
             let old = state.values[path] ?? []
-            guard options.offset <= old.count else { return .failure(.offset(old.count)) }
+            guard (0...old.count).contains(options.offset) else { return .failure(.offset(old.count)) }
             let new = Array(old[..<options.offset]) + bytes
             guard new.count <= GATTApplication.maximumValueLength else { return .failure(.length(new.count)) }
             state.values[path] = new

@@ -106,8 +106,8 @@ extension LEAdvertisement {
     ///   ``longestLocalName`` bytes, which bluetoothd would shorten), or
     ///   ``Rejection/Kind/invalid`` for what bluetoothd 5.66 refuses to parse: an empty
     ///   manufacturer or service data value, a company or service UUID given twice,
-    ///   ``localName`` with ``Include/localName``, ``appearance`` with ``Include/appearance``,
-    ///   ``discoverable`` true on a ``Kind/broadcast`` advertisement.
+    ///   ``localName`` with ``Include/localName`` or with a NUL character, ``appearance`` with
+    ///   ``Include/appearance``, ``discoverable`` true on a ``Kind/broadcast`` advertisement.
     public func legacyPayload(adapterDiscoverable: Bool, adapterName: String? = nil) throws(BLEError) -> LegacyPayload {
         try checkValues()
         var fields: [Field] = []
@@ -162,6 +162,9 @@ extension LEAdvertisement {
             throw refuse("Discoverable", "a broadcast advertisement cannot carry Flags (use a peripheral one)")
         }
         if localName != nil && includes.contains(.localName) { throw refuse("LocalName", "not with the local-name include") }
+        // A D-Bus string cannot carry NUL: the object could not be read back, and bluetoothd
+        // would register an empty advertisement in its place.
+        if localName?.utf8.contains(0) == true { throw refuse("LocalName", "a NUL character (D-Bus strings cannot carry one)") }
         if appearance != nil && includes.contains(.appearance) { throw refuse("Appearance", "not with the appearance include") }
         var companies = Set<UInt16>()
         for entry in manufacturerData {

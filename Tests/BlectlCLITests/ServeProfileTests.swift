@@ -66,14 +66,31 @@ import BlueZKit
         ("{\"services\": [{\"uuid\": \"180f\", \"characteristics\": [{\"uuid\": \"2a19\", \"flags\": [\"notify\"], \"values\": [\"01\"]}]}]}",
          "'p.json' line 1: services[0].characteristics[0].values: values are sent in turn only with notify_every"),
         ("{\"services\": [{\"uuid\": \"180f\", \"characteristics\": [{\"uuid\": \"2a19\", \"flags\": [\"notify\"], \"notify_every\": 0}]}]}",
-         "'p.json' line 1: services[0].characteristics[0].notify_every: expected seconds, more than 0 and at most 86400, not 0"),
+         "'p.json' line 1: services[0].characteristics[0].notify_every: expected seconds, from 0.01 to 86400, not 0"),
         ("{\"services\": [{\"uuid\": \"180f\", \"characteristics\": [{\"uuid\": \"2a19\", \"flags\": [\"read\"],\n\"descriptors\": [{\"uuid\": \"2901\", \"flags\": [\"notify\"]}]}]}]}",
          "'p.json' line 2: services[0].characteristics[0].descriptors[0].flags[0]: unknown flag \"notify\"; BlueZ's are authorize, encrypt-authenticated-read, encrypt-authenticated-write, encrypt-read, encrypt-write, read, secure-read, secure-write, write"),
         ("{\"services\": [{\"uuid\": \"1800\"}, {\"uuid\": \"1801\"}]}", "'p.json' line 1: services: no service to serve (bluetoothd serves 1800 and 1801 itself)"),
         ("{\"name\": 7, \"services\": []}", "'p.json' line 1: name: expected a non-empty string or null, not 7"),
+        ("{\"services\": [{\"uuid\": \"180f\", \"characteristics\": [{\"uuid\": \"2a19\", \"flags\": [\"notify\"], \"notify_every\": 0.0001}]}]}",
+         "'p.json' line 1: services[0].characteristics[0].notify_every: expected seconds, from 0.01 to 86400, not 0.0001"),
+        ("{\"services\": [" + Array(repeating: "{\"uuid\": \"180f\", \"characteristics\": [{\"uuid\": \"2a19\", \"flags\": [\"read\"]}]}",
+                                    count: 21_839).joined(separator: ",") + "]}",
+         "'p.json' line 1: services: 65517 attribute handles: bluetoothd has 65515 left for applications"),
     ] as [(String, String)])
     func faults(_ text: String, _ message: String) {
         #expect(Self.fault(text) == message)
+    }
+
+    @Test func byteOrderMarkAndTheAdvertisement() throws {
+        let profile = try Self.parse("\u{FEFF}{\"name\": \"n\", \"services\": [{\"uuid\": \"180f\", \"primary\": false}, {\"uuid\": \"180a\"}]}")
+        // A secondary service is not advertised.
+        let advertisement = try ServeCommand.advertisement(for: profile, name: profile.name, source: .path("p.json"))
+        #expect(advertisement.serviceUUIDs == [.deviceInformation])
+        let nul = try Self.parse("{\"name\": \"a\\u0000b\", \"services\": [{\"uuid\": \"180f\"}]}")
+        #expect(throws: ServeProfile.Invalid(source: "'p.json'", line: 1, field: "name",
+                                             message: "a NUL character (D-Bus strings cannot carry one)")) {
+            _ = try ServeCommand.advertisement(for: nul, name: nul.name, source: .path("p.json"))
+        }
     }
 
     @Test("the JSON reader's refusals, at their line", arguments: [

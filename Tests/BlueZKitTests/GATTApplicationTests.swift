@@ -120,6 +120,49 @@ import SimulatorHarness
         }
     }
 
+    @Test("a negative offset, from org.bluez's owner itself, is InvalidOffset (it trapped the process)")
+    func negativeOffset() {
+        let objects = GATTApplicationObjects(root: ObjectPath(Self.root), application: Self.application) { _ in }
+        let options = DBusValue.dictionary(keySignature: "s", valueSignature: "v", [DBusValue.DictEntry(.string("offset"), .variant(.int64(-1)))])
+        for (member, signature, body) in [("ReadValue", "a{sv}", [options]), ("WriteValue", "aya{sv}", [.bytes([1]), options])] {
+            let call = Message(kind: .methodCall, sender: ":1.1", path: ObjectPath(Self.greeting), interface: BlueZ.gattCharacteristicInterface,
+                               member: member, signature: signature, body: body)
+            guard case .error(let name, _) = objects.answer(call, bluezOwner: ":1.1") else {
+                Issue.record("\(member) answered")
+                continue
+            }
+            #expect(name == GATTApplicationObjects.invalidOffset)
+        }
+        #expect(objects.value(at: ObjectPath(Self.greeting)) == Array("hello".utf8))
+    }
+
+    @Test("org.bluez taken over by a client queued for it as bluetoothd exits: the application's events end unavailable")
+    func ownerTakenOver() async throws {
+        let sim = try await Simulator.start()
+        defer { sim.stop() }
+        let session = try await Session.open(address: sim.address, timeout: .seconds(30))
+        defer { session.close() }
+        let usurper = try await BusConnection.connect(to: sim.address)
+        defer { usurper.close() }
+        // RequestName without DO_NOT_QUEUE: in the queue behind bluetoothd.
+        let request = MethodCall(destination: "org.freedesktop.DBus", path: ObjectPath("/org/freedesktop/DBus"),
+                                 interface: "org.freedesktop.DBus", member: "RequestName", arguments: [.string(BlueZ.service), .uint32(0)])
+        #expect(try await usurper.call(request, timeout: .seconds(10)).body.first?.integer == 2)   // IN_QUEUE
+        let adapter = try Adapter.ready(in: session, named: nil)
+        await #expect {
+            try await adapter.withGATTApplication(Self.application, timeout: .seconds(10)) { handle in
+                try await sim.setFault("bluez_exit_on", "Introspect")
+                _ = await sim.run("/usr/bin/dbus-send", ["--bus=\(sim.address)", "--print-reply", "--reply-timeout=5000", "--dest=org.bluez", "/",
+                                                   "org.freedesktop.DBus.Introspectable.Introspect"])
+                for try await _ in handle.events {}
+            }
+        } throws: { error in
+            guard case .unavailable(.bluezLeft, let operation, _)? = error as? BLEError else { return false }
+            return operation?.kind == .serve
+        }
+        #expect(session.bluezOwner == usurper.uniqueName)
+    }
+
     @Test("what bluetoothd would refuse is refused before anything is sent", arguments: [
         (GATTApplication(services: []), "no service: an application needs at least one"),
         (GATTApplication(services: [.init(uuid: .genericAccess)]), "service 1800 (GAP): bluetoothd serves this service itself"),

@@ -258,6 +258,30 @@ struct ServeTests {
         }
     }
 
+    @Test("--timeout holds while the profile is read: a profile on standard input that never ends, 124, nothing registered")
+    func profileNeverEnds() async throws {
+        try await Sim.with { sim in
+            let process = try await sim.launch(["serve", "-", "--timeout", "1"], stdinPipe: true)
+            process.writeStdin("{\"services\": [")
+            let result = try await process.finish(timeout: .seconds(20))
+            #expect(result.status == 124, "\(result)")
+            #expect(result.stderr.contains("not read whole within --timeout"), "\(result.stderr)")
+            try #expect(await Self.managerCalls(sim) == [])
+        }
+    }
+
+    @Test("standard input closed at start: served, no values taken, 0 at the timeout (it was 70); '-' then a usage error")
+    func standardInputClosed() async throws {
+        try await Sim.with { sim in
+            let path = try Self.file(Self.profile)
+            let served = await sim.simulator.run("/bin/sh", ["-c", "exec \"$0\" serve \"$1\" --timeout 1 <&-", BlectlBinary.path, path])
+            #expect(served.status == 0 && served.stdout.contains("\"registered\""), "\(served)")
+            let dash = await sim.simulator.run("/bin/sh", ["-c", "exec \"$0\" serve - --timeout 5 <&-", BlectlBinary.path])
+            #expect(dash.status == 64 && dash.stderr.contains("cannot read standard input: it is closed"), "\(dash)")
+            try await sim.expectClean()
+        }
+    }
+
     @Test("an impostor calling the application gets AccessDenied; the central still reads the profile's value")
     func impostor() async throws {
         try await Sim.with { sim in

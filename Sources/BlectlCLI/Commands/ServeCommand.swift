@@ -35,25 +35,44 @@ struct ServeCommand: BlectlSubcommand {
 
     func run(_ context: CommandContext) async throws {
         let adapter = try context.adapter
-        let profile = try await readProfile()
+        let profile = try await withThrowingTaskGroup(of: ServeProfile?.self) { group in
+            group.addTask { try await readProfile() }
+            group.addTask {
+                try await Task.sleep(until: context.deadline, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let read = try await group.next(), let profile = read else {
+                throw ServeProfile.Invalid(source: Self.sourceName(self.profile), line: 1, field: "",
+                                           message: "not read whole within --timeout", status: .timedOut)
+            }
+            return profile
+        }
         let advertisement = noAdvertise ? nil : try Self.advertisement(for: profile, name: name ?? profile.name, source: self.profile)
         let printer = context.printer
         let limit = min(context.remaining, Self.registrationLimit)
         try await adapter.withGATTApplication(profile.application, timeout: limit) { handle in
             let server = ServeSession(handle: handle, profile: profile, printer: printer)
             guard let advertisement else {
-                try await server.run(advertising: nil, until: context.deadline, stdin: self.profile != .standardInput)
+                try await server.run(advertising: nil, until: context.deadline, stdin: takesValues)
                 return
             }
             try await adapter.withAdvertisement(advertisement, timeout: min(context.remaining, Self.registrationLimit)) { advertising in
-                try await server.run(advertising: advertising, until: context.deadline, stdin: self.profile != .standardInput)
+                try await server.run(advertising: advertising, until: context.deadline, stdin: takesValues)
             }
         }
     }
 
+    /// Whether standard input gives values: not when it gave the profile, nor when it was
+    /// closed at start (as at its end, nothing ends).
+    private var takesValues: Bool { profile != .standardInput && !StandardStreams.inputWasClosed }
+
     /// The profile, read whole and checked: ``ServeProfile/Invalid`` (65) for one that cannot
     /// be served; ``InputError`` (64) for one that cannot be opened.
     private func readProfile() async throws -> ServeProfile {
+        if profile == .standardInput && StandardStreams.inputWasClosed {
+            throw InputError(source: profile, reason: "it is closed", status: .usage)
+        }
         let input = try FileInput.open(profile)
         defer { input.close() }
         var bytes: [UInt8] = []
@@ -77,11 +96,16 @@ struct ServeCommand: BlectlSubcommand {
     /// - Throws: ``ServeProfile/Invalid`` for a name that cannot fit.
     static func advertisement(for profile: ServeProfile, name: String?, source: InputSource) throws -> LEAdvertisement {
         var advertisement = LEAdvertisement(type: .peripheral, localName: name)
-        guard fits(advertisement) else {
+        do throws(BLEError) {
+            _ = try advertisement.legacyPayload(adapterDiscoverable: true)
+        } catch {
+            guard case .advertisementRejected(let rejection) = error else { throw error }
             throw ServeProfile.Invalid(source: Self.sourceName(source), line: profile.nameLine, field: "name",
-                                       message: "\(name?.utf8.count ?? 0) bytes: an advertised name holds at most 29 (--name gives another, --no-advertise none)")
+                                       message: rejection.kind == .doesNotFit
+                                           ? "\(name?.utf8.count ?? 0) bytes: an advertised name holds at most 29 (--name gives another, --no-advertise none)"
+                                           : rejection.reason)
         }
-        for service in profile.application.services where !advertisement.serviceUUIDs.contains(service.uuid) {
+        for service in profile.application.services where service.primary && !advertisement.serviceUUIDs.contains(service.uuid) {
             var candidate = advertisement
             candidate.serviceUUIDs.append(service.uuid)
             if Self.fits(candidate) { advertisement = candidate }
@@ -101,8 +125,13 @@ struct ServeCommand: BlectlSubcommand {
 
     /// Refuses a --name that cannot be advertised, before anything is sent.
     func validate() throws(UsageError) {
-        if let name, !noAdvertise, !Self.fits(LEAdvertisement(type: .peripheral, localName: name)) {
-            throw UsageError("--name does not fit: \(name.utf8.count) bytes, an advertised name holds at most 29")
+        guard let name, !noAdvertise else { return }
+        do throws(BLEError) {
+            _ = try LEAdvertisement(type: .peripheral, localName: name).legacyPayload(adapterDiscoverable: true)
+        } catch {
+            guard case .advertisementRejected(let rejection) = error else { return }
+            throw UsageError(rejection.kind == .doesNotFit ? "--name does not fit: \(name.utf8.count) bytes, an advertised name holds at most 29"
+                                                           : "--name refused: \(rejection.reason)")
         }
     }
 }

@@ -33,8 +33,8 @@ struct ServeProfile: Sendable {
         /// Where in the profile: `services[0].characteristics[1].flags`; empty for the whole.
         var field: String
         var message: String
-
-        var status: ExitStatus { .invalidProfile }
+        /// 65, or 124 for a profile not read whole in time.
+        var status: ExitStatus = .invalidProfile
         var description: String {
             "\(source) line \(line): " + (field.isEmpty ? "" : "\(field): ") + message
         }
@@ -58,6 +58,8 @@ struct ServeProfile: Sendable {
     /// Reads a profile from `text`; `source` names it in errors (a path, or "standard input").
     static func parse(_ text: String, source: String) throws(Invalid) -> ServeProfile {
         let root: JSONDocument.Node
+        // A byte order mark some editors write first is not JSON (RFC 8259 8.1), and means nothing in UTF-8.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         do { root = try JSONDocument.parse(text) } catch {
             throw Invalid(source: source, line: error.line, field: "", message: error.message)
         }
@@ -150,6 +152,10 @@ struct ServeProfile: Sendable {
             guard !services.isEmpty else {
                 throw invalid(servicesNode, "services", "no service to serve (bluetoothd serves 1800 and 1801 itself)")
             }
+            let handles = services.reduce(0) { $0 + Self.handles(of: $1) }
+            guard handles <= Self.freeHandles else {
+                throw invalid(servicesNode, "services", "\(handles) attribute handles: bluetoothd has \(Self.freeHandles) left for applications")
+            }
             return ServeProfile(name: name, nameLine: root["name"]?.line ?? 1, application: GATTApplication(services: services),
                                 schedules: schedules, skipped: skipped, unread: unread)
         }
@@ -200,8 +206,8 @@ struct ServeProfile: Sendable {
                 if let valuesNode { throw invalid(valuesNode, join(field, "values"), "values are sent in turn only with notify_every") }
                 return
             }
-            guard case .number(let seconds) = every.value, seconds > 0, seconds <= 86_400 else {
-                throw invalid(every, join(field, "notify_every"), "expected seconds, more than 0 and at most 86400, not \(Self.shown(every))")
+            guard case .number(let seconds) = every.value, seconds >= 0.01, seconds <= 86_400 else {
+                throw invalid(every, join(field, "notify_every"), "expected seconds, from 0.01 to 86400, not \(Self.shown(every))")
             }
             guard characteristic.canNotify else {
                 throw invalid(every, join(field, "notify_every"), "the characteristic neither notifies nor indicates (its flags)")
@@ -234,6 +240,18 @@ struct ServeProfile: Sendable {
         mutating func noteUnread(_ node: JSONDocument.Node, _ field: String, uuid: BluetoothUUID) {
             if case .string(let error)? = node["value_error"]?.value {
                 unread.append(Skipped(line: node.line, field: field, uuid: uuid, reason: error))
+            }
+        }
+
+        /// The 16-bit handles after bluetoothd's own (GAP, GATT, Device Information: 1 to 20).
+        static let freeHandles = 0xFFFF - 20
+
+        /// The handles a service takes in bluetoothd's database (src/gatt-database.c): its
+        /// declaration, 2 a characteristic (+1 for a CCC, +1 for extended properties), 1 a descriptor.
+        static func handles(of service: GATTApplication.Service) -> Int {
+            1 + service.characteristics.reduce(0) { count, characteristic in
+                let extended = characteristic.flags.contains("reliable-write") || characteristic.flags.contains("writable-auxiliaries")
+                return count + 2 + (characteristic.canNotify ? 1 : 0) + (extended ? 1 : 0) + characteristic.descriptors.count
             }
         }
 
