@@ -64,10 +64,22 @@ struct ServeTests {
         return process
     }
 
-    @Test("the central reads, writes and subscribes: each an event with its address; unregistered at the timeout, 0")
+    @Test("--timeout: registered, then 0 at the timeout, everything unregistered")
+    func timeout() async throws {
+        try await Sim.with { sim in
+            let process = try await Self.launch(sim, ["--timeout", "1"])
+            let result = try await process.finish(timeout: .seconds(30))
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(Self.events(result.stdout) == [Self.registered])
+            try await sim.expectClean()
+            try #expect(await Self.managerCalls(sim) == ["RegisterApplication reply", "UnregisterApplication reply"])
+        }
+    }
+
+    @Test("the central reads, writes and subscribes: each an event with its address; SIGINT: 130, everything unregistered")
     func centralSession() async throws {
         try await Sim.with { sim in
-            let process = try await Self.launch(sim, ["--timeout", "8"])
+            let process = try await Self.launch(sim)
             try #expect(await sim.state().advertisements?.first?.localName == "blectl Heart")
             try await sim.simulator.centralConnect()
             #expect(try await sim.simulator.centralRead("2a38").value == "01")
@@ -80,8 +92,10 @@ struct ServeTests {
             #expect(try await sim.simulator.centralSubscribe("2a37").outcome == "written")
             _ = try await sim.simulator.centralUnsubscribe("2a37")
             try await sim.simulator.centralDisconnect()
+            #expect(await process.stdoutContains("\"disconnected\""))
+            process.sendSignal(SIGINT)
             let result = try await process.finish(timeout: .seconds(30))
-            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.status == 130, "\(result.stderr)")
             let place: (String, String, J) -> [String: J] = { ["service": .string($0), "characteristic": .string($1), "descriptor": $2] }
             let lines = Self.events(result.stdout)
             #expect(lines == [
