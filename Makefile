@@ -157,7 +157,7 @@ $(VENV)/.bleak-installed:
 
 # The tests decode beacon frames with blectl and with these (AdvertisementOracleTests,
 # which finds the venv's python as BLECTL_ORACLE_PYTHON or .venv/bin/python), and jsonschema,
-# with which profiles/validate checks connect --values' output against the profile schema (ProfileTests).
+# with which profiles/validate checks connect --values' output against the profile schema (ProfileSchemaTests).
 oracles: $(VENV)/.oracles-installed ## Install the PyPI decoders the tests compare against (bthome-ble, ibeacon-ble, bluetooth-sig) and jsonschema into VENV.
 
 $(VENV)/.oracles-installed: $(VENV)/.bleak-installed Makefile

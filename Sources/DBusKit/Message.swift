@@ -44,7 +44,7 @@ public struct Message: Sendable {
     }
 
     /// For a method call: false when its sender set NO_REPLY_EXPECTED (it wants no answer).
-    public var expectsReply: Bool {
+    public internal(set) var expectsReply: Bool {
         get { !storage.fields.noReplyExpected }
         set { write { $0.noReplyExpected = !newValue } }
     }

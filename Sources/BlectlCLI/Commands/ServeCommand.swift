@@ -96,10 +96,7 @@ struct ServeCommand: BlectlSubcommand {
     /// - Throws: ``ServeProfile/Invalid`` for a name that cannot fit.
     static func advertisement(for profile: ServeProfile, name: String?, source: InputSource) throws -> LEAdvertisement {
         var advertisement = LEAdvertisement(type: .peripheral, localName: name)
-        do throws(BLEError) {
-            _ = try advertisement.legacyPayload(adapterDiscoverable: true)
-        } catch {
-            guard case .advertisementRejected(let rejection) = error else { throw error }
+        if let rejection = nameRejection(advertisement) {
             throw ServeProfile.Invalid(source: Self.sourceName(source), line: profile.nameLine, field: "name",
                                        message: rejection.kind == .doesNotFit
                                            ? "\(name?.utf8.count ?? 0) bytes: an advertised name holds at most 29 (--name gives another, --no-advertise none)"
@@ -113,10 +110,20 @@ struct ServeCommand: BlectlSubcommand {
         return advertisement
     }
 
-    /// Whether the advertisement fits a legacy advertisement, the adapter discoverable.
-    private static func fits(_ advertisement: LEAdvertisement) -> Bool {
-        (try? advertisement.legacyPayload(adapterDiscoverable: true)) != nil
+    /// Why the advertisement cannot go out (it does not fit a legacy advertisement, the
+    /// adapter discoverable, or bluetoothd would refuse it), or nil.
+    private static func nameRejection(_ advertisement: LEAdvertisement) -> LEAdvertisement.Rejection? {
+        do throws(BLEError) {
+            _ = try advertisement.legacyPayload(adapterDiscoverable: true)
+            return nil
+        } catch {
+            guard case .advertisementRejected(let rejection) = error else { return nil }
+            return rejection
+        }
     }
+
+    /// Whether the advertisement fits a legacy advertisement, the adapter discoverable.
+    private static func fits(_ advertisement: LEAdvertisement) -> Bool { nameRejection(advertisement) == nil }
 
     /// The profile as messages name it.
     static func sourceName(_ source: InputSource) -> String {
@@ -125,13 +132,8 @@ struct ServeCommand: BlectlSubcommand {
 
     /// Refuses a --name that cannot be advertised, before anything is sent.
     func validate() throws(UsageError) {
-        guard let name, !noAdvertise else { return }
-        do throws(BLEError) {
-            _ = try LEAdvertisement(type: .peripheral, localName: name).legacyPayload(adapterDiscoverable: true)
-        } catch {
-            guard case .advertisementRejected(let rejection) = error else { return }
-            throw UsageError(rejection.kind == .doesNotFit ? "--name does not fit: \(name.utf8.count) bytes, an advertised name holds at most 29"
-                                                           : "--name refused: \(rejection.reason)")
-        }
+        guard let name, !noAdvertise, let rejection = Self.nameRejection(LEAdvertisement(type: .peripheral, localName: name)) else { return }
+        throw UsageError(rejection.kind == .doesNotFit ? "--name does not fit: \(name.utf8.count) bytes, an advertised name holds at most 29"
+                                                       : "--name refused: \(rejection.reason)")
     }
 }

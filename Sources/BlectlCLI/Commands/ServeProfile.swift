@@ -117,7 +117,7 @@ struct ServeProfile: Sendable {
             return bytes
         }
 
-        func flags(_ node: JSONDocument.Node?, _ field: String, allowed: Set<String>, in parent: JSONDocument.Node) throws(Invalid) -> [String]? {
+        func flags(_ node: JSONDocument.Node?, _ field: String, allowed: Set<String>) throws(Invalid) -> [String]? {
             guard let node else { return nil }
             var flags: [String] = []
             for (i, item) in try array(node, field).enumerated() {
@@ -184,7 +184,7 @@ struct ServeProfile: Sendable {
         mutating func characteristic(_ node: JSONDocument.Node, _ field: String, service: Int, index: Int) throws(Invalid) -> GATTApplication.Characteristic {
             _ = try members(node, field, level: "characteristic", known: ["uuid", "flags", "value", "notify_every", "values", "descriptors"])
             let uuid = try self.uuid(node["uuid"], join(field, "uuid"), in: node)
-            guard let flags = try flags(node["flags"], join(field, "flags"), allowed: GATTApplication.characteristicFlags, in: node) else {
+            guard let flags = try flags(node["flags"], join(field, "flags"), allowed: GATTApplication.characteristicFlags) else {
                 throw invalid(node, join(field, "flags"), "missing: a characteristic needs its flags, such as [\"read\", \"notify\"]")
             }
             var characteristic = GATTApplication.Characteristic(uuid: uuid, flags: flags, value: try bytes(node["value"], join(field, "value")))
@@ -226,7 +226,7 @@ struct ServeProfile: Sendable {
         mutating func descriptor(_ node: JSONDocument.Node, _ field: String) throws(Invalid) -> GATTApplication.Descriptor? {
             _ = try members(node, field, level: "descriptor", known: ["uuid", "flags", "value"])
             let uuid = try self.uuid(node["uuid"], join(field, "uuid"), in: node)
-            let flags = try flags(node["flags"], join(field, "flags"), allowed: GATTApplication.descriptorFlags, in: node) ?? ["read"]
+            let flags = try flags(node["flags"], join(field, "flags"), allowed: GATTApplication.descriptorFlags) ?? ["read"]
             let value = try bytes(node["value"], join(field, "value"))
             if GATTApplication.reservedDescriptors.contains(uuid) {
                 skipped.append(Skipped(line: node.line, field: field, uuid: uuid, reason: "bluetoothd makes \(uuid.shortString) itself"))
